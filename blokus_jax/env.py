@@ -1,0 +1,308 @@
+"""The environment: pure ``init`` / ``step`` / ``observe`` over an immutable :class:`State` pytree.
+
+Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
+its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
+anything (a colour that cannot place never can again: the board only fills up). The game terminates at the first
+position where every colour has passed, or where the colour to move cannot place and every other colour has already
+passed, so at most ``C - 1`` explicit passes are needed at the end of a game.
+
+Rewards (``State.rewards``, one entry per player) are zero until the terminal step. ``reward="winloss"``: the
+players with the highest score share +1 (``1/k`` each on a k-way tie), everyone else gets -1. ``reward="score"``:
+each player's score minus the best opposing score, divided by the squares in one player's pieces.
+
+Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
+the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. Use the adapters
+(``blokus_jax.adapters``) for a boundary that raises :class:`~blokus_jax.errors.IllegalActionError` instead.
+Stepping a finished game returns it unchanged with zero rewards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from blokus_jax import rules
+from blokus_jax.errors import VariantError
+from blokus_jax.observe import Observation, observe
+from blokus_jax.tables import Tables
+from blokus_jax.variants import Variant, get_variant
+
+REWARD_MODES = ("winloss", "score")
+
+
+@struct.dataclass
+class State:
+    """One game position (an immutable pytree; add a leading axis for a batch of games).
+
+    Attributes:
+        board: ``int8[H, W]``; 0 empty, ``c + 1`` for colour ``c``.
+        remaining: ``int8[C, P]`` copies of each piece each colour still has.
+        current_color: ``int32`` colour to move.
+        current_player: ``int32`` player to move (the owner of ``current_color``; for a shared colour, the player
+            whose turn it is to place it).
+        rewards: ``float32[num_players]`` reward of the step that produced this state.
+        terminated: ``bool``, the game is over (or an illegal action ended it).
+        truncated: ``bool``, the step limit ``max_steps`` was reached first.
+        scores: ``int32[C]`` standard scores: minus unplaced squares, plus bonuses.
+        step_count: ``int32`` steps taken (placements and passes).
+        last_action: ``int32`` action of the previous step (-1 at the start).
+    """
+
+    board: jax.Array
+    remaining: jax.Array
+    current_color: jax.Array
+    current_player: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    scores: jax.Array
+    step_count: jax.Array
+    last_action: jax.Array
+    _legal_bits: jax.Array          # uint32[O, H] packed legal placements of current_color
+    _passed: jax.Array              # bool[C] colours that have passed (and so can never place again)
+    _pieces_placed: jax.Array       # int32[C]
+    _last_was_monomino: jax.Array   # bool[C]
+
+    @property
+    def legal_action_mask(self) -> jax.Array:
+        """``bool[num_actions]`` legal actions of the colour to move (pass is legal exactly when nothing else is).
+
+        Computed from the packed bitboard on access, so the state stays small; works on batched states too.
+        """
+        width = self.board.shape[-1]
+        placements = rules.unpack_rows(self._legal_bits, width)
+        flat = placements.reshape(*placements.shape[:-3], -1)
+        can_pass = ~jnp.any(self._legal_bits != 0, axis=(-2, -1))
+        done = self.terminated | self.truncated
+        return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
+
+
+class Env:
+    """A Blokus variant as pure functions. Build one with :func:`blokus_jax.make`.
+
+    ``init``, ``step``, ``observe``, ``sample_action`` and ``legal_action_mask`` are pure and work under
+    ``jax.jit`` and ``jax.vmap``; the action codec helpers (``action_cells`` and friends) are host-side NumPy.
+    """
+
+    def __init__(self, variant: Variant, reward: str = "winloss", illegal_action_penalty: float = -1.0,
+                 max_steps: int | None = None):
+        if reward not in REWARD_MODES:
+            raise VariantError(f"unknown reward mode {reward!r}; valid modes are {list(REWARD_MODES)}")
+        if max_steps is not None and int(max_steps) < 1:
+            raise VariantError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        self.variant = variant
+        self.tables = Tables(variant)
+        self.reward = reward
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.max_steps = None if max_steps is None else int(max_steps)
+
+    def __repr__(self) -> str:
+        return f"Env({self.variant.name!r}, reward={self.reward!r}, num_actions={self.num_actions})"
+
+    # ------------------------------------------------------------------------------------------------ properties
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: ``num_orientations * H * W`` placements plus the pass."""
+        return self.tables.num_actions
+
+    @property
+    def pass_action(self) -> int:
+        """Index of the pass (the last action)."""
+        return self.tables.pass_action
+
+    @property
+    def num_players(self) -> int:
+        return self.variant.num_players
+
+    @property
+    def num_colors(self) -> int:
+        return self.variant.num_colors
+
+    @property
+    def num_pieces(self) -> int:
+        return self.variant.num_pieces
+
+    @property
+    def num_orientations(self) -> int:
+        return self.tables.num_orientations
+
+    @property
+    def board_shape(self) -> tuple[int, int]:
+        return self.variant.board_shape
+
+    @property
+    def action_shape(self) -> tuple[int, int, int]:
+        """``(num_orientations, H, W)``: the placement part of the action space as a tensor."""
+        return (self.num_orientations, *self.board_shape)
+
+    # -------------------------------------------------------------------------------------------- pure functions
+    def init(self, key: jax.Array | None = None) -> State:
+        """The starting position (Blokus has no chance moves, so ``key`` is accepted for API symmetry only)."""
+        del key
+        t = self.tables
+        rows, cols = self.board_shape
+        c, p = self.num_colors, self.num_pieces
+        board = jnp.zeros((rows, cols), jnp.int8)
+        remaining = jnp.broadcast_to(jnp.asarray(t.piece_copies, jnp.int8), (c, p))
+        placed = jnp.zeros((c,), jnp.int32)
+        color = jnp.int32(0)
+        return State(
+            board=board,
+            remaining=remaining,
+            current_color=color,
+            current_player=self._player_of(color, placed),
+            rewards=jnp.zeros((self.num_players,), jnp.float32),
+            terminated=jnp.bool_(False),
+            truncated=jnp.bool_(False),
+            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)),
+            step_count=jnp.int32(0),
+            last_action=jnp.int32(-1),
+            _legal_bits=self._legal_bits(board, remaining, placed, color),
+            _passed=jnp.zeros((c,), bool),
+            _pieces_placed=placed,
+            _last_was_monomino=jnp.zeros((c,), bool),
+        )
+
+    def step(self, state: State, action: jax.Array) -> State:
+        """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
+        passes, termination, rewards and illegal actions)."""
+        action = jnp.asarray(action, jnp.int32)
+        done = state.terminated | state.truncated
+        legal = self.is_legal(state, action)
+        safe_action = jnp.where(legal, action, self.pass_action)
+        played = self._play(state, safe_action)
+        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
+            self.illegal_action_penalty)
+        illegal = state.replace(terminated=jnp.bool_(True), rewards=penalty, step_count=state.step_count + 1,
+                                last_action=action)
+        finished = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return _select(done, finished, _select(legal, played, illegal))
+
+    def is_legal(self, state: State, action: jax.Array) -> jax.Array:
+        """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
+        rows, cols = self.board_shape
+        action = jnp.asarray(action, jnp.int32)
+        in_range = (action >= 0) & (action < self.num_actions)
+        any_placement = jnp.any(state._legal_bits != 0)
+        safe = jnp.clip(action, 0, self.num_actions - 2)
+        o, rc = safe // (rows * cols), safe % (rows * cols)
+        word = state._legal_bits[o, rc // cols]
+        bit = ((word >> (rc % cols).astype(jnp.uint32)) & 1) == 1
+        ok = jnp.where(action == self.pass_action, ~any_placement, bit)
+        return in_range & ok & ~(state.terminated | state.truncated)
+
+    def legal_action_mask(self, state: State) -> jax.Array:
+        """``bool[num_actions]``: same as ``state.legal_action_mask``."""
+        return state.legal_action_mask
+
+    def observe(self, state: State, player: jax.Array | int | None = None) -> Observation:
+        """Egocentric features for ``player`` (default: the player to move); see :mod:`blokus_jax.observe`."""
+        return observe(self.tables, state, state.current_player if player is None else player)
+
+    def sample_action(self, key: jax.Array, state: State) -> jax.Array:
+        """A uniformly random legal action (``int32``); the pass when nothing can be placed. Cheap: it works on the
+        packed bitboard with popcounts and never builds the full mask."""
+        return rules.sample_from_bits(key, state._legal_bits, self.board_shape[1], self.pass_action)
+
+    def player_scores(self, state: State) -> jax.Array:
+        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        return state.scores @ jnp.asarray(self.tables.player_color_matrix.T)
+
+    # ------------------------------------------------------------------------------------------------- internals
+    def _player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
+        owner = jnp.asarray(self.tables.color_owner)[color]
+        shared_turn = pieces_placed[color] % self.num_players
+        return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
+
+    def _legal_bits(self, board, remaining, pieces_placed, color) -> jax.Array:
+        own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
+        occupied = rules.pack_rows(board != 0)
+        forbidden, corners = rules.forbidden_and_corners(self.tables, own, occupied, pieces_placed[color] == 0, color)
+        return rules.legal_bits(self.tables, forbidden, corners, remaining[color] > 0)
+
+    def _play(self, state: State, action: jax.Array) -> State:
+        """Apply a legal ``action`` and advance the turn."""
+        t = self.tables
+        color = state.current_color
+        is_pass = action == self.pass_action
+        orientation = jnp.minimum(action // (self.board_shape[0] * self.board_shape[1]), t.num_orientations - 1)
+        piece = jnp.asarray(t.orientation_piece)[orientation]
+        placed_now = (~is_pass).astype(jnp.int32)
+
+        board = jnp.where(rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
+        remaining = state.remaining.at[color, piece].add(-placed_now.astype(jnp.int8))
+        pieces_placed = state._pieces_placed.at[color].add(placed_now)
+        last_mono = state._last_was_monomino.at[color].set(
+            jnp.where(is_pass, state._last_was_monomino[color], jnp.asarray(t.piece_sizes)[piece] == 1))
+        passed = state._passed.at[color].set(state._passed[color] | is_pass)
+
+        candidates = (color + 1 + jnp.arange(self.num_colors)) % self.num_colors
+        can_move = ~passed[candidates]
+        next_color = candidates[jnp.argmax(can_move)].astype(jnp.int32)
+        bits = self._legal_bits(board, remaining, pieces_placed, next_color)
+        last_colour_stuck = (jnp.sum(can_move) == 1) & ~jnp.any(bits != 0)
+        terminated = ~jnp.any(can_move) | last_colour_stuck
+
+        scores = rules.color_scores(t, remaining, last_mono)
+        step_count = state.step_count + 1
+        truncated = ~terminated & (False if self.max_steps is None else step_count >= self.max_steps)
+        return State(
+            board=board,
+            remaining=remaining,
+            current_color=next_color,
+            current_player=self._player_of(next_color, pieces_placed),
+            rewards=jnp.where(terminated, self._final_rewards(scores), 0.0).astype(jnp.float32),
+            terminated=terminated,
+            truncated=jnp.asarray(truncated),
+            scores=scores,
+            step_count=step_count,
+            last_action=action,
+            _legal_bits=bits,
+            _passed=passed,
+            _pieces_placed=pieces_placed,
+            _last_was_monomino=last_mono,
+        )
+
+    def _final_rewards(self, scores: jax.Array) -> jax.Array:
+        player_scores = (scores @ jnp.asarray(self.tables.player_color_matrix.T)).astype(jnp.float32)
+        if self.reward == "winloss":
+            winners = player_scores == player_scores.max()
+            return jnp.where(winners, 1.0 / jnp.sum(winners), -1.0)
+        n = self.num_players
+        others = jnp.where(jnp.eye(n, dtype=bool), -jnp.inf, player_scores[None, :]).max(axis=1)
+        others = jnp.where(n > 1, others, 0.0)
+        squares = self.variant.squares_per_color * max(len(c) for c in self.variant.players_to_colors)
+        return (player_scores - others) / squares
+
+    # ------------------------------------------------------------------------------------- action codec (host)
+    def action_cells(self, action: int) -> np.ndarray:
+        """``int32[k, 2]`` cells covered by placement ``action`` (empty for the pass)."""
+        return self.tables.action_cells(action)
+
+    def action_from_cells(self, cells: Any) -> int:
+        """The action index of the placement covering exactly ``cells``; raises ``IllegalActionError`` if none."""
+        return self.tables.action_from_cells(cells)
+
+    def decode_action(self, action: int) -> tuple[int, int, int, int]:
+        """``(piece, orientation_in_piece, row, col)`` of a placement index."""
+        return self.tables.decode(action)
+
+    def encode_action(self, piece: int, orientation: int, row: int, col: int) -> int:
+        """The action index of ``piece``'s ``orientation`` with its bounding box's top-left at ``(row, col)``."""
+        return self.tables.encode(piece, orientation, row, col)
+
+
+def _select(pred: jax.Array, on_true: State, on_false: State) -> State:
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+def make(variant: str | Variant = "classic", *, reward: str = "winloss", illegal_action_penalty: float = -1.0,
+         max_steps: int | None = None, **overrides) -> Env:
+    """Build an :class:`Env` for a registered variant name (see :data:`blokus_jax.variants.VARIANTS`) or a custom
+    :class:`Variant`; ``overrides`` replace variant fields (e.g. ``board_shape``, ``start_cells``)."""
+    return Env(get_variant(variant, **overrides), reward=reward, illegal_action_penalty=illegal_action_penalty,
+               max_steps=max_steps)

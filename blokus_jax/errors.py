@@ -1,0 +1,31 @@
+"""Exception hierarchy of blokus-jax.
+
+Every error the library raises on purpose derives from :class:`BlokusError`, so callers can catch one type.
+Messages name the offending value and say how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class BlokusError(Exception):
+    """Base class of every error raised deliberately by blokus-jax."""
+
+
+class VariantError(BlokusError, ValueError):
+    """An unknown variant name or an inconsistent :class:`~blokus_jax.variants.Variant` definition."""
+
+
+class PieceError(VariantError):
+    """A malformed polyomino: empty, disconnected, duplicate or negative cells."""
+
+
+class IllegalActionError(BlokusError, ValueError):
+    """An action index or cell list that is out of range or not a legal placement here."""
+
+
+class RecordError(BlokusError, ValueError):
+    """A corrupt, truncated or illegal game record."""
+
+
+class CheckpointError(BlokusError, ValueError):
+    """A missing, corrupt or mismatched training checkpoint."""

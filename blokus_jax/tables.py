@@ -1,0 +1,209 @@
+"""Per-variant precomputed tables and the action codec (NumPy, built once per variant).
+
+Action layout (dense, documented contract)::
+
+    action = orientation * (H * W) + row * W + col        for a placement
+    action = num_orientations * H * W                      for the pass (the last index)
+
+``orientation`` is a global index over every fixed orientation of every piece (pieces in variant order, each
+piece's orientations in lexicographic order of their normalised cells) and ``(row, col)`` is the top-left corner of
+the orientation's bounding box. Anchors whose piece would stick out of the board exist in the index space but are
+never legal. The layout maps one-to-one onto a ``[num_orientations, H, W]`` logit tensor, so convolutional policy
+heads need no gather.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from blokus_jax.errors import IllegalActionError
+from blokus_jax.variants import Variant
+
+
+@dataclass(frozen=True, eq=False)
+class Tables:
+    """NumPy tables derived from a :class:`Variant`; the rules turn them into device constants at trace time."""
+
+    variant: Variant
+
+    @cached_property
+    def orientation_cells(self) -> list[np.ndarray]:
+        """Per orientation, its normalised cells as ``int32[k, 2]``."""
+        return [np.asarray(o, np.int32) for p in self.variant.pieces for o in p.orientations]
+
+    @cached_property
+    def orientation_piece(self) -> np.ndarray:
+        """``int32[O]``: piece index of each orientation."""
+        return np.asarray([i for i, p in enumerate(self.variant.pieces) for _ in p.orientations], np.int32)
+
+    @cached_property
+    def orientation_index_in_piece(self) -> np.ndarray:
+        """``int32[O]``: index of each orientation within its piece's list."""
+        return np.asarray([j for p in self.variant.pieces for j in range(len(p.orientations))], np.int32)
+
+    @cached_property
+    def piece_first_orientation(self) -> np.ndarray:
+        """``int32[P]``: global index of each piece's first orientation."""
+        return np.searchsorted(self.orientation_piece, np.arange(self.variant.num_pieces)).astype(np.int32)
+
+    @property
+    def num_orientations(self) -> int:
+        return len(self.orientation_cells)
+
+    @property
+    def max_cells(self) -> int:
+        """Largest piece size (cell slots per orientation)."""
+        return max(p.size for p in self.variant.pieces)
+
+    @property
+    def num_actions(self) -> int:
+        rows, cols = self.variant.board_shape
+        return self.num_orientations * rows * cols + 1
+
+    @property
+    def pass_action(self) -> int:
+        return self.num_actions - 1
+
+    @cached_property
+    def cell_offsets(self) -> np.ndarray:
+        """``int32[O, K, 2]``: each orientation's cells, padded by repeating the first cell (idempotent for OR)."""
+        out = np.zeros((self.num_orientations, self.max_cells, 2), np.int32)
+        for o, cells in enumerate(self.orientation_cells):
+            out[o, :] = cells[0]
+            out[o, : len(cells)] = cells
+        return out
+
+    @cached_property
+    def orientation_size(self) -> np.ndarray:
+        """``int32[O]``: squares of each orientation's piece."""
+        return np.asarray([len(c) for c in self.orientation_cells], np.int32)
+
+    @cached_property
+    def anchor_bits(self) -> np.ndarray:
+        """``uint32[O, H]``: bit ``c`` of word ``[o, r]`` is set when orientation ``o`` anchored at ``(r, c)`` fits
+        on the board. The set bits over the whole table count the placements on an empty board."""
+        rows, cols = self.variant.board_shape
+        out = np.zeros((self.num_orientations, rows), np.uint32)
+        for o, cells in enumerate(self.orientation_cells):
+            h, w = cells.max(axis=0) + 1
+            if h <= rows and w <= cols:
+                out[o, : rows - h + 1] = (1 << (cols - w + 1)) - 1
+        return out
+
+    @property
+    def num_placements(self) -> int:
+        """Distinct placements on an empty board."""
+        return int(sum(bin(int(x)).count("1") for x in self.anchor_bits.ravel()))
+
+    @cached_property
+    def piece_sizes(self) -> np.ndarray:
+        """``int32[P]``: squares per piece."""
+        return np.asarray([p.size for p in self.variant.pieces], np.int32)
+
+    @cached_property
+    def piece_copies(self) -> np.ndarray:
+        """``int32[P]``: copies of each piece per colour."""
+        return np.asarray([p.copies for p in self.variant.pieces], np.int32)
+
+    @cached_property
+    def start_bits(self) -> np.ndarray:
+        """``uint32[C, H]``: each colour's start cells as row bit masks."""
+        rows, _ = self.variant.board_shape
+        out = np.zeros((self.variant.num_colors, rows), np.uint32)
+        for color, cells in enumerate(self.variant.start_cells):
+            for r, c in cells:
+                out[color, r] |= np.uint32(1 << c)
+        return out
+
+    @cached_property
+    def color_owner(self) -> np.ndarray:
+        """``int32[C]``: owning player of each colour, -1 for a shared colour."""
+        return np.asarray([self.variant.color_owner(c) for c in range(self.variant.num_colors)], np.int32)
+
+    @cached_property
+    def player_color_matrix(self) -> np.ndarray:
+        """``int32[num_players, C]``: 1 where the player scores the colour."""
+        v = self.variant
+        out = np.zeros((v.num_players, v.num_colors), np.int32)
+        for player, colors in enumerate(v.players_to_colors):
+            out[player, list(colors)] = 1
+        return out
+
+    # ----------------------------------------------------------------------------------------------- action codec
+    def decode(self, action: int) -> tuple[int, int, int, int]:
+        """``(piece, orientation_in_piece, row, col)`` of a placement index; raises for the pass or a bad index."""
+        rows, cols = self.variant.board_shape
+        action = self._check_index(action)
+        if action == self.pass_action:
+            raise IllegalActionError(f"action {action} is the pass; it has no piece or cells")
+        o, rc = divmod(action, rows * cols)
+        r, c = divmod(rc, cols)
+        return int(self.orientation_piece[o]), int(self.orientation_index_in_piece[o]), r, c
+
+    def encode(self, piece: int, orientation: int, row: int, col: int) -> int:
+        """Action index of ``piece`` in its ``orientation``-th orientation with bounding-box corner ``(row, col)``."""
+        rows, cols = self.variant.board_shape
+        num_pieces = self.variant.num_pieces
+        if not 0 <= piece < num_pieces:
+            raise IllegalActionError(f"piece index {piece} out of range [0, {num_pieces})")
+        count = len(self.variant.pieces[piece].orientations)
+        if not 0 <= orientation < count:
+            raise IllegalActionError(
+                f"piece {self.variant.pieces[piece].name!r} has {count} orientations; got orientation {orientation}"
+            )
+        if not (0 <= row < rows and 0 <= col < cols):
+            raise IllegalActionError(f"anchor {(row, col)} is off the {rows}x{cols} board")
+        o = int(self.piece_first_orientation[piece]) + orientation
+        return (o * rows + row) * cols + col
+
+    def action_cells(self, action: int) -> np.ndarray:
+        """``int32[k, 2]`` board cells a placement covers (``[0, 2]`` for the pass); raises if off the board."""
+        rows, cols = self.variant.board_shape
+        action = self._check_index(action)
+        if action == self.pass_action:
+            return np.zeros((0, 2), np.int32)
+        o, rc = divmod(action, rows * cols)
+        cells = self.orientation_cells[o] + np.asarray(divmod(rc, cols), np.int32)
+        if cells[:, 0].max() >= rows or cells[:, 1].max() >= cols:
+            raise IllegalActionError(
+                f"action {action} puts piece {self.variant.pieces[self.orientation_piece[o]].name!r} partly off "
+                f"the board at cells {cells.tolist()}"
+            )
+        return cells
+
+    def action_from_cells(self, cells) -> int:
+        """The placement index covering exactly ``cells`` (any order); raises if no piece has that shape."""
+        try:
+            arr = np.asarray(cells, np.int64).reshape(-1, 2)
+        except (TypeError, ValueError) as exc:
+            raise IllegalActionError(f"cells must be (row, col) pairs, got {cells!r}") from exc
+        rows, cols = self.variant.board_shape
+        if arr.size == 0:
+            raise IllegalActionError("no cells given; use pass_action to pass")
+        if (arr < 0).any() or (arr[:, 0] >= rows).any() or (arr[:, 1] >= cols).any():
+            raise IllegalActionError(f"cells {arr.tolist()} are not all on the {rows}x{cols} board")
+        anchor = arr.min(axis=0)
+        shape = tuple(sorted(map(tuple, (arr - anchor).tolist())))
+        o = self._orientation_by_shape.get(shape)
+        if o is None:
+            raise IllegalActionError(
+                f"cells {arr.tolist()} do not form a piece of variant {self.variant.name!r} "
+                f"(pieces: {[p.name for p in self.variant.pieces]})"
+            )
+        return (o * rows + int(anchor[0])) * cols + int(anchor[1])
+
+    @cached_property
+    def _orientation_by_shape(self) -> dict[tuple, int]:
+        return {tuple(map(tuple, c.tolist())): o for o, c in enumerate(self.orientation_cells)}
+
+    def _check_index(self, action) -> int:
+        try:
+            action = int(action)
+        except (TypeError, ValueError) as exc:
+            raise IllegalActionError(f"action must be an integer index, got {action!r}") from exc
+        if not 0 <= action < self.num_actions:
+            raise IllegalActionError(f"action {action} out of range [0, {self.num_actions})")
+        return action
