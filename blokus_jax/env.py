@@ -2,9 +2,10 @@
 
 Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
 its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
-anything (a colour that cannot place never can again: the board only fills up). The game terminates at the first
-position where every colour has passed, or where the colour to move cannot place and every other colour has already
-passed, so at most ``C - 1`` explicit passes are needed at the end of a game.
+anything (a colour that cannot place never can again: the board only fills up). The game terminates on the step in
+which the last colour passes, so every colour passes exactly once, explicitly, and a game ends with at most ``C``
+forced passes. Keeping the rule this simple keeps ``step`` branch-free: no ``while_loop`` to skip stuck colours
+and no need to inspect the next colour's mask before deciding termination.
 
 Rewards (``State.rewards``, one entry per player) are zero until the terminal step. ``reward="winloss"``: the
 players with the highest score share +1 (``1/k`` each on a k-way tie), everyone else gets -1. ``reward="score"``:
@@ -76,7 +77,7 @@ class State:
         width = self.board.shape[-1]
         placements = rules.unpack_rows(self._legal_bits, width)
         flat = placements.reshape(*placements.shape[:-3], -1)
-        can_pass = ~jnp.any(self._legal_bits != 0, axis=(-2, -1))
+        can_pass = ~rules.has_placement(self._legal_bits)
         done = self.terminated | self.truncated
         return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
 
@@ -170,24 +171,21 @@ class Env:
     def step(self, state: State, action: jax.Array) -> State:
         """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
         passes, termination, rewards and illegal actions)."""
-        action = jnp.asarray(action, jnp.int32)
-        done = state.terminated | state.truncated
-        legal = self.is_legal(state, action)
-        safe_action = jnp.where(legal, action, self.pass_action)
-        played = self._play(state, safe_action)
-        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
-            self.illegal_action_penalty)
-        illegal = state.replace(terminated=jnp.bool_(True), rewards=penalty, step_count=state.step_count + 1,
-                                last_action=action)
-        finished = state.replace(rewards=jnp.zeros_like(state.rewards))
-        return _select(done, finished, _select(legal, played, illegal))
+        return self._step(state, action, autoreset=False)
+
+    def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
+        """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where
+        ``rewards`` and ``done`` (terminated or truncated) describe the step just taken and ``next_state`` is the
+        initial position whenever ``done``. The building block for rollouts of endless batched play."""
+        next_state = self._step(state, action, autoreset=True)
+        return next_state, next_state.rewards, next_state.terminated | next_state.truncated
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
         """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
         rows, cols = self.board_shape
         action = jnp.asarray(action, jnp.int32)
         in_range = (action >= 0) & (action < self.num_actions)
-        any_placement = jnp.any(state._legal_bits != 0)
+        any_placement = rules.has_placement(state._legal_bits)
         safe = jnp.clip(action, 0, self.num_actions - 2)
         o, rc = safe // (rows * cols), safe % (rows * cols)
         word = state._legal_bits[o, rc // cols]
@@ -206,7 +204,8 @@ class Env:
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
         """A uniformly random legal action (``int32``); the pass when nothing can be placed. Cheap: it works on the
         packed bitboard with popcounts and never builds the full mask."""
-        return rules.sample_from_bits(key, state._legal_bits, self.board_shape[1], self.pass_action)
+        action = rules.sample_from_bits(key, state._legal_bits, self.board_shape[1], self.pass_action)
+        return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
     def player_scores(self, state: State) -> jax.Array:
         """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
@@ -222,49 +221,69 @@ class Env:
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
         forbidden, corners = rules.forbidden_and_corners(self.tables, own, occupied, pieces_placed[color] == 0, color)
-        return rules.legal_bits(self.tables, forbidden, corners, remaining[color] > 0)
+        bits = rules.legal_bits(self.tables, forbidden, corners, remaining[color] > 0)
+        # Materialise the mask once: without the barrier XLA:CPU fuses its computation into each consumer (the
+        # legality test, the sampler) and runs it several times over.
+        return jax.lax.optimization_barrier(bits)
 
-    def _play(self, state: State, action: jax.Array) -> State:
-        """Apply a legal ``action`` and advance the turn."""
+    def _step(self, state: State, action: jax.Array, autoreset: bool) -> State:
+        """Shared body of :meth:`step` and :meth:`step_autoreset`.
+
+        All branching is done with selects on the small fields (board, counters, flags); the packed mask is then
+        computed exactly once, from the selected position. A finished or illegal step leaves board, colour and
+        pieces as they were, so recomputing the mask reproduces the stored one and ``_legal_bits`` never needs a
+        select of its own. With ``autoreset`` a game that ends here is replaced by the initial position, but the
+        returned ``rewards``, ``terminated`` and ``truncated`` still describe the step just taken.
+        """
         t = self.tables
+        action = jnp.asarray(action, jnp.int32)
+        done = state.terminated | state.truncated
+        legal = self.is_legal(state, action)
+        play = legal & ~done
+        illegal = ~legal & ~done
         color = state.current_color
         is_pass = action == self.pass_action
-        orientation = jnp.minimum(action // (self.board_shape[0] * self.board_shape[1]), t.num_orientations - 1)
+        places = play & ~is_pass
+        orientation = jnp.clip(action // (self.board_shape[0] * self.board_shape[1]), 0, t.num_orientations - 1)
         piece = jnp.asarray(t.orientation_piece)[orientation]
-        placed_now = (~is_pass).astype(jnp.int32)
 
-        board = jnp.where(rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
-        remaining = state.remaining.at[color, piece].add(-placed_now.astype(jnp.int8))
-        pieces_placed = state._pieces_placed.at[color].add(placed_now)
+        board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
+        remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
+        pieces_placed = state._pieces_placed.at[color].add(places.astype(jnp.int32))
         last_mono = state._last_was_monomino.at[color].set(
-            jnp.where(is_pass, state._last_was_monomino[color], jnp.asarray(t.piece_sizes)[piece] == 1))
-        passed = state._passed.at[color].set(state._passed[color] | is_pass)
+            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
+        passed = state._passed.at[color].set(state._passed[color] | (play & is_pass))
 
         candidates = (color + 1 + jnp.arange(self.num_colors)) % self.num_colors
         can_move = ~passed[candidates]
-        next_color = candidates[jnp.argmax(can_move)].astype(jnp.int32)
-        bits = self._legal_bits(board, remaining, pieces_placed, next_color)
-        last_colour_stuck = (jnp.sum(can_move) == 1) & ~jnp.any(bits != 0)
-        terminated = ~jnp.any(can_move) | last_colour_stuck
-
+        next_color = jnp.where(play, candidates[jnp.argmax(can_move)], color).astype(jnp.int32)
         scores = rules.color_scores(t, remaining, last_mono)
-        step_count = state.step_count + 1
-        truncated = ~terminated & (False if self.max_steps is None else step_count >= self.max_steps)
+        terminated = state.terminated | illegal | (play & jnp.all(passed))
+        step_count = state.step_count + (~done).astype(jnp.int32)
+        truncated = state.truncated
+        if self.max_steps is not None:
+            truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
+        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
+            self.illegal_action_penalty)
+        rewards = jnp.where(play & terminated, self._final_rewards(scores),
+                            jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
+        fields = dict(board=board, remaining=remaining, current_color=next_color, scores=scores,
+                      _passed=passed, _pieces_placed=pieces_placed, _last_was_monomino=last_mono)
+        bookkeeping = dict(step_count=step_count, last_action=jnp.where(done, state.last_action, action))
+        if autoreset:
+            start = self.init()
+            reset = terminated | truncated
+            fields = {k: jnp.where(reset, getattr(start, k), v) for k, v in fields.items()}
+            bookkeeping = {k: jnp.where(reset, getattr(start, k), v) for k, v in bookkeeping.items()}
         return State(
-            board=board,
-            remaining=remaining,
-            current_color=next_color,
-            current_player=self._player_of(next_color, pieces_placed),
-            rewards=jnp.where(terminated, self._final_rewards(scores), 0.0).astype(jnp.float32),
+            **fields,
+            **bookkeeping,
+            current_player=self._player_of(fields["current_color"], fields["_pieces_placed"]),
+            rewards=rewards,
             terminated=terminated,
-            truncated=jnp.asarray(truncated),
-            scores=scores,
-            step_count=step_count,
-            last_action=action,
-            _legal_bits=bits,
-            _passed=passed,
-            _pieces_placed=pieces_placed,
-            _last_was_monomino=last_mono,
+            truncated=truncated,
+            _legal_bits=self._legal_bits(fields["board"], fields["remaining"], fields["_pieces_placed"],
+                                         fields["current_color"]),
         )
 
     def _final_rewards(self, scores: jax.Array) -> jax.Array:
@@ -294,10 +313,6 @@ class Env:
     def encode_action(self, piece: int, orientation: int, row: int, col: int) -> int:
         """The action index of ``piece``'s ``orientation`` with its bounding box's top-left at ``(row, col)``."""
         return self.tables.encode(piece, orientation, row, col)
-
-
-def _select(pred: jax.Array, on_true: State, on_false: State) -> State:
-    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
 def make(variant: str | Variant = "classic", *, reward: str = "winloss", illegal_action_penalty: float = -1.0,

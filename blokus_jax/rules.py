@@ -59,27 +59,52 @@ def forbidden_and_corners(tables: Tables, own: jax.Array, occupied: jax.Array, f
     return forbidden, corners
 
 
+def _spread(rows: jax.Array, pattern: int) -> jax.Array:
+    """OR of ``rows >> j`` over the set bits ``j`` of ``pattern``: bit ``c`` is set where a row of that pattern
+    anchored at column ``c`` would overlap ``rows``."""
+    shifted = [rows >> j for j in range(pattern.bit_length()) if pattern >> j & 1]
+    out = shifted[0]
+    for x in shifted[1:]:
+        out = out | x
+    return out
+
+
 def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_available: jax.Array) -> jax.Array:
     """Packed legal placements ``uint32[O, H]`` from the forbidden/corner row masks and ``bool[P]`` availability.
 
     Word ``[o, r]`` is the set of anchor columns where orientation ``o`` fits in rows ``r..`` without touching a
-    forbidden cell and with at least one cell on a corner cell.
+    forbidden cell and with at least one cell on a corner cell. Each distinct piece-row pattern is spread over the
+    board once (13 patterns for the standard set); an orientation then ORs one shifted window per row of its
+    bounding box. The loop is unrolled over the static tables, which XLA fuses into a few vectorised kernels; this
+    beats a gather formulation 4-10x on CPU under ``vmap``.
     """
     rows = tables.variant.board_shape[0]
-    offsets = tables.cell_offsets                      # [O, K, 2], static
-    max_dr = int(offsets[..., 0].max())
-    pad = max_dr
-    f_pad = jnp.concatenate([forbidden, jnp.full((pad,), ALL_ONES, jnp.uint32)])
+    pad = max(len(masks) for masks in tables.orientation_row_masks) - 1
+    # Padding rows below the board: anchor_bits already excludes anchors that would hang off the bottom.
+    f_pad = jnp.concatenate([forbidden, jnp.zeros((pad,), jnp.uint32)])
     c_pad = jnp.concatenate([corners, jnp.zeros((pad,), jnp.uint32)])
-    # windows[d] = rows d .. d + H - 1 of the padded boards (static slices)
-    f_win = jnp.stack([f_pad[d:d + rows] for d in range(max_dr + 1)])
-    c_win = jnp.stack([c_pad[d:d + rows] for d in range(max_dr + 1)])
-    dr = jnp.asarray(offsets[..., 0])                   # [O, K]
-    dc = jnp.asarray(offsets[..., 1].astype(np.uint32))[..., None]
-    blocked = jnp.bitwise_or.reduce(f_win[dr] >> dc, axis=1)  # [O, H]
-    touches = jnp.bitwise_or.reduce(c_win[dr] >> dc, axis=1)
+    f_spread = {m: _spread(f_pad, m) for m in tables.row_patterns}
+    c_spread = {m: _spread(c_pad, m) for m in tables.row_patterns}
+    blocked, touches = [], []
+    for masks in tables.orientation_row_masks:
+        b = f_spread[masks[0]][:rows]
+        t = c_spread[masks[0]][:rows]
+        for i, m in enumerate(masks[1:], start=1):
+            b = b | f_spread[m][i:i + rows]
+            t = t | c_spread[m][i:i + rows]
+        blocked.append(b)
+        touches.append(t)
+    legal = jnp.asarray(tables.anchor_bits) & ~jnp.stack(blocked) & jnp.stack(touches)
     available = piece_available[jnp.asarray(tables.orientation_piece)][:, None]
-    return jnp.where(available, jnp.asarray(tables.anchor_bits) & ~blocked & touches, jnp.uint32(0))
+    return jnp.where(available, legal, jnp.uint32(0))
+
+
+def has_placement(bits: jax.Array) -> jax.Array:
+    """``bool[...]``: packed ``uint32[..., O, H]`` legal bits contain at least one placement.
+
+    A max-reduction over words: on XLA:CPU it is ~20x faster than ``jnp.any`` over a boolean array.
+    """
+    return jnp.max(bits, axis=(-2, -1)) != 0
 
 
 def popcount(words: jax.Array) -> jax.Array:
@@ -87,19 +112,32 @@ def popcount(words: jax.Array) -> jax.Array:
     return jax.lax.population_count(words).astype(jnp.int32)
 
 
-def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: int) -> jax.Array:
-    """A uniformly random set bit of packed ``uint32[O, H]`` bits as an action index (``pass_action`` if none)."""
-    counts = popcount(bits).reshape(-1)
+def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Index ``i`` with ``sum(counts[:i]) <= rank < sum(counts[:i+1])`` and the rank left within entry ``i``.
+
+    Linear compare-and-count instead of a binary search: it vectorizes and the arrays are short (<= ~100).
+    """
     cumulative = jnp.cumsum(counts)
-    total = cumulative[-1]
+    index = jnp.minimum(jnp.sum(cumulative <= rank), counts.shape[0] - 1)
+    return index, rank - (cumulative[index] - counts[index])
+
+
+def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: int) -> jax.Array:
+    """A uniformly random set bit of packed ``uint32[O, H]`` bits as an action index (``pass_action`` if none).
+
+    Two-level selection (orientation, then row, then the bit within the row word) from popcounts, so no cumulative
+    sum over all ``O * H`` words is needed.
+    """
+    num_rows = bits.shape[-1]
+    counts = popcount(bits)                              # [O, H]
+    per_orientation = jnp.sum(counts, axis=-1)
+    total = jnp.sum(per_orientation)
     k = jax.random.randint(key, (), 0, jnp.maximum(total, 1))
-    word_index = jnp.searchsorted(cumulative, k, side="right")
-    word_index = jnp.minimum(word_index, counts.shape[0] - 1)
-    rank = k - (cumulative[word_index] - counts[word_index])
-    word = bits.reshape(-1)[word_index]
-    set_bits = unpack_rows(word, width)
-    col = jnp.argmax(set_bits & (jnp.cumsum(set_bits) == rank + 1))
-    action = word_index * width + col
+    o, k = _select_by_rank(per_orientation, k)
+    r, k = _select_by_rank(counts[o], k)
+    set_bits = unpack_rows(bits[o, r], width)
+    col = jnp.argmax(set_bits & (jnp.cumsum(set_bits) == k + 1))
+    action = (o * num_rows + r) * width + col
     return jnp.where(total > 0, action, pass_action).astype(jnp.int32)
 
 
