@@ -9,40 +9,57 @@ from __future__ import annotations
 
 import statistics
 import time
+from functools import partial
 from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from tqdm.auto import tqdm
 
 from blokus_jax.env import Env, State, make
 
 
-def make_random_rollout(env: Env, batch_size: int, num_steps: int) -> Callable[[jax.Array], tuple[State, jax.Array]]:
+def make_random_rollout(env: Env, batch_size: int, num_steps: int,
+                        devices: Sequence[jax.Device] | None = None) -> Callable[[jax.Array], tuple[State, jax.Array]]:
     """A jitted ``rollout(key) -> (final_states, placements)`` playing ``batch_size`` uniformly random games for
-    ``num_steps`` steps each, restarting finished games, and counting real placements (passes excluded)."""
+    ``num_steps`` steps each, restarting finished games, and counting real placements (passes excluded).
+
+    With several ``devices`` the batch is split across them with a ``NamedSharding`` on the batch axis (the
+    computation is per-game, so XLA partitions it without communication). On a CPU, start Python with
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`` to get one device per core.
+    """
+    devices = list(devices or jax.local_devices()[:1])
+    if batch_size % len(devices):
+        raise ValueError(f"batch_size {batch_size} must be a multiple of the {len(devices)} devices it is split over")
+    sharding = NamedSharding(Mesh(np.asarray(devices), ("batch",)), PartitionSpec("batch"))
+    constrain = partial(jax.lax.with_sharding_constraint, shardings=sharding)
     init = jax.vmap(env.init)
     sample = jax.vmap(env.sample_action)
+    step = jax.vmap(env.step_autoreset)
 
-    def body(carry, key):
-        states, placed = carry
-        actions = sample(jax.random.split(key, batch_size), states)
-        placed = placed + jnp.sum(actions != env.pass_action)
-        states, _, _ = jax.vmap(env.step_autoreset)(states, actions)
-        return (states, placed), None
+    def body(states: State, key: jax.Array) -> tuple[State, jax.Array]:
+        actions = sample(constrain(jax.random.split(key, batch_size)), states)
+        states, _, _ = step(states, actions)
+        return states, jnp.sum(actions != env.pass_action)
 
     @jax.jit
     def rollout(key: jax.Array) -> tuple[State, jax.Array]:
-        states = init(jax.random.split(key, batch_size))
-        (states, placed), _ = jax.lax.scan(body, (states, jnp.int32(0)), jax.random.split(key, num_steps))
-        return states, placed
+        states = constrain(init(jax.random.split(key, batch_size)))
+        states, placed = jax.lax.scan(body, states, jax.random.split(key, num_steps))
+        return states, jnp.sum(placed)
 
     return rollout
 
 
-def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: int = 0) -> dict:
+def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: int = 0,
+            devices: Sequence[jax.Device] | None = None) -> dict:
     """Compile once, then time ``repeats`` rollouts; return a result row (median placements/s, compile seconds)."""
-    rollout = make_random_rollout(env, batch_size, num_steps)
+    devices = list(devices or jax.local_devices()[:1])
+    if batch_size % len(devices):
+        devices = devices[:1]
+    rollout = make_random_rollout(env, batch_size, num_steps, devices)
     key = jax.random.key(seed)
     start = time.perf_counter()
     compiled = rollout.lower(key).compile()
@@ -58,7 +75,7 @@ def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: i
         "variant": env.variant.name,
         "batch": batch_size,
         "steps": num_steps,
-        "device": jax.devices()[0].device_kind,
+        "device": f"{len(devices)}x {devices[0].device_kind}",
         "placements_per_s": statistics.median(rates),
         "compile_s": compile_s,
         "runs": repeats,
@@ -66,14 +83,14 @@ def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: i
 
 
 def run_benchmark(variants: Sequence[str] = ("classic", "duo"), batch_sizes: Sequence[int] = (1, 64, 1024, 4096),
-                  num_steps: int = 64, repeats: int = 3, progress: bool = True) -> list[dict]:
-    """Measure every (variant, batch size) pair and return the rows (see :func:`measure`)."""
-    from tqdm.auto import tqdm
-
+                  num_steps: int = 64, repeats: int = 3, devices: Sequence[jax.Device] | None = None,
+                  progress: bool = True) -> list[dict]:
+    """Measure every (variant, batch size) pair and return the rows (see :func:`measure`); batches that do not
+    divide evenly over ``devices`` run on the first device only."""
     jobs = [(v, b) for v in variants for b in batch_sizes]
     rows = []
     for name, batch in tqdm(jobs, desc="throughput", disable=not progress):
-        rows.append(measure(make(name), batch, num_steps, repeats))
+        rows.append(measure(make(name), batch, num_steps, repeats, devices=devices))
     return rows
 
 
