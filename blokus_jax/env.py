@@ -222,8 +222,8 @@ class Env:
         occupied = rules.pack_rows(board != 0)
         forbidden, corners = rules.forbidden_and_corners(self.tables, own, occupied, pieces_placed[color] == 0, color)
         bits = rules.legal_bits(self.tables, forbidden, corners, remaining[color] > 0)
-        # Materialise the mask once: without the barrier XLA:CPU fuses its computation into each consumer (the
-        # legality test, the sampler) and runs it several times over.
+        # Materialise the mask once: without the barrier XLA:CPU fuses the gathers into each consumer (the legality
+        # test, the sampler, the caller's selects) with a transposed layout, which made a step up to 30x slower.
         return jax.lax.optimization_barrier(bits)
 
     def _step(self, state: State, action: jax.Array, autoreset: bool) -> State:

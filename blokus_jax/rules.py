@@ -59,42 +59,30 @@ def forbidden_and_corners(tables: Tables, own: jax.Array, occupied: jax.Array, f
     return forbidden, corners
 
 
-def _spread(rows: jax.Array, pattern: int) -> jax.Array:
-    """OR of ``rows >> j`` over the set bits ``j`` of ``pattern``: bit ``c`` is set where a row of that pattern
-    anchored at column ``c`` would overlap ``rows``."""
-    shifted = [rows >> j for j in range(pattern.bit_length()) if pattern >> j & 1]
-    out = shifted[0]
-    for x in shifted[1:]:
-        out = out | x
-    return out
-
-
 def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_available: jax.Array) -> jax.Array:
     """Packed legal placements ``uint32[O, H]`` from the forbidden/corner row masks and ``bool[P]`` availability.
 
     Word ``[o, r]`` is the set of anchor columns where orientation ``o`` fits in rows ``r..`` without touching a
-    forbidden cell and with at least one cell on a corner cell. Each distinct piece-row pattern is spread over the
-    board once (13 patterns for the standard set); an orientation then ORs one shifted window per row of its
-    bounding box. The loop is unrolled over the static tables, which XLA fuses into a few vectorised kernels; this
-    beats a gather formulation 4-10x on CPU under ``vmap``.
+    forbidden cell and with at least one cell on a corner cell. For each cell slot ``k`` (a static loop over the
+    at most 5 cells of a piece) the board row under that cell is gathered for every ``(o, r)`` at once and shifted
+    right by the cell's column offset; OR-ing the slots gives the blocked and the touching anchors. Slots of
+    smaller pieces repeat their first cell, which is harmless for an OR.
     """
     rows = tables.variant.board_shape[0]
-    pad = max(len(masks) for masks in tables.orientation_row_masks) - 1
+    offsets = tables.cell_offsets                                      # [O, K, 2], static
+    pad = int(offsets[..., 0].max())
     # Padding rows below the board: anchor_bits already excludes anchors that would hang off the bottom.
     f_pad = jnp.concatenate([forbidden, jnp.zeros((pad,), jnp.uint32)])
     c_pad = jnp.concatenate([corners, jnp.zeros((pad,), jnp.uint32)])
-    f_spread = {m: _spread(f_pad, m) for m in tables.row_patterns}
-    c_spread = {m: _spread(c_pad, m) for m in tables.row_patterns}
-    blocked, touches = [], []
-    for masks in tables.orientation_row_masks:
-        b = f_spread[masks[0]][:rows]
-        t = c_spread[masks[0]][:rows]
-        for i, m in enumerate(masks[1:], start=1):
-            b = b | f_spread[m][i:i + rows]
-            t = t | c_spread[m][i:i + rows]
-        blocked.append(b)
-        touches.append(t)
-    legal = jnp.asarray(tables.anchor_bits) & ~jnp.stack(blocked) & jnp.stack(touches)
+    f_win = jnp.stack([f_pad[d:d + rows] for d in range(pad + 1)])   # f_win[d, r] = forbidden[r + d]
+    c_win = jnp.stack([c_pad[d:d + rows] for d in range(pad + 1)])
+    blocked = touches = jnp.zeros((tables.num_orientations, rows), jnp.uint32)
+    for k in range(offsets.shape[1]):
+        dr = offsets[:, k, 0]
+        dc = jnp.asarray(offsets[:, k, 1].astype(np.uint32))[:, None]
+        blocked = blocked | (f_win[dr] >> dc)
+        touches = touches | (c_win[dr] >> dc)
+    legal = jnp.asarray(tables.anchor_bits) & ~blocked & touches
     available = piece_available[jnp.asarray(tables.orientation_piece)][:, None]
     return jnp.where(available, legal, jnp.uint32(0))
 
@@ -112,21 +100,42 @@ def popcount(words: jax.Array) -> jax.Array:
     return jax.lax.population_count(words).astype(jnp.int32)
 
 
-def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Index ``i`` with ``sum(counts[:i]) <= rank < sum(counts[:i+1])`` and the rank left within entry ``i``.
+def _prefix_sum(counts: jax.Array) -> jax.Array:
+    """Inclusive prefix sum of a short int vector, as a float32 matmul with a triangular matrix.
 
-    Linear compare-and-count instead of a binary search: it vectorizes and the arrays are short (<= ~100).
+    XLA:CPU lowers ``cumsum`` to a quadratic reduce-window loop; the matmul vectorises and is exact for totals
+    below 2**24 (a Blokus mask has fewer than 40,000 legal placements).
     """
-    cumulative = jnp.cumsum(counts)
+    n = counts.shape[-1]
+    upper = jnp.asarray(np.triu(np.ones((n, n), np.float32)))
+    return (counts.astype(jnp.float32) @ upper).astype(jnp.int32)
+
+
+def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Index ``i`` with ``sum(counts[:i]) <= rank < sum(counts[:i+1])`` and the rank left within entry ``i``."""
+    cumulative = _prefix_sum(counts)
     index = jnp.minimum(jnp.sum(cumulative <= rank), counts.shape[0] - 1)
     return index, rank - (cumulative[index] - counts[index])
+
+
+def _nth_set_bit(word: jax.Array, rank: jax.Array) -> jax.Array:
+    """Position of the ``rank``-th (0-based) set bit of a ``uint32`` word, by a branch-free binary search."""
+    position = jnp.uint32(0)
+    rank = rank.astype(jnp.int32)
+    for width in (16, 8, 4, 2, 1):
+        low = (word >> position) & jnp.uint32((1 << width) - 1)
+        count = popcount(low)
+        skip = rank >= count
+        rank = jnp.where(skip, rank - count, rank)
+        position = jnp.where(skip, position + width, position)
+    return position.astype(jnp.int32)
 
 
 def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: int) -> jax.Array:
     """A uniformly random set bit of packed ``uint32[O, H]`` bits as an action index (``pass_action`` if none).
 
-    Two-level selection (orientation, then row, then the bit within the row word) from popcounts, so no cumulative
-    sum over all ``O * H`` words is needed.
+    Three-level selection from popcounts: an orientation, then a row, then the bit within the row word; no
+    cumulative sum over all ``O * H`` words and no unpacking.
     """
     num_rows = bits.shape[-1]
     counts = popcount(bits)                              # [O, H]
@@ -135,8 +144,7 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
     k = jax.random.randint(key, (), 0, jnp.maximum(total, 1))
     o, k = _select_by_rank(per_orientation, k)
     r, k = _select_by_rank(counts[o], k)
-    set_bits = unpack_rows(bits[o, r], width)
-    col = jnp.argmax(set_bits & (jnp.cumsum(set_bits) == k + 1))
+    col = _nth_set_bit(bits[o, r], k)
     action = (o * num_rows + r) * width + col
     return jnp.where(total > 0, action, pass_action).astype(jnp.int32)
 

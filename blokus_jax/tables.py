@@ -77,22 +77,6 @@ class Tables:
         return out
 
     @cached_property
-    def orientation_row_masks(self) -> list[tuple[int, ...]]:
-        """Per orientation, one bit mask per row of its bounding box (bit ``j`` = a cell in column ``j``)."""
-        out = []
-        for cells in self.orientation_cells:
-            masks = [0] * (int(cells[:, 0].max()) + 1)
-            for r, c in cells:
-                masks[r] |= 1 << int(c)
-            out.append(tuple(masks))
-        return out
-
-    @cached_property
-    def row_patterns(self) -> tuple[int, ...]:
-        """Distinct row masks over all orientations (13 for the standard set)."""
-        return tuple(sorted({m for masks in self.orientation_row_masks for m in masks}))
-
-    @cached_property
     def orientation_size(self) -> np.ndarray:
         """``int32[O]``: squares of each orientation's piece."""
         return np.asarray([len(c) for c in self.orientation_cells], np.int32)
