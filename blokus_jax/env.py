@@ -171,14 +171,13 @@ class Env:
     def step(self, state: State, action: jax.Array) -> State:
         """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
         passes, termination, rewards and illegal actions)."""
-        return self._step(state, action, autoreset=False)
+        return self._step(state, action, autoreset=False)[0]
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
         """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where
         ``rewards`` and ``done`` (terminated or truncated) describe the step just taken and ``next_state`` is the
         initial position whenever ``done``. The building block for rollouts of endless batched play."""
-        next_state = self._step(state, action, autoreset=True)
-        return next_state, next_state.rewards, next_state.terminated | next_state.truncated
+        return self._step(state, action, autoreset=True)
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
         """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
@@ -226,14 +225,14 @@ class Env:
         # test, the sampler, the caller's selects) with a transposed layout, which made a step up to 30x slower.
         return jax.lax.optimization_barrier(bits)
 
-    def _step(self, state: State, action: jax.Array, autoreset: bool) -> State:
+    def _step(self, state: State, action: jax.Array, autoreset: bool) -> tuple[State, jax.Array, jax.Array]:
         """Shared body of :meth:`step` and :meth:`step_autoreset`.
 
         All branching is done with selects on the small fields (board, counters, flags); the packed mask is then
         computed exactly once, from the selected position. A finished or illegal step leaves board, colour and
         pieces as they were, so recomputing the mask reproduces the stored one and ``_legal_bits`` never needs a
-        select of its own. With ``autoreset`` a game that ends here is replaced by the initial position, but the
-        returned ``rewards``, ``terminated`` and ``truncated`` still describe the step just taken.
+        select of its own. With ``autoreset`` a game that ends here is replaced by the initial position. Returns
+        ``(state, rewards, done)``, the last two describing the step just taken.
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
@@ -269,22 +268,21 @@ class Env:
                             jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
         fields = dict(board=board, remaining=remaining, current_color=next_color, scores=scores,
                       _passed=passed, _pieces_placed=pieces_placed, _last_was_monomino=last_mono)
-        bookkeeping = dict(step_count=step_count, last_action=jnp.where(done, state.last_action, action))
+        bookkeeping = dict(step_count=step_count, last_action=jnp.where(done, state.last_action, action),
+                           rewards=rewards, terminated=terminated, truncated=truncated)
         if autoreset:
             start = self.init()
             reset = terminated | truncated
             fields = {k: jnp.where(reset, getattr(start, k), v) for k, v in fields.items()}
             bookkeeping = {k: jnp.where(reset, getattr(start, k), v) for k, v in bookkeeping.items()}
-        return State(
+        next_state = State(
             **fields,
             **bookkeeping,
             current_player=self._player_of(fields["current_color"], fields["_pieces_placed"]),
-            rewards=rewards,
-            terminated=terminated,
-            truncated=truncated,
             _legal_bits=self._legal_bits(fields["board"], fields["remaining"], fields["_pieces_placed"],
                                          fields["current_color"]),
         )
+        return next_state, rewards, terminated | truncated
 
     def _final_rewards(self, scores: jax.Array) -> jax.Array:
         player_scores = (scores @ jnp.asarray(self.tables.player_color_matrix.T)).astype(jnp.float32)

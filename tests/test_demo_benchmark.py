@@ -1,0 +1,51 @@
+"""Smoke tests that keep the README's demo and the throughput harness runnable (they assert results, not speed)."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import blokus_jax
+from blokus_jax import benchmark, demo
+
+
+def test_demo_plays_complete_games(capsys):
+    assert demo.main(["--variant", "simple", "--games", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "| 8 | 8 |" in out            # 8 games, all finished
+    assert "Final position of game 0" in out
+
+
+def test_random_games_end_within_the_length_bound():
+    env = blokus_jax.make("simple")
+    states = jax.jit(lambda k: demo.play_random_games(env, k, 16))(jax.random.key(0))
+    assert bool(states.terminated.all())
+    assert int(states.step_count.max()) <= demo.max_game_length(env)
+
+
+def test_benchmark_rows_count_real_placements():
+    env = blokus_jax.make("simple")
+    row = benchmark.measure(env, batch_size=4, num_steps=8, repeats=1)
+    assert row["variant"] == "simple" and row["batch"] == 4 and row["placements_per_s"] > 0
+    _, placed = benchmark.make_random_rollout(env, 4, 8)(jax.random.key(0))
+    assert 0 < int(placed) <= 4 * 8
+    table = benchmark.format_table([row])
+    assert table.splitlines()[0].startswith("| variant | batch | device")
+
+
+def test_step_autoreset_restarts_a_finished_game_and_reports_its_end():
+    env = blokus_jax.make("simple")
+    step = jax.jit(env.step_autoreset)
+    sample = jax.jit(env.sample_action)
+    state, key, done, steps = env.init(), jax.random.key(1), False, 0
+    while not done:
+        key, sub = jax.random.split(key)
+        before = state
+        state, rewards, done = step(state, sample(sub, state))
+        done, steps = bool(done), steps + 1
+        assert steps <= demo.max_game_length(env)
+    final = env.step(before, sample(sub, before))           # the same last step without the reset
+    assert bool(final.terminated)
+    np.testing.assert_array_equal(rewards, final.rewards)   # the reward of the finishing step is reported
+    assert float(np.abs(rewards).sum()) > 0
+    jax.tree.map(np.testing.assert_array_equal, state, env.init())   # and the game restarted
