@@ -28,9 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import BlokusError, RecordError
+from blokus_jax.errors import BlokusError, IllegalActionError, RecordError
 from blokus_jax.pieces import Piece
-from blokus_jax.render import color_names, column_label
+from blokus_jax.render import cell_name, color_names, parse_cell_name
 from blokus_jax.variants import VARIANTS, Variant, get_variant
 
 #: ``GM`` value of each variant that Pentobi knows.
@@ -195,30 +195,15 @@ def explain_illegal(variant: Variant, state: State, action: int) -> str:
 # ------------------------------------------------------------------------------------------------- coordinates
 def _cells_text(variant: Variant, cells: Iterable[Sequence[int]]) -> str:
     """Pentobi point list ``a1,b1,...`` of ``cells`` in its canonical order (bottom row first, then columns)."""
-    rows = variant.board_shape[0]
     ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
-    return ",".join(f"{column_label(c)}{rows - r}" for r, c in ordered)
-
-
-_POINT = re.compile(r"([a-z]+)([0-9]+)$")
+    return ",".join(cell_name(variant, r, c) for r, c in ordered)
 
 
 def _parse_point(variant: Variant, text: str, move: int) -> tuple[int, int]:
-    rows, cols = variant.board_shape
-    match = _POINT.match(text.strip().lower())
-    if match is None:
-        raise RecordError(f"move {move}: bad coordinate {text!r}; a point is column letters then a row number, "
-                          f"like 'e10'")
-    letters, number = match.groups()
-    col = 0
-    for ch in letters:
-        col = col * 26 + ord(ch) - ord("a") + 1
-    col -= 1
-    row = rows - int(number)
-    if not (0 <= col < cols and 0 <= row < rows):
-        raise RecordError(f"move {move}: coordinate {text!r} is off the {rows}x{cols} board (columns a-"
-                          f"{column_label(cols - 1)}, rows 1-{rows})")
-    return row, col
+    try:
+        return parse_cell_name(variant, text)
+    except IllegalActionError as exc:
+        raise RecordError(f"move {move}: bad coordinate: {exc}") from None
 
 
 def _sgf_color_ids(variant: Variant) -> tuple[str, ...]:

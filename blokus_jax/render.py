@@ -12,13 +12,14 @@ The SVG and PNG pictures share one layout (:func:`_layout`, a list of drawing pr
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from blokus_jax.errors import VariantError
+from blokus_jax.errors import IllegalActionError, VariantError
 from blokus_jax.tables import Tables
 from blokus_jax.variants import VARIANTS, Variant, get_variant
 
@@ -54,6 +55,35 @@ def color_hex(variant: Variant) -> tuple[str, ...]:
 def column_label(col: int) -> str:
     """Pentobi column letters: ``a`` ... ``z``, then ``aa``, ``ab``, ... for wider boards."""
     return chr(ord("a") + col) if col < 26 else chr(ord("a") + col // 26 - 1) + chr(ord("a") + col % 26)
+
+
+_POINT = re.compile(r"([a-z]+)([0-9]+)$")
+
+
+def cell_name(variant: Variant, row: int, col: int) -> str:
+    """Pentobi/.blksgf name of cell ``(row, col)``: column letters, then the row counted from the bottom (``a1`` is
+    the bottom-left corner). The same names label :func:`to_text` boards and the ``play`` command's input."""
+    return f"{column_label(int(col))}{variant.board_shape[0] - int(row)}"
+
+
+def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
+    """``(row, col)`` of a Pentobi cell name like ``"e10"`` (inverse of :func:`cell_name`).
+
+    Raises :class:`~blokus_jax.errors.IllegalActionError` (a ``ValueError``) naming the valid range otherwise.
+    """
+    rows, cols = variant.board_shape
+    match = _POINT.match(str(text).strip().lower())
+    if match is not None:
+        letters, number = match.groups()
+        col = 0
+        for ch in letters:
+            col = col * 26 + ord(ch) - ord("a") + 1
+        row, col = rows - int(number), col - 1
+        if 0 <= col < cols and 0 <= row < rows:
+            return row, col
+    raise IllegalActionError(f"{text!r} is not a cell of the {rows}x{cols} board; write column letters "
+                             f"a-{column_label(cols - 1)} then a row number 1-{rows} (1 = bottom row), e.g. "
+                             f"{cell_name(variant, rows - 1, 0)}")
 
 
 def resolve_variant(state: Any, env: Any = None) -> Variant:
