@@ -85,8 +85,9 @@ def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: i
 def run_benchmark(variants: Sequence[str] = ("classic", "duo"), batch_sizes: Sequence[int] = (1, 64, 1024, 4096),
                   num_steps: int = 64, repeats: int = 3, devices: Sequence[jax.Device] | None = None,
                   progress: bool = True) -> list[dict]:
-    """Measure every (variant, batch size) pair and return the rows (see :func:`measure`); batches that do not
-    divide evenly over ``devices`` run on the first device only."""
+    """Measure every (variant, batch size) pair and return the rows (see :func:`measure`). The batch is split over
+    ``devices`` (default: all local devices); batches that do not divide evenly run on the first device only."""
+    devices = list(devices or jax.local_devices())
     jobs = [(v, b) for v in variants for b in batch_sizes]
     rows = []
     for name, batch in tqdm(jobs, desc="throughput", disable=not progress):

@@ -1,0 +1,312 @@
+"""Arena: batched matches between policies with exact seat rotation, win rates with confidence intervals, ratings.
+
+A *match* between two policies A and B plays ``games`` games in one batched, jitted computation. Seats are filled
+by a rotation of patterns chosen so that every policy sits in every seat in exactly half of the games (two players:
+``AB``, ``BA``; four: ``AABB`` and its rotations; three: ``AAB``, ``BBA`` and their rotations), so ``games`` is
+rounded up to a multiple of the number of patterns. Scores are player scores (a player's colours summed).
+
+A game's *win credit* is split among the players with the best score (a k-way tie gives ``1/k`` to each); a
+policy's credit in a game is the sum over its seats, so ties count as half in a two-player game. A policy that
+makes an illegal move forfeits that game: its seats count as having the worst score. Win-rate intervals are Wilson
+95 % score intervals (conservative when there are ties); score and margin intervals are normal 95 % intervals of
+the mean. Ratings are Bradley-Terry (Elo scale, 400 points = 10:1 odds) fitted to the round robin with one virtual
+drawn game per pairing as a prior, and shifted so that the first agent is at 0.
+
+Everything is reproducible: a match is a pure function of its key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from agents.bots import Policy
+from blokus_jax.env import Env, State
+
+Z95 = 1.959963984540054
+
+
+def seat_patterns(num_players: int) -> np.ndarray:
+    """``int32[n, num_players]`` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
+    ``A..AB..B`` (``ceil(num_players / 2)`` A's) and of its complement, without repeats. Every seat holds A in
+    exactly half of the patterns."""
+    base = np.asarray([0] * ((num_players + 1) // 2) + [1] * (num_players // 2), np.int32)
+    patterns = [np.roll(b, s) for b in (base, 1 - base) for s in range(num_players)]
+    unique = sorted({tuple(p.tolist()) for p in patterns})
+    return np.asarray(unique, np.int32)
+
+
+@dataclass
+class MatchResult:
+    """Per-game outcome of a match between policies ``names[0]`` (A) and ``names[1]`` (B).
+
+    Attributes:
+        names: the two policies' names.
+        seats: ``int32[games, num_players]`` policy (0 or 1) in each seat.
+        scores: ``int32[games, num_players]`` final player scores.
+        credit: ``float64[games, 2]`` win credit of A and B per game (sums to 1).
+        forfeits: ``int32[2]`` games each policy lost by an illegal move.
+        steps: ``int32[games]`` steps each game took.
+    """
+
+    names: tuple[str, str]
+    seats: np.ndarray
+    scores: np.ndarray
+    credit: np.ndarray
+    forfeits: np.ndarray
+    steps: np.ndarray
+
+    @property
+    def games(self) -> int:
+        return int(self.seats.shape[0])
+
+    def policy_scores(self, index: int) -> np.ndarray:
+        """``float64[games]`` mean score of policy ``index``'s seats in each game."""
+        mine = self.seats == index
+        return (self.scores * mine).sum(1) / mine.sum(1)
+
+    def margins(self, index: int) -> np.ndarray:
+        """``float64[games]`` mean score of policy ``index``'s seats minus the mean of the other policy's seats."""
+        return self.policy_scores(index) - self.policy_scores(1 - index)
+
+
+def _match_runner(env: Env, policies: tuple[Policy, Policy], chunk: int):
+    """A jitted ``(states, key, seats, forfeited) -> (states, forfeited)`` advancing every game ``chunk`` steps,
+    each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``)."""
+    batched = [jax.vmap(p) for p in policies]
+    step = jax.vmap(env.step)
+    is_legal = jax.vmap(env.is_legal)
+    players = jnp.arange(env.num_players)
+
+    @jax.jit
+    def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array):
+        def one_step(carry, step_key):
+            states, forfeited = carry
+            keys = jax.random.split(step_key, seats.shape[0])
+            choices = jnp.stack([f(keys, states) for f in batched])                   # [2, N]
+            mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
+            actions = jnp.take_along_axis(choices, mover[None], axis=0)[0]
+            live = ~(states.terminated | states.truncated)
+            bad = live & ~is_legal(states, actions)
+            forfeited = forfeited | (bad[:, None] & (players == states.current_player[:, None]))
+            return (step(states, actions), forfeited), None
+
+        (states, forfeited), _ = jax.lax.scan(one_step, (states, forfeited), jax.random.split(key, chunk))
+        return states, forfeited
+
+    return run
+
+
+def play_match(env: Env, policies: Sequence[Policy], names: Sequence[str], games: int, key: jax.Array,
+               chunk: int = 8, progress: bool = True) -> MatchResult:
+    """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
+    ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
+
+    Deterministic for a given ``key``. Games are advanced ``chunk`` steps per compiled call until all are over; a
+    tqdm bar counts finished games when ``progress`` is true.
+    """
+    if len(policies) != 2 or len(names) != 2:
+        raise ValueError(f"a match needs exactly two policies and two names, got {len(policies)} and {len(names)}")
+    if games < 1:
+        raise ValueError(f"games must be a positive int, got {games!r}")
+    patterns = seat_patterns(env.num_players)
+    reps = -(-games // len(patterns))
+    seats = jnp.asarray(np.tile(patterns, (reps, 1)))
+    total = int(seats.shape[0])
+    init_key, play_key = jax.random.split(key)
+    states = jax.vmap(env.init)(jax.random.split(init_key, total))
+    forfeited = jnp.zeros((total, env.num_players), bool)
+    run = _match_runner(env, (policies[0], policies[1]), chunk)
+    bar = tqdm(total=total, desc=f"{names[0]} vs {names[1]}", unit="game", disable=not progress, leave=False)
+    call = 0
+    while True:
+        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited)
+        call += 1
+        done = np.asarray(states.terminated | states.truncated)
+        bar.update(int(done.sum()) - bar.n)
+        if done.all():
+            break
+    bar.close()
+    scores = np.asarray(jax.vmap(env.player_scores)(states))
+    return _result(tuple(names), np.asarray(seats), scores, np.asarray(forfeited), np.asarray(states.step_count))
+
+
+def _result(names: tuple[str, str], seats: np.ndarray, scores: np.ndarray, forfeited: np.ndarray,
+            steps: np.ndarray) -> MatchResult:
+    """Win credits from final scores: the best score shares the win; forfeiting seats rank below everyone."""
+    ranked = np.where(forfeited, -np.inf, scores.astype(np.float64))
+    winners = ranked == ranked.max(axis=1, keepdims=True)
+    share = winners / winners.sum(axis=1, keepdims=True)
+    credit = np.stack([(share * (seats == i)).sum(1) for i in (0, 1)], axis=1)
+    forfeits = np.asarray([int((forfeited & (seats == i)).any(1).sum()) for i in (0, 1)], np.int32)
+    return MatchResult(names, seats, scores, credit, forfeits, steps.astype(np.int32))
+
+
+# ----------------------------------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval ``(lo, hi)`` for a proportion ``successes / n`` (ties may count as half)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / denom
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))  # clamp rounding at 0 and 1
+
+
+def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
+    """Normal-approximation interval ``(lo, hi)`` of the mean of ``values``."""
+    values = np.asarray(values, np.float64)
+    mean = float(values.mean())
+    half = z * float(values.std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return (mean - half, mean + half)
+
+
+def bradley_terry_elo(wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0,
+                      iterations: int = 2000) -> np.ndarray:
+    """Elo-scale ratings (first agent at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
+
+    Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
+    pairing, which keeps ratings finite when an agent wins every game.
+    """
+    played = games > 0
+    w = wins + 0.5 * prior_games * played
+    n = games + prior_games * played
+    strength = np.ones(len(wins))
+    for _ in range(iterations):
+        denom = (n / (strength[:, None] + strength[None, :])).sum(1)
+        strength = np.where(denom > 0, w.sum(1) / np.maximum(denom, 1e-300), strength)
+        strength = strength / np.exp(np.log(strength).mean())
+    ratings = 400 * np.log10(strength)
+    return ratings - ratings[0]
+
+
+# -------------------------------------------------------------------------------------------------------- reports
+@dataclass
+class AgentStats:
+    """One agent's aggregate over all its games of a round robin."""
+
+    name: str
+    games: int
+    win_rate: float
+    win_rate_ci: tuple[float, float]
+    mean_score: float
+    mean_score_ci: tuple[float, float]
+    mean_margin: float
+    mean_margin_ci: tuple[float, float]
+    elo: float
+    forfeits: int
+
+
+@dataclass
+class ArenaReport:
+    """Result of :func:`round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
+
+    variant: str
+    games_per_pairing: int
+    seed: int
+    agents: list[AgentStats]
+    matches: list[MatchResult] = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary: ``{"variant", "games", "seed", "agents": [...], "pairings": [...]}``."""
+        pairings = []
+        for m in self.matches:
+            credit = float(m.credit[:, 0].sum())
+            pairings.append({
+                "a": m.names[0], "b": m.names[1], "games": m.games, "win_rate_a": credit / m.games,
+                "win_rate_a_ci": list(wilson_interval(credit, m.games)),
+                "mean_margin_a": float(m.margins(0).mean()), "mean_steps": float(m.steps.mean()),
+            })
+        agents = [{
+            "name": a.name, "games": a.games, "win_rate": a.win_rate, "win_rate_ci": list(a.win_rate_ci),
+            "mean_score": a.mean_score, "mean_score_ci": list(a.mean_score_ci), "mean_margin": a.mean_margin,
+            "mean_margin_ci": list(a.mean_margin_ci), "elo": a.elo, "forfeits": a.forfeits,
+        } for a in self.agents]
+        return {"variant": self.variant, "games": self.games_per_pairing, "seed": self.seed, "agents": agents,
+                "pairings": pairings}
+
+    def rows(self) -> list[list[str]]:
+        """Table rows (header first): agent, games, win rate with its interval, mean score, margin, Elo."""
+        rows = [["agent", "games", "win rate", "95% CI", "mean score", "margin", "Elo"]]
+        for a in sorted(self.agents, key=lambda a: -a.elo):
+            rows.append([a.name, str(a.games), f"{a.win_rate:.3f}", f"[{a.win_rate_ci[0]:.3f}, {a.win_rate_ci[1]:.3f}]",
+                         f"{a.mean_score:.1f}", f"{a.mean_margin:+.1f}", f"{a.elo:.0f}"])
+        return rows
+
+    def markdown(self) -> str:
+        """The agent table as GitHub markdown, followed by the head-to-head win rates (row agent vs column)."""
+        rows = self.rows()
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        names = [a.name for a in self.agents]
+        lines += ["", "| win rate (row vs column) | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        matrix = self.head_to_head()
+        for i, name in enumerate(names):
+            cells = ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+    def head_to_head(self) -> np.ndarray:
+        """``float64[M, M]``: win rate of agent ``i`` against agent ``j`` (NaN on the diagonal)."""
+        names = [a.name for a in self.agents]
+        out = np.full((len(names), len(names)), np.nan)
+        for m in self.matches:
+            i, j = names.index(m.names[0]), names.index(m.names[1])
+            out[i, j] = m.credit[:, 0].mean()
+            out[j, i] = m.credit[:, 1].mean()
+        return out
+
+
+def round_robin(env: Env, policies: dict[str, Policy], games: int, seed: int = 0, chunk: int = 8,
+                progress: bool = True) -> ArenaReport:
+    """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
+    seat rotation) and return an :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 %
+    intervals and Bradley-Terry Elo ratings. Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``."""
+    names = list(policies)
+    if len(names) < 2:
+        raise ValueError(f"a round robin needs at least two agents, got {names}")
+    key = jax.random.key(seed)
+    matches = []
+    for k, (a, b) in enumerate(itertools.combinations(names, 2)):
+        matches.append(play_match(env, (policies[a], policies[b]), (a, b), games, jax.random.fold_in(key, k),
+                                  chunk=chunk, progress=progress))
+    return summarize(env.variant.name, games, seed, names, matches)
+
+
+def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
+    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings)."""
+    index = {n: i for i, n in enumerate(names)}
+    credit = {n: [] for n in names}
+    scores = {n: [] for n in names}
+    margins = {n: [] for n in names}
+    forfeits = dict.fromkeys(names, 0)
+    wins = np.zeros((len(names), len(names)))
+    played = np.zeros_like(wins)
+    for m in matches:
+        for side, name in enumerate(m.names):
+            credit[name].append(m.credit[:, side])
+            scores[name].append(m.policy_scores(side))
+            margins[name].append(m.margins(side))
+            forfeits[name] += int(m.forfeits[side])
+        i, j = index[m.names[0]], index[m.names[1]]
+        wins[i, j] += m.credit[:, 0].sum()
+        wins[j, i] += m.credit[:, 1].sum()
+        played[i, j] += m.games
+        played[j, i] += m.games
+    elo = bradley_terry_elo(wins, played)
+    agents = []
+    for n in names:
+        c, s, g = np.concatenate(credit[n]), np.concatenate(scores[n]), np.concatenate(margins[n])
+        agents.append(AgentStats(
+            name=n, games=len(c), win_rate=float(c.mean()), win_rate_ci=wilson_interval(float(c.sum()), len(c)),
+            mean_score=float(s.mean()), mean_score_ci=mean_interval(s), mean_margin=float(g.mean()),
+            mean_margin_ci=mean_interval(g), elo=float(elo[index[n]]), forfeits=forfeits[n]))
+    return ArenaReport(variant, games, seed, agents, list(matches))

@@ -1,0 +1,326 @@
+"""The ``blokus-jax`` command: ``eval`` (arena round robin), ``play`` (you against a bot in the terminal), ``bench``.
+
+Each subcommand is one function decorated with :func:`subcommand`: it receives its ``argparse`` parser, adds its
+arguments and returns the handler ``(args) -> exit code``. Adding a subcommand is adding one such function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Callable, TextIO
+
+import jax
+import numpy as np
+
+from agents.arena import ArenaReport, round_robin
+from agents.bots import BOTS, Policy, get_bot
+from blokus_jax import benchmark, records, render
+from blokus_jax.env import Env, State, make
+from blokus_jax.errors import BlokusError, CheckpointError, IllegalActionError
+from blokus_jax.variants import variant_names
+
+Handler = Callable[[argparse.Namespace], int]
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Handler]]] = {}
+
+
+def subcommand(name: str, help: str) -> Callable:
+    """Register ``setup(parser) -> handler`` as the subcommand ``name`` with one-line ``help``."""
+    def register(setup: Callable[[argparse.ArgumentParser], Handler]) -> Callable[[argparse.ArgumentParser], Handler]:
+        _COMMANDS[name] = (help, setup)
+        return setup
+    return register
+
+
+def resolve_agent(spec: str, env: Env) -> Policy:
+    """A policy from an agent spec: a bot name with optional options (``"mobility"``, ``"minimax:k=6,depth=1"``) or
+    a checkpoint directory (loaded by ``agents.ppo.load_policy(path, env)`` once the trainer is installed)."""
+    if os.path.isdir(spec):
+        try:
+            load_policy = importlib.import_module("agents.ppo").load_policy
+        except (ImportError, AttributeError) as exc:
+            raise CheckpointError(
+                f"{spec!r} is a directory, but loading checkpoints needs agents.ppo.load_policy (the trainer), "
+                f"which is not available; give a bot name from {sorted(BOTS)} instead") from exc
+        return load_policy(spec, env)
+    name, _, option_text = spec.partition(":")
+    options = {}
+    for item in filter(None, option_text.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"bad option {item!r} in agent spec {spec!r}; write options as name:key=value,key=value")
+        options[key] = float(value) if "." in value else int(value)
+    if name not in BOTS:
+        raise ValueError(f"unknown agent {spec!r}; give a bot name from {sorted(BOTS)} or a checkpoint directory")
+    try:
+        return get_bot(name, env, **options)
+    except TypeError as exc:
+        raise ValueError(f"bad options {options} for bot {name!r}: {exc}") from exc
+
+
+def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
+    """Print ``rows`` (header first) as a rich table when rich is installed, else as aligned plain text."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        print(title, file=out)
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)), file=out)
+        return
+    table = Table(title=title)
+    for name in rows[0]:
+        table.add_column(name, justify="left" if name == "agent" else "right")
+    for r in rows[1:]:
+        table.add_row(*r)
+    Console(file=out, width=max(100, Console().width)).print(table)
+
+
+# ------------------------------------------------------------------------------------------------------------ eval
+@subcommand("eval", "play every pair of agents against each other and print win rates, scores and Elo")
+def _eval(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("--variant", default="duo", choices=variant_names(), help="variant to play (default duo)")
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT",
+                        help=f"bot names {sorted(BOTS)} (options as name:key=value,...) or checkpoint directories")
+    parser.add_argument("--games", type=int, default=100,
+                        help="games per pairing, rounded up to a multiple of the seat rotation (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed; the same seed gives the same results")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument("--markdown", action="store_true", help="print markdown tables instead of a rich table")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+    def run(args: argparse.Namespace) -> int:
+        if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
+            raise ValueError(f"--agents needs at least two distinct agents, got {args.agents}")
+        env = make(args.variant)
+        policies = {spec: resolve_agent(spec, env) for spec in args.agents}
+        report = round_robin(env, policies, args.games, seed=args.seed, progress=not args.no_progress)
+        _print_report(report, args.markdown)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report.to_dict(), f, indent=2)
+        return 0
+
+    return run
+
+
+def _print_report(report: ArenaReport, markdown: bool) -> None:
+    if markdown:
+        print(report.markdown())
+        return
+    title = f"{report.variant}: {report.games_per_pairing} games per pairing, seed {report.seed}"
+    print_table(report.rows(), title, sys.stdout)
+
+
+# ------------------------------------------------------------------------------------------------------------ play
+PLAY_HELP = """Commands:
+  <piece> <orientation> <cell>   e.g. "L5 3 c4": piece name, orientation number (see "show"), and the cell of the
+                                 top-left corner of the piece's bounding box
+  <cell> <cell> ...              the cells to cover, e.g. "e5 f5 f6" (or "e5,f5,f6")
+  pieces                         your remaining pieces and how many orientations each has
+  show <piece>                   draw every orientation of a piece with its number
+  hint                           suggest a move
+  undo                           take back your last move (and the replies to it)
+  help                           this text
+  quit                           leave the game
+Cells are named as on the board and in .blksgf files: a column letter and a row number counted from the bottom,
+e.g. a1 is the bottom-left corner."""
+
+
+def parse_cell(token: str, env: Env) -> tuple[int, int]:
+    """``(row, col)`` of a typed cell name such as ``"e10"`` (Pentobi convention, see :func:`render.cell_name`)."""
+    return render.parse_cell_name(env.variant, token)
+
+
+def parse_move(text: str, env: Env) -> int:
+    """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
+    ``IllegalActionError`` explaining the expected format when the text is not a move."""
+    tokens = text.replace(",", " ").split()
+    names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
+    if len(tokens) == 3 and tokens[0].lower() in names and tokens[1].isdigit():
+        row, col = parse_cell(tokens[2], env)
+        return env.encode_action(names[tokens[0].lower()], int(tokens[1]), row, col)
+    try:
+        cells = [parse_cell(t, env) for t in tokens]
+    except IllegalActionError as exc:
+        if tokens and tokens[0].lower() in names:
+            raise IllegalActionError(f"{text!r}: write a piece move as <piece> <orientation> <cell>, e.g. "
+                                     f"'{env.variant.pieces[-1].name} 0 a1'") from exc
+        raise
+    return env.action_from_cells(cells)
+
+
+def describe_move(env: Env, action: int) -> str:
+    """``"L5 3 c4 (cells c4 c5 d4 ...)"`` for a placement, ``"pass"`` for the pass."""
+    if action == env.pass_action:
+        return "pass"
+    piece, orientation, row, col = env.decode_action(action)
+    cells = " ".join(render.cell_name(env.variant, r, c) for r, c in env.action_cells(action))
+    anchor = render.cell_name(env.variant, row, col)
+    return f"{env.variant.pieces[piece].name} {orientation} {anchor} (cells {cells})"
+
+
+def _draw_orientations(env: Env, piece_name: str) -> str:
+    names = {p.name.lower(): p for p in env.variant.pieces}
+    piece = names.get(piece_name.lower())
+    if piece is None:
+        raise IllegalActionError(f"unknown piece {piece_name!r}; pieces are {[p.name for p in env.variant.pieces]}")
+    blocks = []
+    for i, cells in enumerate(piece.orientations):
+        h = max(r for r, _ in cells) + 1
+        w = max(c for _, c in cells) + 1
+        grid = [["#" if (r, c) in cells else "." for c in range(w)] for r in range(h)]
+        blocks.append(f"orientation {i}:\n" + "\n".join("  " + "".join(row) for row in grid))
+    return "\n".join(blocks)
+
+
+@subcommand("play", "play a game in the terminal against a bot")
+def _play(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("--variant", default="duo", choices=variant_names(), help="variant to play (default duo)")
+    parser.add_argument("--opponent", default="greedy",
+                        help=f"bot for the other seats: {sorted(BOTS)} or a checkpoint directory (default greedy)")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (player index; 0 moves first)")
+    parser.add_argument("--hint-bot", default="corners", help="bot that answers 'hint' (default corners)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the bots' random tie-breaks")
+
+    def run(args: argparse.Namespace) -> int:
+        env = make(args.variant)
+        if not 0 <= args.seat < env.num_players:
+            raise ValueError(f"--seat {args.seat} is not a seat of {args.variant!r}; use 0-{env.num_players - 1}")
+        return play_game(env, resolve_agent(args.opponent, env), resolve_agent(args.hint_bot, env), args.seat,
+                         args.seed, sys.stdin, sys.stdout)
+
+    return run
+
+
+def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int, stdin: TextIO,
+              out: TextIO) -> int:
+    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
+    seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
+    step, bot, hint, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(hint_bot), jax.jit(env.is_legal)
+    key = jax.random.key(seed)
+    state = env.init(key)
+    history: list[State] = []
+    names = render.color_names(env.variant)
+    mine = ", ".join(names[c] for c in env.variant.players_to_colors[seat])
+    say = lambda *a: print(*a, file=out)  # noqa: E731
+    starts = "; ".join(f"{names[c]} starts on " + " or ".join(render.cell_name(env.variant, r, col)
+                                                             for r, col in env.variant.start_cells[c])
+                       for c in env.variant.players_to_colors[seat])
+    say(f"You are player {seat} ({mine}). {starts}. Type 'help' for commands.")
+    show_board = True
+    while not bool(state.terminated | state.truncated):
+        if int(state.current_player) != seat:
+            key, sub = jax.random.split(key)
+            action = int(bot(sub, state))
+            say(f"player {int(state.current_player)} ({names[int(state.current_color)]}) plays "
+                f"{describe_move(env, action)}")
+            state, show_board = step(state, action), True
+            continue
+        if not bool(np.asarray(state._legal_bits).any()):
+            say("You cannot place any piece; you pass.")
+            state, show_board = step(state, env.pass_action), True
+            continue
+        if show_board:
+            say(render.to_text(state, env))
+            show_board = False
+        out.write(f"your move ({names[int(state.current_color)]})> ")
+        out.flush()
+        line = stdin.readline()
+        if not line:
+            say("\nend of input; leaving the game")
+            return 0
+        command = line.strip()
+        lowered = command.lower()
+        if not command:
+            continue
+        if lowered in ("quit", "exit"):
+            say("bye")
+            return 0
+        if lowered == "help":
+            say(PLAY_HELP)
+        elif lowered == "hint":
+            key, sub = jax.random.split(key)
+            say(f"hint: {describe_move(env, int(hint(sub, state)))}")
+        elif lowered == "undo":
+            if history:
+                state, show_board = history.pop(), True
+                say("undone")
+            else:
+                say("nothing to undo")
+        elif lowered == "pieces":
+            remaining = np.asarray(state.remaining)[int(state.current_color)]
+            say("  ".join(f"{p.name}({len(p.orientations)})" + (f"x{n}" if n > 1 else "")
+                          for p, n in zip(env.variant.pieces, remaining) if n > 0))
+        elif lowered.startswith("show"):
+            try:
+                say(_draw_orientations(env, command[4:].strip()))
+            except IllegalActionError as exc:
+                say(f"error: {exc}")
+        else:
+            try:
+                action = parse_move(command, env)
+            except IllegalActionError as exc:
+                say(f"error: {exc}. Type 'help' for the move format.")
+                continue
+            if not bool(legal(state, action)):
+                say(f"error: {describe_move(env, action)} is not legal here: "
+                    f"{records.explain_illegal(env.variant, state, action)}. Try 'hint'.")
+                continue
+            history.append(state)
+            say(f"you play {describe_move(env, action)}")
+            state, show_board = step(state, action), True
+    say(render.to_text(state, env))
+    scores = [int(s) for s in np.asarray(env.player_scores(state))]
+    best = max(scores)
+    winners = [p for p, s in enumerate(scores) if s == best]
+    result = "you win" if winners == [seat] else ("a tie" if seat in winners else "you lose")
+    say(f"game over: scores {scores}; {result}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------- bench
+@subcommand("bench", "measure environment throughput (placements per second) on this machine; on a CPU set "
+                    "XLA_FLAGS=--xla_force_host_platform_device_count=<cores> to use every core")
+def _bench(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("--variants", nargs="+", default=["duo", "classic"], choices=variant_names(),
+                        help="variants to measure (default duo classic)")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 1024], help="batch sizes (default 1 1024)")
+    parser.add_argument("--steps", type=int, default=100, help="steps per timed run (default 100)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per configuration (default 3)")
+
+    def run(args: argparse.Namespace) -> int:
+        rows = benchmark.run_benchmark(args.variants, args.batch_sizes, args.steps, args.repeats)
+        benchmark.print_table(rows)
+        return 0
+
+    return run
+
+
+# ------------------------------------------------------------------------------------------------------------ main
+def build_parser() -> argparse.ArgumentParser:
+    """The ``blokus-jax`` argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, setup) in _COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=setup(sub))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``blokus-jax`` console command; returns the exit code (2 with a message on bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (BlokusError, ValueError) as exc:
+        print(f"blokus-jax {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

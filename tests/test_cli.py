@@ -1,0 +1,126 @@
+"""The `blokus-jax` command: help, eval (table and JSON), play driven by scripted stdin, bench delegation."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+
+import pytest
+
+import blokus_jax
+from agents import cli
+from blokus_jax import render
+from agents.bots import get_bot
+
+
+@pytest.mark.parametrize("command", [[], ["eval"], ["play"], ["bench"]])
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(command + ["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: blokus-jax" in out
+    if not command:
+        assert all(name in out for name in ("eval", "play", "bench"))
+
+
+def test_eval_prints_a_table_and_writes_json(tmp_path, capsys):
+    path = tmp_path / "result.json"
+    code = cli.main(["eval", "--variant", "simple", "--agents", "random", "greedy", "--games", "6", "--seed", "1",
+                     "--no-progress", "--json", str(path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "random" in out and "greedy" in out and "win rate" in out
+    data = json.loads(path.read_text())
+    assert data["variant"] == "simple" and data["games"] == 6
+    rates = {a["name"]: a for a in data["agents"]}
+    assert set(rates) == {"random", "greedy"}
+    assert abs(rates["random"]["win_rate"] + rates["greedy"]["win_rate"] - 1.0) < 1e-9
+    for agent in data["agents"]:
+        lo, hi = agent["win_rate_ci"]
+        assert 0 <= lo <= agent["win_rate"] <= hi <= 1 and isinstance(agent["mean_score"], float)
+
+
+def test_eval_rejects_unknown_agents_with_a_clear_message(capsys):
+    assert cli.main(["eval", "--variant", "simple", "--agents", "random", "alphazero", "--no-progress"]) == 2
+    assert "unknown agent 'alphazero'" in capsys.readouterr().err
+
+
+def test_agent_specs_take_options():
+    env = blokus_jax.make("simple")
+    assert callable(cli.resolve_agent("minimax:k=3,depth=1", env))
+    with pytest.raises(ValueError, match="key=value"):
+        cli.resolve_agent("minimax:k", env)
+    with pytest.raises(ValueError, match="bad options"):
+        cli.resolve_agent("greedy:k=3", env)
+
+
+def test_parse_move_accepts_both_formats():
+    env = blokus_jax.make("duo")
+    by_piece = cli.parse_move("L4 0 e10", env)
+    assert by_piece == env.encode_action(5, 0, 4, 4)
+    cells = " ".join(render.cell_name(env.variant, r, c) for r, c in env.action_cells(by_piece))
+    assert cli.parse_move(cells, env) == by_piece
+    assert cli.parse_move(cells.replace(" ", ","), env) == by_piece
+    for bad in ("z1 a1", "e5 g7", "X 9 a1", "W a1"):
+        with pytest.raises(blokus_jax.IllegalActionError):
+            cli.parse_move(bad, env)
+
+
+def run_play(monkeypatch, capsys, script: str, *extra: str) -> str:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", *extra]) == 0
+    return capsys.readouterr().out
+
+
+def test_play_keeps_the_position_on_bad_input_and_undoes(monkeypatch, capsys):
+    out = run_play(monkeypatch, capsys, "help\nfoo\n1 0 d4\nhint\na7\nundo\nundo\nquit\n")
+    assert "Commands:" in out
+    assert "error: 'foo' is not a cell" in out
+    assert "error: 1 0 d4 (cells d4) is not legal here: Blue's first piece '1' at d4 does not cover its start " \
+           "square a7" in out
+    assert "hint: " in out
+    assert "Blue starts on a7" in out
+    assert "you play 1 0 a7 (cells a7)" in out
+    assert "player 1 (Yellow) plays" in out
+    assert "undone" in out and "nothing to undo" in out and out.rstrip().endswith("bye")
+    boards = re.findall(r"  a b c d e f g\n((?:.*\n){7})", out)
+    assert boards[0] == boards[-1] and "B" not in boards[0]                    # undo restored the start
+    assert "b" in boards[1] or "B" in boards[1]
+
+
+class HintFollower(io.StringIO):
+    """A scripted stdin that asks for a hint and then types the hinted cells, until the game ends."""
+
+    def __init__(self, out: io.StringIO):
+        super().__init__()
+        self.out = out
+        self.asked = False
+
+    def readline(self, *args) -> str:
+        self.asked = not self.asked
+        if self.asked:
+            return "hint\n"
+        hint = re.findall(r"hint: .*\(cells ([^)]*)\)", self.out.getvalue())[-1]
+        return hint + "\n"
+
+
+def test_play_runs_a_whole_game_from_typed_moves():
+    env = blokus_jax.make("simple")
+    out = io.StringIO()
+    code = cli.play_game(env, get_bot("random", env), get_bot("greedy", env), 1, 0, HintFollower(out), out)
+    text = out.getvalue()
+    assert code == 0
+    assert text.count("you play ") >= 4
+    assert "error" not in text
+    assert re.search(r"game over: scores \[-?\d+, -?\d+\]; (you win|you lose|a tie)", text)
+
+
+def test_bench_prints_a_throughput_table(capsys):
+    assert cli.main(["bench", "--variants", "simple", "--batch-sizes", "4", "--steps", "3", "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| variant | batch | device | placements/s")
+    row = [c.strip() for c in lines[2].split("|")[1:-1]]
+    assert row[0] == "simple" and row[1] == "4" and float(row[3].replace(",", "")) > 0
