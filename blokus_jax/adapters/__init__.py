@@ -1,0 +1,29 @@
+"""Gymnasium and PettingZoo adapters: the only place where blokus-jax converts to NumPy.
+
+``import blokus_jax.adapters.gymnasium`` registers the Gymnasium ids (``BlokusDuo-v0``, ...) and provides
+:class:`~blokus_jax.adapters.gymnasium.BlokusGymEnv` and the batched
+:class:`~blokus_jax.adapters.gymnasium.BlokusVectorEnv` (extra ``[gym]``);
+:mod:`blokus_jax.adapters.pettingzoo` provides :class:`~blokus_jax.adapters.pettingzoo.BlokusAECEnv` with the usual
+``raw_env`` / ``env`` pair (extra ``[pettingzoo]``). Both reject malformed or illegal actions with
+:class:`RejectedActionError`, a subclass of :class:`~blokus_jax.errors.IllegalActionError`.
+
+The classes are also reachable as attributes of this package; the optional dependency is imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from blokus_jax.adapters._boundary import REASONS, RejectedActionError
+
+_LAZY = {"BlokusGymEnv": "gymnasium", "BlokusVectorEnv": "gymnasium", "BlokusAECEnv": "pettingzoo"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["BlokusAECEnv", "BlokusGymEnv", "BlokusVectorEnv", "REASONS", "RejectedActionError"]

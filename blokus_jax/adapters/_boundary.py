@@ -1,0 +1,125 @@
+"""The NumPy boundary shared by the Gymnasium and PettingZoo adapters: action validation, the error that explains a
+rejected action, opponent policies by name, and the observation conversion.
+
+Validation is cheap on the hot path: the adapters keep the host copy of the current legal mask that they return to
+the caller anyway, so a legal action costs one array lookup. Only when an action is rejected is the reason worked out
+(host side, with :func:`blokus_jax.records.explain_illegal`; the legality decision itself is always the core's mask).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from blokus_jax.env import Env, State
+from blokus_jax.errors import IllegalActionError
+
+#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`agents.bots`.
+Policy = Callable[[jax.Array, State], jax.Array]
+
+#: Machine-readable values of :attr:`RejectedActionError.reason`.
+REASONS = ("dtype", "shape", "out_of_range", "game_over", "not_your_turn", "illegal")
+
+
+class RejectedActionError(IllegalActionError):
+    """An action refused at the adapter boundary; the environment is left exactly as it was.
+
+    ``reason`` is one of :data:`REASONS`: ``"dtype"`` (not an integer), ``"shape"`` (not a scalar, or a batch of
+    the wrong shape), ``"out_of_range"``, ``"game_over"`` (step after the end; call ``reset()``),
+    ``"not_your_turn"`` (another agent is to move) or ``"illegal"`` (a placement that breaks a rule, or a pass while
+    a placement exists; the message says which rule: occupied squares, an edge shared with the own colour, no
+    corner contact or a missed start square, a piece already used). ``action`` is the offending value.
+    """
+
+    def __init__(self, message: str, action: Any, reason: str):
+        super().__init__(message)
+        self.action = action
+        self.reason = reason
+
+
+def action_index(action: Any, num_actions: int) -> int:
+    """The action as a Python ``int`` after checking that it is one integer scalar in ``[0, num_actions)``.
+
+    Accepts Python ints and NumPy/JAX integer scalars or 0-d arrays; raises :class:`RejectedActionError` (reason
+    ``dtype``, ``shape`` or ``out_of_range``) for anything else, including floats and bools.
+    """
+    if isinstance(action, (bool, np.bool_)):
+        raise RejectedActionError(f"action {action!r} is a bool; pass an integer index in [0, {num_actions})",
+                                  action, "dtype")
+    if isinstance(action, numbers.Integral):
+        value = int(action)
+    else:
+        arr = np.asarray(action) if hasattr(action, "dtype") else None
+        if arr is None or not np.issubdtype(arr.dtype, np.integer):
+            kind = type(action).__name__ if arr is None else f"an array of dtype {arr.dtype}"
+            raise RejectedActionError(f"action {action!r} is {kind}; pass an integer index in [0, {num_actions})",
+                                      action, "dtype")
+        if arr.shape != ():
+            raise RejectedActionError(f"action {action!r} has shape {arr.shape}; pass one integer index (shape ())",
+                                      action, "shape")
+        value = int(arr)
+    if not 0 <= value < num_actions:
+        raise RejectedActionError(f"action {value} is out of range [0, {num_actions}); the last index "
+                                  f"{num_actions - 1} is the pass", action, "out_of_range")
+    return value
+
+
+def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
+    """``int32[num_envs]`` actions after checking dtype, shape and range; raises :class:`RejectedActionError`
+    naming the first bad sub-environment."""
+    arr = np.asarray(actions)
+    if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        raise RejectedActionError(f"actions have dtype {arr.dtype}; pass integer indices in [0, {num_actions})",
+                                  actions, "dtype")
+    if arr.shape != (num_envs,):
+        raise RejectedActionError(f"actions have shape {arr.shape}; pass one index per sub-environment, shape "
+                                  f"({num_envs},)", actions, "shape")
+    bad = np.flatnonzero((arr < 0) | (arr >= num_actions))
+    if bad.size:
+        i = int(bad[0])
+        raise RejectedActionError(f"sub-environment {i}: action {int(arr[i])} is out of range [0, {num_actions})",
+                                  actions, "out_of_range")
+    return arr.astype(np.int32)
+
+
+def rejection(env: Env, state: State, action: int, prefix: str = "") -> RejectedActionError:
+    """The :class:`RejectedActionError` for an in-range ``action`` that the mask of ``state`` (one unbatched game)
+    does not allow, with the rule it breaks spelled out. Call it only after the mask said no."""
+    from blokus_jax.records import explain_illegal
+
+    over = bool(state.terminated) or bool(state.truncated)
+    why = "the game is over; call reset() to start a new one" if over else explain_illegal(env.variant, state, action)
+    return RejectedActionError(f"{prefix}action {action} is illegal: {why}", action,
+                               "game_over" if over else "illegal")
+
+
+def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
+    """A pure JAX policy from a bot name (``"random"``, ``"greedy"``, ... resolved with ``agents.bots.get_bot``,
+    imported lazily), a policy callable (returned as is) or ``None`` (the uniform random policy)."""
+    if spec is None or spec == "random":
+        return env.sample_action
+    if callable(spec):
+        return spec
+    if not isinstance(spec, str):
+        raise ValueError(f"opponent {spec!r} is neither a bot name nor a policy callable (key, state) -> action")
+    try:
+        from agents.bots import get_bot
+    except ImportError as exc:
+        raise ImportError(f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "
+                          f"with `pip install -e .`), or pass a policy callable (key, state) -> action") from exc
+    return get_bot(spec, env)
+
+
+def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None], env: Env) -> list[Policy]:
+    """The opponents' policies in seat order after the learner: one spec is used for every opponent, a sequence
+    gives ``num_players - 1`` specs, the first for the player right after the learner."""
+    others = env.num_players - 1
+    if isinstance(spec, (list, tuple)):
+        if len(spec) != others:
+            raise ValueError(f"got {len(spec)} opponents for {env.variant.name!r}, which has {others} opponent "
+                             f"seats; pass one spec for all or exactly {others}")
+        return [resolve_policy(s, env) for s in spec]
+    return [resolve_policy(spec, env)] * max(others, 1)

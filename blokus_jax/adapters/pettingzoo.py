@@ -1,0 +1,238 @@
+"""PettingZoo adapter: every player of a Blokus variant as an agent of an ``AECEnv``.
+
+Agents are ``player_0``, ``player_1``, ... (a player may own several colours: in ``classic_2p`` ``player_0`` acts
+for colours 0 and 2; in ``classic_3p`` the shared colour is placed by whichever player's turn it is). Following
+PettingZoo's classic games, ``observe(agent)`` returns ``{"observation": float32[H, W, 2C], "action_mask":
+int8[num_actions]}``: the board planes of :mod:`blokus_jax.observe` from that agent's point of view (occupancy of
+each colour, then each colour's corner cells, own colours first; the pieces left are recoverable from the board
+since a colour's pieces never share an edge) and the legal actions, set only for the agent to act. A colour that
+cannot place is offered the pass alone, so the acting agent's mask is never all zero. Rewards are zero until the
+game ends, then every agent gets its entry of the core's rewards and all agents are terminated together (truncated
+together when ``max_steps`` is reached).
+
+``raw_env(...)`` is :class:`BlokusAECEnv`: it raises :class:`~blokus_jax.adapters.RejectedActionError` for a
+malformed or illegal action and stays unchanged. ``env(...)`` adds PettingZoo's usual wrappers: an action check
+that raises the same error for a value that is not an integer index in range, ``TerminateIllegalWrapper`` (an
+illegal action ends the game with ``illegal_action_penalty`` for the agent that made it, as in PettingZoo's
+classic games) and ``OrderEnforcingWrapper``. ``env.unwrapped.state`` is the core state.
+
+Example::
+
+    from blokus_jax.adapters.pettingzoo import env as blokus_env
+    game = blokus_env("duo")
+    game.reset(seed=0)
+    for agent in game.agent_iter():
+        obs, reward, terminated, truncated, info = game.last()
+        action = None if terminated or truncated else game.action_space(agent).sample(obs["action_mask"])
+        game.step(action)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from blokus_jax import render
+from blokus_jax.adapters._boundary import RejectedActionError, action_index, rejection
+from blokus_jax.env import Env, State, make
+from blokus_jax.variants import Variant, get_variant
+
+
+class BlokusAECEnv(AECEnv):
+    """All players of a Blokus variant as PettingZoo AEC agents (see the module doc).
+
+    Args:
+        variant: a registered variant name, a :class:`~blokus_jax.Variant` or a ready :class:`~blokus_jax.Env`.
+        reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
+        max_steps: truncate the game after this many moves (placements and passes).
+        render_mode: ``"ansi"``, ``"rgb_array"``, ``"human"`` (prints the text board) or ``None``.
+        **overrides: fields of the variant to replace (e.g. ``board_shape``).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "name": "blokus_v0", "is_parallelizable": False,
+                "render_fps": 2}
+
+    def __init__(self, variant: str | Variant | Env = "duo", *, reward: str = "winloss",
+                 max_steps: int | None = None, render_mode: str | None = None, **overrides):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
+        if isinstance(variant, Env):
+            if overrides:
+                raise ValueError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a "
+                                 f"variant name or Variant instead")
+            self._fns = _compiled(variant)
+        else:
+            self._fns = _compiled_for(get_variant(variant, **overrides), reward, max_steps)
+        self.core = core = self._fns.core
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(core.num_players)]
+        rows, cols = core.board_shape
+        self._observation_spaces = {a: spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (rows, cols, 2 * core.num_colors), np.float32),
+            "action_mask": spaces.Box(0, 1, (core.num_actions,), np.int8),
+        }) for a in self.possible_agents}
+        self._action_spaces = {a: spaces.Discrete(core.num_actions) for a in self.possible_agents}
+
+    # -------------------------------------------------------------------------------------------- pettingzoo API
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._action_spaces[agent]
+
+    @property
+    def state(self) -> State:
+        """The current core :class:`~blokus_jax.State` (a device pytree)."""
+        return self._state
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (Blokus has no chance, so ``seed`` changes nothing; it is accepted for the API)."""
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self._state, view = self._fns.reset()
+        self._absorb(view)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation", "action_mask"}`` of ``agent``; the mask is all zero unless ``agent`` is to act."""
+        acting = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        if self._player(agent) == self._planes_player:
+            planes = self._planes.copy()
+        else:
+            planes = np.array(self._fns.planes(self._state, np.int32(self._player(agent))))
+        mask = self._mask.copy() if acting else np.zeros_like(self._mask)
+        return {"observation": planes, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` for ``agent_selection`` (``None`` for an agent that is already done). Raises
+        :class:`RejectedActionError` for a malformed or illegal action and leaves the env unchanged."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        index = action_index(action, self.core.num_actions)
+        if not self._mask[index]:
+            raise rejection(self.core, jax.device_get(self._state), index, prefix=f"{agent}: ")
+        self._state, view = self._fns.step(self._state, np.int32(index))
+        self._cumulative_rewards[agent] = 0.0
+        rewards, terminated, truncated = self._absorb(view)
+        self.rewards = {a: float(rewards[self._player(a)]) for a in self.agents}
+        if terminated or truncated:
+            self.terminations = {a: terminated for a in self.agents}
+            self.truncations = {a: truncated and not terminated for a in self.agents}
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def act(self, agent: str, action: Any) -> None:
+        """:meth:`step` for a caller that names who is acting: raises :class:`RejectedActionError` (reason
+        ``"not_your_turn"``) when ``agent`` is not ``agent_selection``, leaving the env unchanged."""
+        if agent != self.agent_selection:
+            raise RejectedActionError(f"{agent} tried action {action!r} but it is {self.agent_selection}'s turn; "
+                                      f"act for env.agent_selection", action, "not_your_turn")
+        self.step(action)
+
+    def render(self) -> str | np.ndarray | None:
+        """The position as text (``"ansi"``), an RGB array (``"rgb_array"``), printed text (``"human"``) or
+        ``None`` without a render mode."""
+        if self.render_mode is None:
+            return None
+        state = jax.device_get(self._state)
+        if self.render_mode == "rgb_array":
+            return render.to_rgb(state, self.core)
+        text = render.to_text(state, self.core)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release (the env holds only device arrays)."""
+
+    # ------------------------------------------------------------------------------------------------- internals
+    def _absorb(self, view: tuple) -> tuple[np.ndarray, bool, bool]:
+        planes, mask, player, rewards, terminated, truncated = jax.device_get(view)  # one transfer
+        self._planes, self._mask, self._planes_player = planes, mask, int(player)
+        self.agent_selection = self.possible_agents[int(player)]
+        self.infos = {a: {} for a in self.agents}
+        return rewards, bool(terminated), bool(truncated)
+
+    @staticmethod
+    def _player(agent: str) -> int:
+        return int(agent.rsplit("_", 1)[1])
+
+
+def _view(core: Env, state: State) -> tuple:
+    """Everything the host needs after a move, fetched in one transfer: the planes of the player to move, the
+    mask, the player to move, the rewards and the end flags."""
+    planes = core.observe(state, state.current_player).planes
+    return (planes, state.legal_action_mask.astype(jnp.int8), state.current_player, state.rewards,
+            state.terminated, state.truncated)
+
+
+class _Compiled(NamedTuple):
+    """The core env and its jitted functions: ``reset() -> (state, view)``, ``step(state, action) -> (state,
+    view)`` and ``planes(state, player) -> float32[H, W, 2C]``."""
+
+    core: Env
+    reset: Callable
+    step: Callable
+    planes: Callable
+
+
+def _compiled(core: Env) -> _Compiled:
+    """Jit the functions the AEC env calls for ``core``."""
+    def reset() -> tuple[State, tuple]:
+        state = core.init()
+        return state, _view(core, state)
+
+    def step(state: State, action: jax.Array) -> tuple[State, tuple]:
+        state = core.step(state, action)
+        return state, _view(core, state)
+
+    def planes(state: State, player: jax.Array) -> jax.Array:
+        return core.observe(state, player).planes
+
+    return _Compiled(core, jax.jit(reset), jax.jit(step), jax.jit(planes))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_for(variant: Variant, reward: str, max_steps: int | None) -> _Compiled:
+    """:func:`_compiled` shared by every env of one configuration (compiled once, not per instance)."""
+    return _compiled(make(variant, reward=reward, max_steps=max_steps))
+
+
+class _ActionCheckWrapper(wrappers.BaseWrapper):
+    """Raises :class:`RejectedActionError` for an action that is not one integer index in range, before the
+    wrappers below look it up in the mask (PettingZoo's ``AssertOutOfBoundsWrapper``, with the package's error)."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (self.terminations[agent] or self.truncations[agent]):
+            action_index(action, self.action_space(agent).n)
+        super().step(action)
+
+
+def raw_env(variant: str | Variant | Env = "duo", **kwargs) -> BlokusAECEnv:
+    """The unwrapped :class:`BlokusAECEnv` (raises on illegal actions)."""
+    return BlokusAECEnv(variant, **kwargs)
+
+
+def env(variant: str | Variant | Env = "duo", *, illegal_action_penalty: float = -1.0, **kwargs) -> AECEnv:
+    """:class:`BlokusAECEnv` with PettingZoo's usual wrappers: a range/dtype check, ``TerminateIllegalWrapper``
+    (an illegal action ends the game with ``illegal_action_penalty`` for its author) and ``OrderEnforcingWrapper``."""
+    game = wrappers.TerminateIllegalWrapper(raw_env(variant, **kwargs), illegal_reward=illegal_action_penalty)
+    return wrappers.OrderEnforcingWrapper(_ActionCheckWrapper(game))
+
+
+__all__ = ["BlokusAECEnv", "env", "raw_env"]
