@@ -63,7 +63,7 @@ def _color_weights(env: Env, state: State) -> jax.Array:
 def _all_legal_bits(env: Env, state: State) -> jax.Array:
     """``uint32[C, O, H]`` packed legal placements of every colour in ``state`` (as if it were that colour's turn)."""
     colors = jnp.arange(env.num_colors, dtype=jnp.int32)
-    return jax.vmap(lambda c: env._legal_bits(state.board, state.remaining, state._pieces_placed, c))(colors)
+    return jax.vmap(lambda c: env.placement_bits(state, c))(colors)
 
 
 def _mobility_balance(env: Env, state: State, weights: jax.Array) -> jax.Array:

@@ -162,7 +162,7 @@ class Env:
             scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)),
             step_count=jnp.int32(0),
             last_action=jnp.int32(-1),
-            _legal_bits=self._legal_bits(board, remaining, placed, color),
+            _legal_bits=self._compute_bits(board, remaining, placed, color),
             _passed=jnp.zeros((c,), bool),
             _pieces_placed=placed,
             _last_was_monomino=jnp.zeros((c,), bool),
@@ -206,6 +206,12 @@ class Env:
         action = rules.sample_from_bits(key, state._legal_bits, self.board_shape[1], self.pass_action)
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
+    def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
+        """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
+        (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
+        the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
+        return self._compute_bits(state.board, state.remaining, state._pieces_placed, jnp.asarray(color, jnp.int32))
+
     def player_scores(self, state: State) -> jax.Array:
         """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
         return state.scores @ jnp.asarray(self.tables.player_color_matrix.T)
@@ -216,7 +222,7 @@ class Env:
         shared_turn = pieces_placed[color] % self.num_players
         return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
 
-    def _legal_bits(self, board, remaining, pieces_placed, color) -> jax.Array:
+    def _compute_bits(self, board, remaining, pieces_placed, color) -> jax.Array:
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
         forbidden, corners = rules.forbidden_and_corners(self.tables, own, occupied, pieces_placed[color] == 0, color)
@@ -279,7 +285,7 @@ class Env:
             **fields,
             **bookkeeping,
             current_player=self._player_of(fields["current_color"], fields["_pieces_placed"]),
-            _legal_bits=self._legal_bits(fields["board"], fields["remaining"], fields["_pieces_placed"],
+            _legal_bits=self._compute_bits(fields["board"], fields["remaining"], fields["_pieces_placed"],
                                          fields["current_color"]),
         )
         return next_state, rewards, terminated | truncated

@@ -304,3 +304,16 @@ def test_classic_state_is_small():
     shapes = jax.eval_shape(bj.make("classic").init)
     nbytes = sum(int(np.prod(leaf.shape)) * leaf.dtype.itemsize for leaf in jax.tree.leaves(shapes))
     assert 0 < nbytes <= 8 * 1024, nbytes
+
+
+def test_placement_bits_of_the_colour_to_move_equal_the_stored_mask():
+    env = bj.make("duo")
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    bits = jax.jit(env.placement_bits)
+    state, key = env.init(), jax.random.key(7)
+    for _ in range(10):
+        np.testing.assert_array_equal(bits(state, state.current_color), state._legal_bits)
+        other = (state.current_color + 1) % env.num_colors
+        assert bits(state, other).shape == state._legal_bits.shape
+        key, sub = jax.random.split(key)
+        state = step(state, sample(sub, state))
