@@ -283,13 +283,25 @@ def test_vector_env_rejects_bad_batches():
 
 
 # ------------------------------------------------------------------------------------------------------ example
-def test_maskable_ppo_example_parses_and_imports():
+class _MaskedRandomModel:
+    """Stands in for a trained MaskablePPO model: ``predict`` with ``action_masks`` picks a random legal action."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def predict(self, obs, action_masks, deterministic=True):
+        assert action_masks.dtype == bool and action_masks.any()
+        return self.rng.choice(np.flatnonzero(action_masks)), None
+
+
+def test_maskable_ppo_example_evaluates_with_action_masks():
+    """The example's train/evaluate/main exist, and its evaluation loop (the part that talks to our env: masks,
+    seeds, rewards) runs. Training itself needs the optional sb3-contrib + torch and is not run here."""
     tree = ast.parse(EXAMPLE.read_text())
     assert {"train", "evaluate", "main"} <= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
-    pytest.importorskip("sb3_contrib", reason="sb3-contrib (and torch) are optional; the example needs them")
     import importlib.util
     spec = importlib.util.spec_from_file_location("maskable_ppo_duo", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.train("BlokusSimple-v0", timesteps=256, seed=0)
-    assert 0.0 <= module.evaluate(model, "BlokusSimple-v0", games=2, seed=0) <= 1.0
+    spec.loader.exec_module(module)                 # sb3_contrib is imported lazily inside train()
+    rate = module.evaluate(_MaskedRandomModel(0), "BlokusSimple-v0", games=4, seed=0)
+    assert rate in (0.0, 0.25, 0.5, 0.75, 1.0)
