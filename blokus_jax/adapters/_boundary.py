@@ -123,3 +123,20 @@ def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None],
                              f"seats; pass one spec for all or exactly {others}")
         return [resolve_policy(s, env) for s in spec]
     return [resolve_policy(spec, env)] * max(others, 1)
+
+
+def render_state(state: State, env: Env, render_mode: str | None) -> str | np.ndarray | None:
+    """The adapters' ``render()``: text for ``"ansi"``, an RGB array for ``"rgb_array"``, printed text (returning
+    ``None``) for ``"human"``, and ``None`` without a render mode."""
+    if render_mode is None:
+        return None
+    from blokus_jax import render
+
+    state = jax.device_get(state)
+    if render_mode == "rgb_array":
+        return render.to_rgb(state, env)
+    text = render.to_text(state, env)
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

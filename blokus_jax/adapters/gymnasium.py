@@ -60,9 +60,8 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from blokus_jax import render
 from blokus_jax.adapters._boundary import (Policy, RejectedActionError, action_batch, action_index, rejection,
-                                           resolve_opponents)
+                                           render_state, resolve_opponents)
 from blokus_jax.env import Env, State, make
 from blokus_jax.variants import Variant, get_variant
 
@@ -291,15 +290,7 @@ class BlokusGymEnv(gymnasium.Env):
         ``None`` without a render mode."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the constructor")
-            return None
-        state = jax.device_get(self._state)
-        if self.render_mode == "rgb_array":
-            return render.to_rgb(state, self.core)
-        text = render.to_text(state, self.core)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_state(self._state, self.core, self.render_mode)
 
     def _advance(self, action: int, fresh: bool, seed: np.uint32) -> tuple[dict, float, bool, bool]:
         self._state, self._key, view = self._game.step(self._state, self._key, np.int32(self.seat),

@@ -39,8 +39,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from blokus_jax import render
-from blokus_jax.adapters._boundary import RejectedActionError, action_index, rejection
+from blokus_jax.adapters._boundary import RejectedActionError, action_index, rejection, render_state
 from blokus_jax.env import Env, State, make
 from blokus_jax.variants import Variant, get_variant
 
@@ -145,16 +144,7 @@ class BlokusAECEnv(AECEnv):
     def render(self) -> str | np.ndarray | None:
         """The position as text (``"ansi"``), an RGB array (``"rgb_array"``), printed text (``"human"``) or
         ``None`` without a render mode."""
-        if self.render_mode is None:
-            return None
-        state = jax.device_get(self._state)
-        if self.render_mode == "rgb_array":
-            return render.to_rgb(state, self.core)
-        text = render.to_text(state, self.core)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_state(self._state, self.core, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release (the env holds only device arrays)."""
