@@ -14,11 +14,12 @@ import sys
 from typing import Callable, TextIO
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from agents.arena import ArenaReport, round_robin
 from agents.bots import BOTS, Policy, get_bot
-from blokus_jax import benchmark, records, render
+from blokus_jax import benchmark, records, render, viewer
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError, CheckpointError, IllegalActionError
 from blokus_jax.variants import variant_names
@@ -92,6 +93,11 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print markdown tables instead of a rich table")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="also save sample games (first agent as player 0 against the second) as records in DIR")
+    parser.add_argument("--num-saved", type=int, default=4, help="sample games to save with --save-games (default 4)")
+    parser.add_argument("--format", choices=["blksgf", "json"], default="blksgf",
+                        help="record format for --save-games (default blksgf; custom variants need json)")
 
     def run(args: argparse.Namespace) -> int:
         if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
@@ -103,9 +109,28 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(report.to_dict(), f, indent=2)
+        if args.save_games:
+            first, second = args.agents[:2]
+            paths = save_sample_games(env, policies[first], policies[second], (first, second), args.num_saved,
+                                      args.seed, args.save_games, args.format)
+            print(f"saved {len(paths)} games of {first} (player 0) vs {second} to {args.save_games}; "
+                  f"view one with: blokus-jax view {paths[0]}")
         return 0
 
     return run
+
+
+def save_sample_games(env: Env, first: Policy, others: Policy, names: tuple[str, str], count: int, seed: int,
+                      directory: str, fmt: str) -> list:
+    """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
+    as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
+    def mixed(key: jax.Array, state: State) -> jax.Array:
+        return jnp.where(state.current_player == 0, first(key, state), others(key, state))
+
+    _, actions = records.rollout(env, jax.random.key(seed), count, mixed)
+    players = [names[0]] + [names[1]] * (env.num_players - 1)
+    games = records.from_rollout(env, actions, players=players, metadata={"event": "blokus-jax eval"})
+    return records.save_records(games, directory, fmt=fmt)
 
 
 def _print_report(report: ArenaReport, markdown: bool) -> None:
@@ -296,6 +321,77 @@ def _bench(parser: argparse.ArgumentParser) -> Handler:
     def run(args: argparse.Namespace) -> int:
         rows = benchmark.run_benchmark(args.variants, args.batch_sizes, args.steps, args.repeats)
         benchmark.print_table(rows)
+        return 0
+
+    return run
+
+
+# ----------------------------------------------------------------------------------------------------------- train
+@subcommand("train", "train a PPO self-play agent (checkpoints, metrics.jsonl and a win-rate plot in --out)")
+def _train(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--minutes", type=float, help="train for this many minutes of wall time (default 5)")
+    budget.add_argument("--total-steps", type=int, help="train for this many environment steps instead")
+    parser.add_argument("--num-envs", type=int, help="games played in parallel (default 64)")
+    parser.add_argument("--num-steps", type=int, help="rollout length per update (default 32)")
+    parser.add_argument("--channels", type=int, help="conv channels of the network (default 32)")
+    parser.add_argument("--blocks", type=int, help="residual blocks of the network (default 2)")
+    parser.add_argument("--lr", type=float, help="initial learning rate (default 1e-3)")
+    parser.add_argument("--seed", type=int, help="seed; the same seed and settings give the same run on CPU")
+    parser.add_argument("--out", default=None, help="run directory (default runs/<variant>)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
+    parser.add_argument("--eval-every", type=int, default=25, help="updates between evaluations (0: never)")
+    parser.add_argument("--eval-games", type=int, default=64, help="games per evaluation against each bot")
+    parser.add_argument("--checkpoint-every", type=int, default=50, help="updates between checkpoints")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    def run(args: argparse.Namespace) -> int:
+        ppo = importlib.import_module("agents.ppo")
+        train = importlib.import_module("agents.train")
+        checkpoint = importlib.import_module("agents.checkpoint")
+        out = args.out or f"runs/{args.variant or 'simple'}"
+        given = {"variant": args.variant, "num_envs": args.num_envs, "num_steps": args.num_steps,
+                 "channels": args.channels, "blocks": args.blocks, "learning_rate": args.lr, "seed": args.seed,
+                 "total_steps": args.total_steps}
+        given = {k: v for k, v in given.items() if v is not None}
+        if args.resume:
+            config = checkpoint.load_config(out).replace(**given)
+        else:
+            config = ppo.PPOConfig(**{"variant": "simple", "total_steps": 10**12, **given})
+        minutes = args.minutes if args.minutes is not None or args.total_steps is not None else 5.0
+        summary = train.run(config, out, minutes=minutes, resume=args.resume, eval_every=args.eval_every,
+                            eval_games=args.eval_games, checkpoint_every=args.checkpoint_every,
+                            progress=not args.no_progress)
+        print(json.dumps(summary))
+        print(f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
+              f"'blokus-jax eval --variant {config.variant} --agents {out} greedy'")
+        return 0
+
+    return run
+
+
+@subcommand("view", "write (and optionally open) a self-contained HTML viewer for a .blksgf or .json game record")
+def _view(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
+    parser.add_argument("--out", help="where to write the page (default: FILE with the suffix .html)")
+    parser.add_argument("--open", action="store_true", help="open the page in the default browser")
+
+    def run(args: argparse.Namespace) -> int:
+        print(viewer.view_command(args.file, out=args.out, open_browser=args.open))
+        return 0
+
+    return run
+
+
+@subcommand("replay", "print a recorded game (.blksgf or .json) move by move in the terminal")
+def _replay(parser: argparse.ArgumentParser) -> Handler:
+    parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
+    parser.add_argument("--ansi", action="store_true", help="colour the boards with ANSI escape codes")
+    parser.add_argument("--boards", action="store_true", help="print the board after every placement")
+
+    def run(args: argparse.Namespace) -> int:
+        print(viewer.replay_command(args.file, ansi=args.ansi, boards=args.boards))
         return 0
 
     return run

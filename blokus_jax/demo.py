@@ -16,13 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from blokus_jax.env import Env, State, make
+from blokus_jax.records import max_game_length
 from blokus_jax.render import to_text
 from blokus_jax.variants import variant_names
-
-
-def max_game_length(env: Env) -> int:
-    """Upper bound on steps in one game: every piece placed plus one pass per colour."""
-    return env.num_colors * (int(env.tables.piece_copies.sum()) + 1)
 
 
 def play_random_games(env: Env, key: jax.Array, num_games: int) -> State:
@@ -32,7 +28,7 @@ def play_random_games(env: Env, key: jax.Array, num_games: int) -> State:
         return jax.vmap(env.step)(states, actions), None
 
     states = jax.vmap(env.init)(jax.random.split(key, num_games))
-    states, _ = jax.lax.scan(body, states, jax.random.split(key, max_game_length(env)))
+    states, _ = jax.lax.scan(body, states, jax.random.split(key, max_game_length(env.variant)))
     return states
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import blokus_jax
 from agents import cli
-from blokus_jax import render
+from blokus_jax import records, render
 from agents.bots import get_bot
 
 
@@ -124,3 +124,25 @@ def test_bench_prints_a_throughput_table(capsys):
     assert lines[0].startswith("| variant | batch | device | placements/s")
     row = [c.strip() for c in lines[2].split("|")[1:-1]]
     assert row[0] == "simple" and row[1] == "4" and float(row[3].replace(",", "")) > 0
+
+def test_eval_saves_sample_games_that_view_and_replay_open(tmp_path, capsys):
+    games = tmp_path / "games"
+    assert cli.main(["eval", "--variant", "duo", "--agents", "greedy", "random", "--games", "2", "--no-progress",
+                     "--save-games", str(games), "--num-saved", "2"]) == 0
+    saved = sorted(games.glob("game_*.blksgf"))
+    assert len(saved) == 2
+    record = records.load(saved[0])
+    assert record.players == ("greedy", "random") and record.terminated
+    capsys.readouterr()
+    assert cli.main(["replay", str(saved[0])]) == 0
+    assert cli.main(["view", str(saved[0]), "--out", str(tmp_path / "game.html")]) == 0
+    out = capsys.readouterr().out
+    assert "Purple" in out and str(tmp_path / "game.html") in out
+    assert "<svg" in (tmp_path / "game.html").read_text()
+
+
+def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
+    bad = tmp_path / "bad.blksgf"
+    bad.write_text("(;GM[Blokus Duo];B[a1,b1")
+    assert cli.main(["view", str(bad)]) == 2
+    assert "truncated" in capsys.readouterr().err

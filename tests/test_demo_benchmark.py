@@ -7,6 +7,7 @@ import numpy as np
 
 import blokus_jax
 from blokus_jax import benchmark, demo
+from blokus_jax.records import max_game_length
 
 
 def test_demo_plays_complete_games(capsys):
@@ -20,7 +21,7 @@ def test_random_games_end_within_the_length_bound():
     env = blokus_jax.make("simple")
     states = jax.jit(lambda k: demo.play_random_games(env, k, 16))(jax.random.key(0))
     assert bool(states.terminated.all())
-    assert int(states.step_count.max()) <= demo.max_game_length(env)
+    assert int(states.step_count.max()) <= max_game_length(env.variant)
 
 
 def test_benchmark_rows_count_real_placements():
@@ -43,7 +44,7 @@ def test_step_autoreset_restarts_a_finished_game_and_reports_its_end():
         before = state
         state, rewards, done = step(state, sample(sub, state))
         done, steps = bool(done), steps + 1
-        assert steps <= demo.max_game_length(env)
+        assert steps <= max_game_length(env.variant)
     final = env.step(before, sample(sub, before))           # the same last step without the reset
     assert bool(final.terminated)
     np.testing.assert_array_equal(rewards, final.rewards)   # the reward of the finishing step is reported
