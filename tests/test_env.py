@@ -300,6 +300,24 @@ class PureFunctionTest(chex.TestCase):
             chex.assert_shape(batch.legal_action_mask, (4, env.num_actions))
 
 
+def test_pmap_over_local_devices_matches_jit():
+    """The env also runs under ``jax.pmap``: one game per local device (1 on a plain CPU), same results as jit."""
+    env, jitted_step = _compiled(PAIR, reward="winloss")
+    n = jax.local_device_count()
+    step, sample = jax.pmap(env.step), jax.pmap(env.sample_action)
+    states = jax.pmap(env.init)(jax.random.split(jax.random.key(0), n))
+    keys = jax.random.split(jax.random.key(3), n)
+    for _ in range(4):
+        keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
+        actions = sample(keys, states)
+        stepped = step(states, actions)
+        for d in range(n):
+            one = jax.tree.map(lambda x: x[d], states)
+            chex.assert_trees_all_equal(jax.tree.map(lambda x: x[d], stepped), jitted_step(one, actions[d]))
+        states = stepped
+    chex.assert_shape(states.board, (n, *env.board_shape))
+
+
 def test_classic_state_is_small():
     shapes = jax.eval_shape(bj.make("classic").init)
     nbytes = sum(int(np.prod(leaf.shape)) * leaf.dtype.itemsize for leaf in jax.tree.leaves(shapes))
