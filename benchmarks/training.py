@@ -1,0 +1,83 @@
+"""Training benchmark: learning curve of PPO self-play against fixed bots, training speed, and where the time goes.
+
+    python benchmarks/training.py --variant simple --minutes 10 --out runs/bench_simple
+    python benchmarks/training.py --variant duo --minutes 60 --num-envs 128 --out runs/bench_duo
+
+Trains from scratch with :func:`agents.train.run` (evaluating against random and greedy in the arena), then prints a
+markdown table of the win-rate curve and a speed table: training env-steps/s, and the share of an update spent in
+the environment (a rollout of the same batch with uniformly random actions, no network) versus the rest (network
+forward passes in the rollout, GAE and the minibatch epochs). Never asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import jax
+
+from agents.ppo import PPOConfig, PPOTrainer
+from agents.train import read_metrics, run
+
+
+def env_only_seconds(trainer: PPOTrainer, repeats: int = 3) -> float:
+    """Seconds for ``num_steps`` auto-reset steps of ``num_envs`` games with random legal actions (no network)."""
+    env, c = trainer.env, trainer.config
+    sample, step = jax.vmap(env.sample_action), jax.vmap(env.step_autoreset)
+
+    @jax.jit
+    def rollout(states, key):
+        def one(states, k):
+            states, rewards, done = step(states, sample(jax.random.split(k, c.num_envs), states))
+            return states, done
+        return jax.lax.scan(one, states, jax.random.split(key, c.num_steps))
+
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), c.num_envs))
+    jax.block_until_ready(rollout(states, jax.random.key(1)))
+    best = float("inf")
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(rollout(states, jax.random.key(i)))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", default="simple")
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--num-steps", type=int, default=32)
+    parser.add_argument("--channels", type=int, default=32)
+    parser.add_argument("--blocks", type=int, default=2)
+    parser.add_argument("--eval-every", type=int, default=25)
+    parser.add_argument("--eval-games", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="run directory (default runs/bench_<variant>)")
+    args = parser.parse_args(argv)
+    out = args.out or f"runs/bench_{args.variant}"
+    config = PPOConfig(variant=args.variant, num_envs=args.num_envs, num_steps=args.num_steps,
+                       total_steps=10**12, channels=args.channels, blocks=args.blocks, seed=args.seed)
+    summary = run(config, out, minutes=args.minutes, eval_every=args.eval_every, eval_games=args.eval_games)
+    env_s = env_only_seconds(PPOTrainer(config))
+    update_s = config.steps_per_update / summary["steps_per_s"]
+    device = jax.devices()[0]
+    print(f"\n## {args.variant}: {summary['updates']} updates, {summary['env_steps']} env steps in "
+          f"{summary['seconds'] / 60:.1f} min on {device.platform} ({device.device_kind})\n")
+    print("| update | env steps | minutes | " + " | ".join(f"vs {b}" for b in ("random", "greedy")) + " |")
+    print("|---|---|---|---|---|")
+    for r in read_metrics(out):
+        if "win_rate_vs_random" in r:
+            print(f"| {r['update']} | {r['env_steps']} | {r['time_s'] / 60:.1f} | {r['win_rate_vs_random']:.2f} | "
+                  f"{r.get('win_rate_vs_greedy', float('nan')):.2f} |")
+    print("\n| variant | num_envs x num_steps | device | train env-steps/s | env share | network+learning share |")
+    print("|---|---|---|---|---|---|")
+    share = min(env_s / update_s, 1.0)
+    print(f"| {args.variant} | {config.num_envs} x {config.num_steps} | {device.platform} | "
+          f"{summary['steps_per_s']:.0f} | {share:.1%} | {1 - share:.1%} |")
+    print("\nsummary: " + json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Orbax checkpoints of training runs: exact round trip, clear errors for missing, corrupt or mismatched ones, and
+loading a trained policy for the arena and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+import blokus_jax
+from agents import checkpoint
+from agents.ppo import PPOConfig, PPOTrainer, load_policy
+from blokus_jax.errors import CheckpointError
+
+TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=2,
+                 channels=4, blocks=1, value_hidden=8)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A trainer and its runner after one update."""
+    trainer = PPOTrainer(TINY)
+    runner, _ = trainer.update(trainer.init(jax.random.PRNGKey(0)))
+    return trainer, runner
+
+
+@pytest.fixture()
+def saved(tmp_path, trained):
+    trainer, runner = trained
+    assert checkpoint.save(tmp_path, runner, TINY) == 1
+    return tmp_path
+
+
+def test_round_trip_restores_every_field_exactly(saved, trained):
+    trainer, runner = trained
+    restored = checkpoint.restore(saved, trainer)
+    assert isinstance(restored.env_state, blokus_jax.State)
+    same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
+    assert all(jax.tree.leaves(same))
+    assert checkpoint.load_config(saved) == TINY and checkpoint.latest_step(saved) == 1
+    # the restored runner trains on identically
+    (a, _), (b, _) = trainer.update(runner), trainer.update(restored)
+    for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="no checkpoint in"):
+        checkpoint.restore(tmp_path / "nowhere", PPOTrainer(TINY))
+    assert checkpoint.latest_step(tmp_path) is None
+
+
+def test_mismatched_config_names_the_differing_fields(saved, trained):
+    with pytest.raises(CheckpointError, match=r"'channels': \(4, 8\)"):
+        checkpoint.restore(saved, PPOTrainer(TINY.replace(channels=8)))
+    # total_steps may change: it only extends (or shortens) the run
+    longer = checkpoint.restore(saved, PPOTrainer(TINY.replace(total_steps=10 * TINY.total_steps)))
+    assert int(longer.update) == 1 and int(longer.lr_horizon) == int(trained[1].lr_horizon)
+
+
+def test_corrupt_array_data_is_a_clear_error(saved, trained):
+    data = [p for p in (saved / "checkpoints" / "1" / "params").rglob("*") if p.is_file() and p.parent.name == "d"]
+    assert data
+    for p in data:
+        p.write_bytes(b"not an array" * 3)
+    with pytest.raises(CheckpointError, match="corrupt"):
+        checkpoint.restore(saved, trained[0])
+
+
+def test_corrupt_or_foreign_metadata_is_a_clear_error(saved, trained):
+    meta = saved / "checkpoints" / "1" / "meta" / "metadata"
+    original = json.loads(meta.read_text())
+    meta.write_text(json.dumps({**original, "obs_version": 0}))
+    with pytest.raises(CheckpointError, match="observation layout 0"):
+        checkpoint.restore(saved, trained[0])
+    meta.write_text(json.dumps({**original, "format_version": 99}))
+    with pytest.raises(CheckpointError, match="format 99"):
+        checkpoint.load_config(saved)
+    meta.write_text("{truncated")
+    with pytest.raises(CheckpointError, match="corrupt or incomplete"):
+        checkpoint.load_config(saved)
+
+
+def test_array_shapes_that_disagree_with_the_config_are_a_clear_error(saved, trained):
+    meta = saved / "checkpoints" / "1" / "meta" / "metadata"
+    original = json.loads(meta.read_text())
+    wrong = TINY.replace(channels=8)
+    meta.write_text(json.dumps({**original, "config": wrong.to_dict()}))
+    with pytest.raises(CheckpointError, match="does not match"):
+        checkpoint.restore(saved, PPOTrainer(wrong))
+
+
+def test_load_policy_plays_legal_moves_and_checks_the_variant(saved):
+    env = blokus_jax.make("simple")
+    policy = jax.jit(load_policy(str(saved), env))
+    state = env.init()
+    for i in range(6):
+        action = policy(jax.random.key(i), state)
+        assert bool(env.is_legal(state, action))
+        state = env.step(state, action)
+    with pytest.raises(CheckpointError, match="trained on variant 'simple'"):
+        load_policy(str(saved), blokus_jax.make("duo"))
+
+
+def test_cli_agent_spec_accepts_a_checkpoint_directory(saved):
+    from agents.cli import resolve_agent
+
+    env = blokus_jax.make("simple")
+    action = resolve_agent(str(saved), env)(jax.random.key(0), env.init())
+    assert bool(env.is_legal(env.init(), action)) and int(action) != env.pass_action

@@ -1,0 +1,206 @@
+"""PPO self-play: per-seat credit assignment, one jitted update, make_train, resume, and data-parallel sharding."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agents import checkpoint
+from agents.ppo import PPOConfig, PPOTrainer, make_train, seat_gae
+from agents.train import read_metrics, run
+from blokus_jax.errors import CheckpointError
+
+TINY = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=8 * 8 * 3, update_epochs=2,
+                 num_minibatches=2, channels=8, blocks=1, value_hidden=16)
+
+
+@pytest.fixture(scope="module")
+def trainer():
+    return PPOTrainer(TINY)
+
+
+# ------------------------------------------------------------------------------------------ credit assignment
+# A hand-made two-player stream: seat 1's reward (-1) arrives on seat 0's winning move at t=4, seat 1's move at t=3 is
+# a forced pass, a new game starts at t=5, and the rollout ends with seat 0 to move (value 0.8) while seat 1's move at
+# t=6 has no later decision of its own inside the rollout.
+PLAYERS = jnp.asarray([0, 1, 0, 1, 0, 0, 1])
+REWARDS = jnp.zeros((7, 2)).at[4].set(jnp.asarray([1.0, -1.0]))
+DONES = jnp.asarray([False, False, False, False, True, False, False])
+VALUES = jnp.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+
+
+def test_seat_gae_monte_carlo_case_routes_each_seats_own_final_reward():
+    adv, valid = seat_gae(PLAYERS, REWARDS, DONES, VALUES, jnp.int32(0), jnp.float32(0.8), 1.0, 1.0)
+    # lambda = 1: advantage = own return - own value; returns are +1 for seat 0, -1 for seat 1 in the first game,
+    # and seat 0's bootstrap 0.8 in the second.
+    np.testing.assert_allclose(adv, [1 - 0.1, -1 - 0.2, 1 - 0.3, -1 - 0.4, 1 - 0.5, 0.8 - 0.6, 0.0], atol=1e-6)
+    assert valid.tolist() == [True, True, True, True, True, True, False]
+
+
+def test_seat_gae_td_case_bootstraps_from_the_same_seats_next_decision():
+    adv, valid = seat_gae(PLAYERS, REWARDS, DONES, VALUES, jnp.int32(0), jnp.float32(0.8), 1.0, 0.0)
+    # lambda = 0: one-step TD over the seat's own chain (t0 -> t2 -> t4 for seat 0, t1 -> t3 -> end for seat 1)
+    np.testing.assert_allclose(adv, [0.3 - 0.1, 0.4 - 0.2, 0.5 - 0.3, -1 - 0.4, 1 - 0.5, 0.8 - 0.6, 0.0], atol=1e-6)
+    assert valid.tolist() == [True] * 6 + [False]
+
+
+def test_seat_gae_three_seats_with_a_skipped_seat_and_discounting():
+    # seats 0, 1, 2 then seat 1 has passed out and is skipped: 0, 2, 0 ends the game with rewards [1, -1, -1]
+    players = jnp.asarray([0, 1, 2, 0, 2, 0])
+    rewards = jnp.zeros((6, 3)).at[5].set(jnp.asarray([1.0, -1.0, -1.0]))
+    dones = jnp.asarray([False] * 5 + [True])
+    values = jnp.zeros(6)
+    gamma, lam = 0.9, 0.5
+    adv, valid = seat_gae(players, rewards, dones, values, jnp.int32(0), jnp.float32(0.0), gamma, lam)
+    # seat 0: decisions t0, t3, t5 -> discounts count own decisions, not table moves
+    a5 = 1.0
+    a3 = 0 + gamma * 0 - 0 + gamma * lam * a5
+    a0 = gamma * lam * a3
+    # seat 1: single decision at t1, reward -1 at the end; seat 2: t2 -> t4 -> end
+    a4 = -1.0
+    a2 = gamma * lam * a4
+    np.testing.assert_allclose(adv, [a0, -1.0, a2, a3, a4, a5], atol=1e-6)
+    assert bool(valid.all())
+
+
+def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
+    """lambda = gamma = 1: in every game that finished inside the rollout, advantage + value of each decision is
+    exactly the mover's own terminal reward."""
+    runner = trainer.init(jax.random.PRNGKey(1))
+    config = TINY.replace(num_steps=48, num_minibatches=1)
+    long = PPOTrainer(config)
+    env_state, traj = jax.jit(long.rollout)(runner.params, runner.env_state, jax.random.PRNGKey(2))
+    _, last_value = long.network.apply(runner.params, jax.vmap(long.env.observe)(env_state))
+    adv, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
+        traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value, 1.0, 1.0)
+    done = np.asarray(traj.done)
+    assert done.any(0).all()                      # every game finished at least once
+    checked = 0
+    for e in range(config.num_envs):
+        end = int(np.flatnonzero(done[:, e])[0])  # the first game of stream e covers steps 0..end
+        final = np.asarray(traj.rewards[end, e])
+        for t in range(end + 1):
+            mover = int(traj.player[t, e])
+            assert bool(valid[t, e])
+            assert float(adv[t, e] + traj.value[t, e]) == pytest.approx(float(final[mover]), abs=1e-5)
+            checked += 1
+    assert checked > 8 * 10
+
+
+# ------------------------------------------------------------------------------------------------- training
+def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
+    runner = trainer.init(jax.random.PRNGKey(0))
+    new, metrics = trainer.update(runner)
+    changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), runner.params, new.params)
+    assert all(jax.tree.leaves(changed))
+    assert int(new.update) == 1 and not bool(jnp.all(new.key == runner.key))
+    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "explained_variance",
+                 "learning_rate"):
+        assert np.isfinite(float(metrics[name])), name
+    assert float(metrics["entropy"]) > 0 and float(metrics["approx_kl"]) >= 0
+    assert float(metrics["learning_rate"]) == pytest.approx(TINY.learning_rate)
+
+
+def test_make_train_runs_every_update_in_one_call_like_the_host_loop(trainer):
+    train = make_train(TINY)
+    runner, metrics = train(jax.random.PRNGKey(0))
+    assert int(runner.update) == TINY.num_updates and metrics["policy_loss"].shape == (TINY.num_updates,)
+    host = trainer.init(jax.random.PRNGKey(0))
+    for _ in range(TINY.num_updates):
+        host, _ = trainer.update(host)
+    for a, b in zip(jax.tree.leaves(runner.params), jax.tree.leaves(host.params)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_learning_rate_decays_linearly_to_the_final_fraction(trainer):
+    lr = [float(trainer.learning_rate(u, 10)) for u in (0, 5, 10, 20)]
+    base = TINY.learning_rate
+    assert lr == pytest.approx([base, base * 0.55, base * 0.1, base * 0.1])
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="multiple of num_minibatches"):
+        PPOConfig(num_steps=10, num_minibatches=4)
+    with pytest.raises(ValueError, match="num_envs"):
+        PPOConfig(num_envs=0)
+    with pytest.raises(CheckpointError, match="unknown PPOConfig fields"):
+        PPOConfig.from_dict({**TINY.to_dict(), "gamma_typo": 1})
+
+
+def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    run(TINY, whole, eval_every=0, progress=False, mesh=None)
+    run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
+    assert checkpoint.latest_step(split) == 1
+    summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
+    assert summary["updates"] == TINY.num_updates
+    a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(split)[1]
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(x, y)
+    losses = lambda d: [(r["update"], r["policy_loss"], r["value_loss"]) for r in read_metrics(d)]  # noqa: E731
+    assert losses(whole) == losses(split)
+    with pytest.raises(CheckpointError, match="already holds checkpoints"):
+        run(TINY, whole, eval_every=0, progress=False, mesh=None)
+
+
+SHARDED = textwrap.dedent("""
+    import json, jax, numpy as np
+    from agents.ppo import PPOConfig, PPOTrainer, make_mesh
+    assert jax.local_device_count() == 4, jax.devices()
+    config = PPOConfig.from_dict(json.loads({config!r}))
+    single, sharded = PPOTrainer(config), PPOTrainer(config, make_mesh())
+    a, b = single.init(jax.random.PRNGKey(0)), sharded.init(jax.random.PRNGKey(0))
+    assert len(b.env_state.board.sharding.device_set) == 4
+    assert b.env_state.board.addressable_shards[0].data.shape[0] == config.num_envs // 4
+    for _ in range(2):
+        (a, ma), (b, mb) = single.update(a), sharded.update(b)
+    assert len(b.env_state.board.sharding.device_set) == 4
+    assert all(x.sharding.is_fully_replicated for x in jax.tree.leaves(b.params))
+    np.testing.assert_array_equal(np.asarray(a.env_state.board), np.asarray(b.env_state.board))
+    for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=2e-4, atol=2e-6)
+    for k in ma:
+        np.testing.assert_allclose(float(ma[k]), float(mb[k]), rtol=1e-3, atol=1e-5, err_msg=k)
+    print("SHARDED-OK")
+""")
+
+
+def test_sharded_training_on_four_host_devices_matches_one_device():
+    config = TINY.replace(num_envs=8)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    code = SHARDED.format(config=json.dumps(config.to_dict()))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_path, capsys):
+    from agents import cli
+
+    out = tmp_path / "run"
+    args = ["train", "--variant", "simple", "--total-steps", "32", "--num-envs", "4", "--num-steps", "4",
+            "--channels", "4", "--blocks", "1", "--out", str(out), "--eval-every", "2", "--eval-games", "2",
+            "--no-progress"]
+    assert cli.main(args) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert summary["updates"] == 2 and 0.0 <= summary["win_rate_vs_greedy"] <= 1.0
+    records = read_metrics(out)
+    assert [r["update"] for r in records] == [0, 1, 2] and "win_rate_vs_random" in records[-1]
+    assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint.latest_step(out) == 2
+    # resuming with a larger budget continues the same run
+    resume = [a if a != "32" else "48" for a in args] + ["--resume"]
+    assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
+    capsys.readouterr()
+    assert cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2",
+                     "--no-progress"]) == 0
+    assert "random" in capsys.readouterr().out
+    assert cli.main(["eval", "--variant", "duo", "--agents", str(out), "random", "--no-progress"]) == 2
+    assert "trained on variant 'simple'" in capsys.readouterr().err
