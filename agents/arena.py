@@ -17,10 +17,11 @@ Everything is reproducible: a match is a pure function of its key.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -77,20 +78,47 @@ class MatchResult:
         return self.policy_scores(index) - self.policy_scores(1 - index)
 
 
-def _match_runner(env: Env, policies: tuple[Policy, Policy], chunk: int):
-    """A jitted ``(states, key, seats, forfeited) -> (states, forfeited)`` advancing every game ``chunk`` steps,
-    each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``)."""
-    batched = [jax.vmap(p) for p in policies]
+@dataclass(frozen=True, eq=False)
+class ParamPolicy:
+    """A policy split into a static function ``fn(params, key, state) -> action`` and its ``params`` (e.g. network
+    weights). Callable like any policy (and ``jax.jit``-able); the arena passes ``params`` into its compiled match as
+    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
+
+    fn: Callable[[Any, jax.Array, State], jax.Array]
+    params: Any
+
+    def __call__(self, key: jax.Array, state: State) -> jax.Array:
+        return self.fn(self.params, key, state)
+
+
+def _split(policy: Policy) -> tuple[Callable, Any]:
+    """``(static fn(params, key, state), params)`` of a policy; plain policies have no params."""
+    if isinstance(policy, ParamPolicy):
+        return policy.fn, policy.params
+    return _without_params(policy), None
+
+
+@functools.lru_cache(maxsize=64)
+def _without_params(policy: Policy) -> Callable:
+    return lambda params, key, state: policy(key, state)
+
+
+@functools.lru_cache(maxsize=16)
+def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
+    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing every game ``chunk``
+    steps, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once."""
+    batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
     step = jax.vmap(env.step)
     is_legal = jax.vmap(env.is_legal)
     players = jnp.arange(env.num_players)
 
     @jax.jit
-    def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array):
+    def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array, params: tuple):
         def one_step(carry, step_key):
             states, forfeited = carry
             keys = jax.random.split(step_key, seats.shape[0])
-            choices = jnp.stack([f(keys, states) for f in batched])                   # [2, N]
+            choices = jnp.stack([f(p, keys, states) for f, p in zip(batched, params)])   # [2, N]
             mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
             actions = jnp.take_along_axis(choices, mover[None], axis=0)[0]
             live = ~(states.terminated | states.truncated)
@@ -123,11 +151,12 @@ def play_match(env: Env, policies: Sequence[Policy], names: Sequence[str], games
     init_key, play_key = jax.random.split(key)
     states = jax.vmap(env.init)(jax.random.split(init_key, total))
     forfeited = jnp.zeros((total, env.num_players), bool)
-    run = _match_runner(env, (policies[0], policies[1]), chunk)
+    (fn_a, params_a), (fn_b, params_b) = _split(policies[0]), _split(policies[1])
+    run = _match_runner(env, (fn_a, fn_b), chunk)
     bar = tqdm(total=total, desc=f"{names[0]} vs {names[1]}", unit="game", disable=not progress, leave=False)
     call = 0
     while True:
-        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited)
+        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited, (params_a, params_b))
         call += 1
         done = np.asarray(states.terminated | states.truncated)
         bar.update(int(done.sum()) - bar.n)

@@ -30,6 +30,7 @@ each host then steps its own share of the games (not tested here, as there is on
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -40,6 +41,7 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from agents.arena import ParamPolicy
 from agents.bots import Policy
 from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
 from blokus_jax.env import Env, State, make
@@ -321,10 +323,16 @@ class PPOTrainer:
         return network_policy(self.env, self.network, params, greedy)
 
 
-def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool = True) -> Policy:
+def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool = True) -> ParamPolicy:
     """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
-    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal."""
-    def policy(key: jax.Array, state: State) -> jax.Array:
+    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is an arena
+    :class:`~agents.arena.ParamPolicy`, so evaluating new params reuses the compiled match."""
+    return ParamPolicy(_network_policy_fn(env, network, greedy), params)
+
+
+@functools.lru_cache(maxsize=32)
+def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
+    def policy(params: Any, key: jax.Array, state: State) -> jax.Array:
         logits, _ = network.apply(params, env.observe(state))
         mask = state.legal_action_mask
         if greedy:

@@ -11,6 +11,7 @@ rotated), on device.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -46,10 +47,16 @@ def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: 
     agent = trainer.policy(params, greedy=True)
     out = {}
     for i, name in enumerate(opponents):
-        result = play_match(trainer.env, (agent, get_bot(name, trainer.env)), ("agent", name), games,
+        result = play_match(trainer.env, (agent, _bot(trainer.env, name)), ("agent", name), games,
                             jax.random.fold_in(key, i), progress=False)
         out[f"win_rate_vs_{name}"] = float(result.credit[:, 0].mean())
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _bot(env, name: str):
+    """One bot function per (env, name), so that repeated evaluations hit the arena's compiled-match cache."""
+    return get_bot(name, env)
 
 
 def _tensorboard(out_dir: Path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.arena import bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
+from agents.arena import ParamPolicy, bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
 from agents.bots import get_bot
 from blokus_jax.pieces import standard_pieces
 
@@ -114,3 +114,24 @@ def test_bad_arguments_raise_clear_errors(simple):
         round_robin(simple, {"random": get_bot("random", simple)}, 2)
     with pytest.raises(ValueError, match="positive"):
         play_match(simple, (get_bot("random", simple),) * 2, ("a", "b"), 0, jax.random.key(0))
+
+
+def test_param_policies_reuse_the_compiled_match(simple):
+    """New params for the same policy function (a network during training) must not recompile the match."""
+    traces = []
+    greedy, random = get_bot("greedy", simple), get_bot("random", simple)
+
+    def switchable(params, key, state):
+        traces.append(1)                       # runs only while tracing
+        return jnp.where(params > 0, greedy(key, state), random(key, state))
+
+    key = jax.random.key(5)
+    as_greedy = play_match(simple, (ParamPolicy(switchable, jnp.int32(1)), random), ("p", "random"), 64, key,
+                           progress=False)
+    traced = len(traces)
+    as_random = play_match(simple, (ParamPolicy(switchable, jnp.int32(0)), random), ("p", "random"), 64, key,
+                           progress=False)
+    assert len(traces) == traced > 0
+    assert as_greedy.credit[:, 0].mean() > 0.8                    # params really reached the compiled match
+    assert abs(as_random.credit[:, 0].mean() - 0.5) < 0.2
+    assert ParamPolicy(switchable, jnp.int32(1))(key, simple.init()) == greedy(key, simple.init())
