@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         if n <= args.sync_max:
             rows.append(("gym sync", n, *bench_vector(args.variant, n, max(args.steps // 4, 5), sync=True)))
     rows.append(("pettingzoo", 1, *bench_pettingzoo(args.variant, args.steps)))
-    print(f"| adapter | variant | N | device | learner steps/s | moves/s |\n|---|---|---|---|---|---|")
+    print("| adapter | variant | N | device | learner steps/s | moves/s |\n|---|---|---|---|---|---|")
     for name, n, rate, moves in rows:
         print(f"| {name} | {args.variant} | {n} | {device} | {rate:,.0f} | {moves:,.0f} |")
 

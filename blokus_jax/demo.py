@@ -12,7 +12,6 @@ import sys
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from blokus_jax.env import Env, State, make

@@ -7,7 +7,6 @@ pass must be the only legal action), and otherwise skip the record turn.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import jax
 import numpy as np
