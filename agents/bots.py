@@ -2,7 +2,7 @@
 
 Every bot is built for one :class:`~blokus_jax.Env` by a factory in :data:`BOTS` (use :func:`get_bot`) and returns an
 ``int32`` action that is always legal: a placement from the packed legal bits, or the pass when nothing can be
-placed. The legality rules are never re-implemented here; bots read ``state._legal_bits`` and call ``env.step`` for
+placed. The legality rules are never re-implemented here; bots read ``state.legal_bits`` and call ``env.step`` for
 lookahead. Bots break ties uniformly at random with ``key`` (two copies of a bot therefore play different games).
 
 =========== =====================================================================================================
@@ -109,7 +109,7 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
 
     def masks(c):
         mine = rules.pack_rows(state.board == (c + 1).astype(jnp.int8))
-        return rules.forbidden_and_corners(env.tables, mine, occupied, state._pieces_placed[c] == 0, c)
+        return rules.forbidden_and_corners(env.tables, mine, occupied, state.pieces_placed[c] == 0, c)
 
     forbidden, corners = jax.vmap(masks)(jnp.arange(env.num_colors, dtype=jnp.int32))
     corner_planes = rules.unpack_rows(corners, cols).astype(jnp.float32)            # [C, H, W]
@@ -139,7 +139,7 @@ def greedy_bot(env: Env) -> Policy:
     cols = env.board_shape[1]
 
     def policy(key: jax.Array, state: State) -> jax.Array:
-        bits = state._legal_bits
+        bits = state.legal_bits
         placeable = jnp.any(bits != 0, axis=1)
         best = jnp.max(jnp.where(placeable, sizes, 0))
         return rules.sample_from_bits(key, jnp.where((sizes == best)[:, None], bits, 0), cols, env.pass_action)

@@ -246,7 +246,7 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
                 f"{describe_move(env, action)}")
             state, show_board = step(state, action), True
             continue
-        if not bool(np.asarray(state._legal_bits).any()):
+        if not bool(np.asarray(state.legal_bits).any()):
             say("You cannot place any piece; you pass.")
             state, show_board = step(state, env.pass_action), True
             continue

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
 
     finished = np.asarray(states.terminated)
-    placements = int(np.asarray(states._pieces_placed).sum())
+    placements = int(np.asarray(states.pieces_placed).sum())
     player_scores = np.asarray(jax.vmap(env.player_scores)(states))
     winners = player_scores == player_scores.max(axis=1, keepdims=True)
     win_share = winners / winners.sum(axis=1, keepdims=True)       # ties split evenly

@@ -51,6 +51,9 @@ class State:
         scores: ``int32[C]`` standard scores: minus unplaced squares, plus bonuses.
         step_count: ``int32`` steps taken (placements and passes).
         last_action: ``int32`` action of the previous step (-1 at the start).
+        legal_bits: ``uint32[O, H]`` legal placements of ``current_color``, packed (bit ``c`` of word ``[o, r]``:
+            orientation ``o`` anchored at ``(r, c)``); ``legal_action_mask`` unpacks it.
+        pieces_placed: ``int32[C]`` pieces each colour has placed (0 means its next placement is its first).
     """
 
     board: jax.Array
@@ -63,9 +66,9 @@ class State:
     scores: jax.Array
     step_count: jax.Array
     last_action: jax.Array
-    _legal_bits: jax.Array          # uint32[O, H] packed legal placements of current_color
+    legal_bits: jax.Array
     _passed: jax.Array              # bool[C] colours that have passed (and so can never place again)
-    _pieces_placed: jax.Array       # int32[C]
+    pieces_placed: jax.Array
     _last_was_monomino: jax.Array   # bool[C]
 
     @property
@@ -75,9 +78,9 @@ class State:
         Computed from the packed bitboard on access, so the state stays small; works on batched states too.
         """
         width = self.board.shape[-1]
-        placements = rules.unpack_rows(self._legal_bits, width)
+        placements = rules.unpack_rows(self.legal_bits, width)
         flat = placements.reshape(*placements.shape[:-3], -1)
-        can_pass = ~rules.has_placement(self._legal_bits)
+        can_pass = ~rules.has_placement(self.legal_bits)
         done = self.terminated | self.truncated
         return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
 
@@ -162,9 +165,9 @@ class Env:
             scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)),
             step_count=jnp.int32(0),
             last_action=jnp.int32(-1),
-            _legal_bits=self._compute_bits(board, remaining, placed, color),
+            legal_bits=self._compute_bits(board, remaining, placed, color),
             _passed=jnp.zeros((c,), bool),
-            _pieces_placed=placed,
+            pieces_placed=placed,
             _last_was_monomino=jnp.zeros((c,), bool),
         )
 
@@ -184,10 +187,10 @@ class Env:
         rows, cols = self.board_shape
         action = jnp.asarray(action, jnp.int32)
         in_range = (action >= 0) & (action < self.num_actions)
-        any_placement = rules.has_placement(state._legal_bits)
+        any_placement = rules.has_placement(state.legal_bits)
         safe = jnp.clip(action, 0, self.num_actions - 2)
         o, rc = safe // (rows * cols), safe % (rows * cols)
-        word = state._legal_bits[o, rc // cols]
+        word = state.legal_bits[o, rc // cols]
         bit = ((word >> (rc % cols).astype(jnp.uint32)) & 1) == 1
         ok = jnp.where(action == self.pass_action, ~any_placement, bit)
         return in_range & ok & ~(state.terminated | state.truncated)
@@ -203,14 +206,14 @@ class Env:
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
         """A uniformly random legal action (``int32``); the pass when nothing can be placed. Cheap: it works on the
         packed bitboard with popcounts and never builds the full mask."""
-        action = rules.sample_from_bits(key, state._legal_bits, self.board_shape[1], self.pass_action)
+        action = rules.sample_from_bits(key, state.legal_bits, self.board_shape[1], self.pass_action)
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
     def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
         """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
         (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
         the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
-        return self._compute_bits(state.board, state.remaining, state._pieces_placed, jnp.asarray(color, jnp.int32))
+        return self._compute_bits(state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32))
 
     def player_scores(self, state: State) -> jax.Array:
         """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
@@ -236,7 +239,7 @@ class Env:
 
         All branching is done with selects on the small fields (board, counters, flags); the packed mask is then
         computed exactly once, from the selected position. A finished or illegal step leaves board, colour and
-        pieces as they were, so recomputing the mask reproduces the stored one and ``_legal_bits`` never needs a
+        pieces as they were, so recomputing the mask reproduces the stored one and ``legal_bits`` never needs a
         select of its own. With ``autoreset`` a game that ends here is replaced by the initial position. Returns
         ``(state, rewards, done)``, the last two describing the step just taken.
         """
@@ -254,7 +257,7 @@ class Env:
 
         board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
         remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
-        pieces_placed = state._pieces_placed.at[color].add(places.astype(jnp.int32))
+        pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
         last_mono = state._last_was_monomino.at[color].set(
             jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
         passed = state._passed.at[color].set(state._passed[color] | (play & is_pass))
@@ -273,7 +276,7 @@ class Env:
         rewards = jnp.where(play & terminated, self._final_rewards(scores),
                             jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
         fields = dict(board=board, remaining=remaining, current_color=next_color, scores=scores,
-                      _passed=passed, _pieces_placed=pieces_placed, _last_was_monomino=last_mono)
+                      _passed=passed, pieces_placed=pieces_placed, _last_was_monomino=last_mono)
         bookkeeping = dict(step_count=step_count, last_action=jnp.where(done, state.last_action, action),
                            rewards=rewards, terminated=terminated, truncated=truncated)
         if autoreset:
@@ -284,8 +287,8 @@ class Env:
         next_state = State(
             **fields,
             **bookkeeping,
-            current_player=self._player_of(fields["current_color"], fields["_pieces_placed"]),
-            _legal_bits=self._compute_bits(fields["board"], fields["remaining"], fields["_pieces_placed"],
+            current_player=self._player_of(fields["current_color"], fields["pieces_placed"]),
+            legal_bits=self._compute_bits(fields["board"], fields["remaining"], fields["pieces_placed"],
                                          fields["current_color"]),
         )
         return next_state, rewards, terminated | truncated

@@ -82,7 +82,7 @@ def _trace_fn(variant: Variant) -> Callable:
             want = colors[jnp.minimum(ptr, last)]
             mine = more & ((want < 0) | (want == state.current_color))
             action = jnp.where(mine, actions[jnp.minimum(ptr, last)], env.pass_action)
-            stuck = ~(state.terminated | state.truncated) & ~jnp.any(state._legal_bits != 0)
+            stuck = ~(state.terminated | state.truncated) & ~jnp.any(state.legal_bits != 0)
             act = ok & (more | (complete & stuck))
             legal = env.is_legal(state, action)
             good = act & legal
@@ -149,7 +149,7 @@ def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Seq
 
 
 def _legal_count(state: State) -> int:
-    return int(np.asarray(jax.lax.population_count(state._legal_bits)).sum())
+    return int(np.asarray(jax.lax.population_count(state.legal_bits)).sum())
 
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
@@ -186,7 +186,7 @@ def explain_illegal(variant: Variant, state: State, action: int) -> str:
             | padded[rc[0] + 1, rc[1] + 2]]
     if edge:
         return f"{who}'s piece {piece.name!r} at {where} shares an edge with another {who} piece"
-    if int(np.asarray(state._pieces_placed)[color]) == 0:
+    if int(np.asarray(state.pieces_placed)[color]) == 0:
         starts = _cells_text(variant, variant.start_cells[color])
         return f"{who}'s first piece {piece.name!r} at {where} does not cover its start square {starts}"
     return f"{who}'s piece {piece.name!r} at {where} does not touch another {who} piece corner to corner"

@@ -179,10 +179,10 @@ def _live_corners(state: Any, variant: Variant) -> np.ndarray:
     color = int(state.current_color)
     own = rules.pack_rows(jnp.asarray(board == color + 1))
     occupied = rules.pack_rows(jnp.asarray(board != 0))
-    first = int(np.asarray(state._pieces_placed)[color]) == 0
+    first = int(np.asarray(state.pieces_placed)[color]) == 0
     _, corners = rules.forbidden_and_corners(tables, own, occupied, jnp.bool_(first), jnp.int32(color))
     corner_plane = np.asarray(rules.unpack_rows(corners, cols))
-    legal = np.asarray(rules.unpack_rows(state._legal_bits, cols))          # [O, H, W]
+    legal = np.asarray(rules.unpack_rows(state.legal_bits, cols))          # [O, H, W]
     covered = np.zeros((rows, cols), bool)
     for o, r, c in zip(*np.nonzero(legal)):
         cells = tables.orientation_cells[o] + (r, c)
@@ -296,7 +296,7 @@ def _layout(state: Any, variant: Variant, cell: int, coords: bool, last_move: bo
             if v and (c == cols - 1 or board[r, c + 1] != v):
                 ops.append(_Line(x + cell, y, x + cell, y + cell, _INK, 1.5))
     mover = int(state.current_color)
-    if not (bool(state.terminated) or bool(state.truncated)) and int(np.asarray(state._pieces_placed)[mover]) == 0:
+    if not (bool(state.terminated) or bool(state.truncated)) and int(np.asarray(state.pieces_placed)[mover]) == 0:
         for r, c in variant.start_cells[mover]:
             ops.append(_Circle(margin + (c + 0.5) * cell, top + (r + 0.5) * cell, cell * 0.3, None, fills[mover], 2))
     if last_move:

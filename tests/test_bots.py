@@ -106,7 +106,7 @@ def test_corner_score_equals_change_in_corner_balance(variant):
     for i in range(len(states.step_count)):
         state = jax.tree.map(lambda x: x[i], states)
         mask = np.asarray(state.legal_action_mask)[:-1]
-        if not mask.any() or int(state._pieces_placed[int(state.current_color)]) == 0:
+        if not mask.any() or int(state.pieces_placed[int(state.current_color)]) == 0:
             continue
         me = int(state.current_color)
         for a in rng.choice(np.flatnonzero(mask), size=min(5, int(mask.sum())), replace=False):

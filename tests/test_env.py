@@ -186,7 +186,7 @@ def test_classic_3p_shared_colour_rotates_between_players():
         else:
             assert player == color, t
     assert shared_placed >= 4
-    assert int(final._pieces_placed[3]) == shared_placed
+    assert int(final.pieces_placed[3]) == shared_placed
     np.testing.assert_array_equal(env.player_scores(final), np.asarray(final.scores)[:3])
 
 
@@ -330,8 +330,8 @@ def test_placement_bits_of_the_colour_to_move_equal_the_stored_mask():
     bits = jax.jit(env.placement_bits)
     state, key = env.init(), jax.random.key(7)
     for _ in range(10):
-        np.testing.assert_array_equal(bits(state, state.current_color), state._legal_bits)
+        np.testing.assert_array_equal(bits(state, state.current_color), state.legal_bits)
         other = (state.current_color + 1) % env.num_colors
-        assert bits(state, other).shape == state._legal_bits.shape
+        assert bits(state, other).shape == state.legal_bits.shape
         key, sub = jax.random.split(key)
         state = step(state, sample(sub, state))
