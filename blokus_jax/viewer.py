@@ -13,9 +13,9 @@ import webbrowser
 from importlib import resources
 from pathlib import Path
 
-from blokus_jax import records
+from blokus_jax import records, sgf
 from blokus_jax.records import GameRecord
-from blokus_jax.render import _DEFAULT_NAMES, PALETTE, color_names, to_text
+from blokus_jax.render import DEFAULT_NAMES, PALETTE, color_names, to_text
 from blokus_jax.variants import VARIANTS, get_variant
 
 _PLACEHOLDER = "/*__BLOKUS_DATA__*/null"
@@ -25,7 +25,7 @@ def _variant_table() -> dict[str, dict]:
     table = {}
     for name in VARIANTS:
         variant = get_variant(name)
-        data = records._variant_to_dict(variant)
+        data = records.variant_to_dict(variant)
         data["color_names"] = list(color_names(variant))
         table[name] = data
     return table
@@ -37,9 +37,9 @@ def viewer_html(record: GameRecord | None = None, title: str | None = None) -> s
     template = resources.files("blokus_jax").joinpath("viewer_template.html").read_text(encoding="utf-8")
     data = {
         "variants": _variant_table(),
-        "games": {gm: name for name, gm in records.SGF_GAMES.items()},
+        "games": {gm: name for name, gm in sgf.GAMES.items()},
         "palette": PALETTE,
-        "default_names": list(_DEFAULT_NAMES),
+        "default_names": list(DEFAULT_NAMES),
         "record": None if record is None else record.to_dict(),
         "title": title,
     }
@@ -86,7 +86,7 @@ def replay_command(path: str | Path, ansi: bool = False, boards: bool = False) -
             lines.append(f"{k:4d}. {names[color]:<7} pass")
             continue
         piece = variant.pieces[tables.orientation_piece[action // (variant.board_shape[0] * variant.board_shape[1])]]
-        lines.append(f"{k:4d}. {names[color]:<7} {piece.name:<3} {records._cells_text(variant, cells)}  "
+        lines.append(f"{k:4d}. {names[color]:<7} {piece.name:<3} {records.cells_text(variant, cells)}  "
                      f"({record.players[movers[k - 1]]})")
         if boards:
             lines.append(to_text(record.state_at(k), variant, ansi=ansi, pieces=False))

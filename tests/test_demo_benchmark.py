@@ -7,7 +7,7 @@ import numpy as np
 
 import blokus_jax
 from blokus_jax import benchmark, demo
-from blokus_jax.records import max_game_length
+from blokus_jax.rollout import max_game_length
 
 
 def test_demo_plays_complete_games(capsys):
