@@ -1,4 +1,4 @@
-"""The HTML viewer in a real headless browser (Debian chromium), and the view / replay command bodies."""
+"""The HTML viewer in a real headless browser (Debian chromium), and the ``view`` / ``replay`` commands."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blokus_jax import records, viewer
+from agents import cli
+from blokus_jax import records
 
 DATA = Path(__file__).parent / "data" / "sgf"
 GAME = DATA / "classic_2" / "classic_2_dev_00_seed20241000.blksgf"
@@ -32,7 +33,9 @@ def _board(dom: str, shape) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    return viewer.view_command(GAME, out=tmp_path_factory.mktemp("viewer") / "game.html")
+    out = tmp_path_factory.mktemp("viewer") / "game.html"
+    assert cli.main(["view", str(GAME), "--out", str(out)]) == 0
+    return out
 
 
 def test_view_command_writes_a_self_contained_page(page):
@@ -62,12 +65,17 @@ def test_viewer_loads_steps_and_shows_the_right_position(page):
     assert 'id="error"></div>' in dom
 
 
-def test_replay_command_prints_the_game():
-    text = viewer.replay_command(GAME)
+def _replay(capsys, *flags) -> str:
+    assert cli.main(["replay", str(GAME), *flags]) == 0
+    return capsys.readouterr().out.rstrip("\n")
+
+
+def test_replay_command_prints_the_game(capsys):
+    text = _replay(capsys)
     record = records.load(GAME)
     lines = text.splitlines()
     assert lines[0].startswith(f"{GAME.name}: classic_2p")
     assert lines[1].split()[:4] == ["1.", "Blue", "L5", "a19,a20,b20,c20,d20"]
     assert sum(" pass" in line for line in lines) == len(record.actions) - len(record.moves)
     assert lines[-1].startswith("result: ") and str(record.player_scores[0]) in lines[-1]
-    assert "\x1b[" in viewer.replay_command(GAME, ansi=True)
+    assert "\x1b[" in _replay(capsys, "--ansi")
