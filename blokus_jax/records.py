@@ -330,14 +330,18 @@ def variant_to_dict(variant: Variant) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------- checking JSON data
 def _kind(value: Any) -> str:
-    return "null" if value is None else {dict: "object", list: "list", str: "string", bool: "boolean",
-                                         int: "integer", float: "number"}.get(type(value), type(value).__name__)
+    """``value``'s JSON type with its article, for messages: "a string", "an object", "null"."""
+    if value is None:
+        return "null"
+    kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer",
+            float: "number"}.get(type(value), type(value).__name__)
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _int(value: Any, where: str, low: int, high: int) -> int:
     """``value`` if it is an integer (not a boolean) in ``[low, high]``, else :class:`RecordError` naming ``where``."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise RecordError(f"record field {where} must be an integer, got a {_kind(value)}")
+        raise RecordError(f"record field {where} must be an integer, got {_kind(value)}")
     if not low <= value <= high:
         shown = str(value) if abs(value) < 10**12 else f"a {len(str(abs(value)))}-digit number"
         raise RecordError(f"record field {where} is {shown}; it must be in [{low}, {high}]")
@@ -347,7 +351,7 @@ def _int(value: Any, where: str, low: int, high: int) -> int:
 def _list(value: Any, where: str, low: int, high: int) -> list:
     """``value`` if it is a list of ``low`` to ``high`` entries, else :class:`RecordError` naming ``where``."""
     if not isinstance(value, list):
-        raise RecordError(f"record field {where} must be a list, got a {_kind(value)}")
+        raise RecordError(f"record field {where} must be a list, got {_kind(value)}")
     if not low <= len(value) <= high:
         raise RecordError(f"record field {where} has {len(value)} entries; it must have {low} to {high}")
     return value
@@ -355,7 +359,7 @@ def _list(value: Any, where: str, low: int, high: int) -> list:
 
 def _str(value: Any, where: str, high: int = MAX_RECORD_NAME) -> str:
     if not isinstance(value, str):
-        raise RecordError(f"record field {where} must be a string, got a {_kind(value)}")
+        raise RecordError(f"record field {where} must be a string, got {_kind(value)}")
     if len(value) > high:
         raise RecordError(f"record field {where} is {len(value)} characters long; at most {high} are allowed")
     return value
@@ -375,7 +379,7 @@ def _variant_from_json(value: Any) -> Variant:
         except BlokusError as exc:
             raise RecordError(f"bad variant in record: {exc}") from None
     if not isinstance(value, dict):
-        raise RecordError(f"record field 'variant' must be a variant name or an object, got a {_kind(value)}")
+        raise RecordError(f"record field 'variant' must be a variant name or an object, got {_kind(value)}")
     required = ("name", "board_shape", "num_colors", "players_to_colors", "start_cells", "pieces")
     optional = ("bonus", "shared_color")
     unknown = sorted(str(k)[:40] for k in value if k not in required + optional)
@@ -408,7 +412,7 @@ def _variant_from_json(value: Any) -> Variant:
                           f"{MAX_RECORD_PIECES_PER_COLOR} are allowed")
     bonus = value.get("bonus", True)
     if not isinstance(bonus, bool):
-        raise RecordError(f"record field variant.bonus must be true or false, got a {_kind(bonus)}")
+        raise RecordError(f"record field variant.bonus must be true or false, got {_kind(bonus)}")
     shared = value.get("shared_color")
     shared = None if shared is None else _int(shared, "variant.shared_color", 0, colors - 1)
     try:
@@ -424,7 +428,7 @@ def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> 
     out of range or more actions than a game can have (checked before anything is converted)."""
     env = _env(variant)
     if isinstance(actions, (str, bytes, dict)) or not hasattr(actions, "__len__"):
-        raise RecordError(f"actions must be a list of integer action ids, got a {_kind(actions)}")
+        raise RecordError(f"actions must be a list of integer action ids, got {_kind(actions)}")
     if isinstance(actions, np.ndarray) or hasattr(actions, "dtype"):
         array = np.asarray(actions)
         if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
@@ -486,7 +490,7 @@ def from_rollout(env: Env | Variant | str, actions: Sequence[Sequence[int]] | np
 def _check_size(text: str) -> str:
     """``text`` without a leading UTF-8 byte order mark; :class:`RecordError` if it is over the size limit."""
     if not isinstance(text, str):
-        raise RecordError(f"a record must be given as text, got a {_kind(text)}")
+        raise RecordError(f"a record must be given as text, got {_kind(text)}")
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"the record is {len(text):,} characters long; records are at most {MAX_RECORD_BYTES:,} "
                           f"(a whole game takes a few kilobytes)")
@@ -544,7 +548,7 @@ def from_json(text: str | dict) -> GameRecord:
         except (ValueError, RecursionError) as exc:
             raise RecordError(f"record is not valid JSON ({str(exc)[:200]}); is the file truncated?") from None
     if not isinstance(data, dict):
-        raise RecordError(f"a record must be a JSON object, got a {_kind(data)}")
+        raise RecordError(f"a record must be a JSON object, got {_kind(data)}")
     if data.get("format") != JSON_FORMAT or type(data.get("version")) is not int or data["version"] != JSON_VERSION:
         raise RecordError(f"not a blokus-jax record: expected format {JSON_FORMAT!r} version {JSON_VERSION}, got "
                           f"{str(data.get('format'))[:60]!r} version {str(data.get('version'))[:20]!r}")
@@ -560,10 +564,10 @@ def from_json(text: str | dict) -> GameRecord:
     metadata = data.get("metadata")
     if metadata is not None:
         if not isinstance(metadata, dict):
-            raise RecordError(f"record field 'metadata' must be an object of strings, got a {_kind(metadata)}")
+            raise RecordError(f"record field 'metadata' must be an object of strings, got {_kind(metadata)}")
         for key, value in metadata.items():
             if not isinstance(value, (str, int, float)):
-                raise RecordError(f"record field 'metadata'[{key[:40]!r}] must be a string, got a {_kind(value)}")
+                raise RecordError(f"record field 'metadata'[{str(key)[:40]!r}] must be a string, got {_kind(value)}")
     record = GameRecord.from_actions(variant, actions, players=players, metadata=metadata)
     stored = record.to_dict()
     for key in ("moves", "scores", "terminated"):

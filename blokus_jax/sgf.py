@@ -186,7 +186,7 @@ def _extra_metadata(text: str) -> dict[str, str]:
     except (ValueError, RecursionError) as exc:
         raise RecordError(f"root property {EXTRA} must hold a JSON object of strings: {exc}") from None
     if not isinstance(data, dict):
-        raise RecordError(f"root property {EXTRA} must hold a JSON object of strings, got a {type(data).__name__}")
+        raise RecordError(f"root property {EXTRA} must hold a JSON object of strings, got {text[:40]!r}")
     bad = [k for k, v in data.items() if isinstance(v, (dict, list)) or v is None]
     if bad:
         raise RecordError(f"root property {EXTRA}: metadata values must be strings; {bad[0]!r:.60} is not")
