@@ -543,8 +543,9 @@ def from_json(text: str | dict) -> GameRecord:
     if isinstance(text, dict):
         data = text
     else:
+        text = _check_size(text)
         try:
-            data = json.loads(_check_size(text))
+            data = json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise RecordError(f"record is not valid JSON ({str(exc)[:200]}); is the file truncated?") from None
     if not isinstance(data, dict):
@@ -573,7 +574,7 @@ def from_json(text: str | dict) -> GameRecord:
     for key in ("moves", "scores", "terminated"):
         if key in data and data[key] != stored[key]:
             diff = next((k for k, (a, b) in enumerate(zip(data[key], stored[key])) if a != b), None) \
-                if isinstance(data[key], list) else None
+                if isinstance(data[key], list) and isinstance(stored[key], list) else None
             at = f" (first difference at entry {diff + 1})" if diff is not None else ""
             raise RecordError(f"record field {key!r} disagrees with the replayed actions{at}")
     return record
