@@ -79,3 +79,41 @@ def test_replay_command_prints_the_game(capsys):
     assert sum(" pass" in line for line in lines) == len(record.actions) - len(record.moves)
     assert lines[-1].startswith("result: ") and str(record.player_scores[0]) in lines[-1]
     assert "\x1b[" in _replay(capsys, "--ansi")
+
+
+def test_view_never_overwrites_its_input_or_another_records_page(tmp_path, capsys):
+    record = records.load(GAME)
+    json_record = record.save(tmp_path / "game.json")
+    as_html = tmp_path / "rec.html"                      # a record that happens to be named .html
+    as_html.write_text(json_record.read_text())
+    before = as_html.read_bytes()
+    assert cli.main(["view", str(as_html)]) == 2
+    assert "overwrite its input" in capsys.readouterr().err and as_html.read_bytes() == before
+    assert cli.main(["view", str(json_record), "--out", str(json_record)]) == 2
+    assert "must be an .html file" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    other.write_text(json_record.read_text())
+    assert cli.main(["view", str(json_record), "--out", str(other.with_suffix(".html").with_name("x.htm"))]) == 0
+    notes = tmp_path / "notes.html"
+    notes.write_text("<p>my notes</p>")
+    assert cli.main(["view", str(json_record), "--out", str(notes)]) == 2
+    assert "not a blokus-jax viewer page" in capsys.readouterr().err and notes.read_text() == "<p>my notes</p>"
+    # game.json's page: written once, rewritten for the same record, kept from another record unless --force
+    page = tmp_path / "game.html"
+    assert cli.main(["view", str(json_record)]) == 0 and page.exists()
+    assert cli.main(["view", str(json_record)]) == 0
+    assert cli.main(["view", str(other), "--out", str(page)]) == 2
+    assert "viewer page of another record" in capsys.readouterr().err
+    assert str(json_record.resolve()) in page.read_text()
+    assert cli.main(["view", str(other), "--out", str(page), "--force"]) == 0
+    assert str(other.resolve()) in page.read_text()
+    assert cli.main(["view", str(json_record), "--out", str(tmp_path)]) == 2
+
+
+def test_view_checks_the_output_before_loading_the_record(tmp_path, capsys):
+    bad = tmp_path / "bad.blksgf"
+    bad.write_text("(;GM[Blokus Duo];B[a1,b1")
+    notes = tmp_path / "notes.html"
+    notes.write_text("mine")
+    assert cli.main(["view", str(bad), "--out", str(notes)]) == 2
+    assert "not a blokus-jax viewer page" in capsys.readouterr().err
