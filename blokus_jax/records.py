@@ -1,16 +1,20 @@
-"""Game records: move lists, Pentobi ``.blksgf`` import/export, a compact JSON form, replay and batched recording.
+"""Game records: the :class:`GameRecord`, its compact JSON form, and checked replay on device.
 
 A :class:`GameRecord` holds the env's action ids (placements *and* passes), the colour that took each action, the
 final scores, the players' names and free-form metadata. Every way of building one (:meth:`GameRecord.from_actions`,
-:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`) replays the moves through the environment on device
-(one ``lax.scan``) and checks each one with ``Env.is_legal``; a corrupt or illegal record raises
-:class:`~blokus_jax.errors.RecordError` naming the move number and the reason, and nothing is half-loaded.
+:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves through the
+environment on device (one ``lax.scan``) and checks each one with ``Env.is_legal``; a corrupt or illegal record
+raises :class:`~blokus_jax.errors.RecordError` naming the move number and the reason, and nothing is half-loaded.
 
-``.blksgf`` is Pentobi's SGF dialect (``GM[Blokus]``, ``GM[Blokus Two-Player]``, ``GM[Blokus Three-Player]``,
-``GM[Blokus Duo]``, ``GM[Blokus Junior]``): one node per placement, e.g. ``;B[f9,e10,f10,g10,f11]``, column letters
-from ``a``, row numbers from 1 at the bottom. It has no passes: on import a colour that is skipped gets the env's
-pass, and forced passes after the last placement are added until the game ends, so a finished game reads back as
-the exact action list the env produced.
+Neighbours: Pentobi's ``.blksgf`` syntax lives in :mod:`blokus_jax.sgf` (it has no passes: on import a colour that
+is skipped gets the env's pass, and forced passes after the last placement are added until the game ends, so a
+finished game reads back as the exact action list the env produced); the batched play loop that produces action
+histories is :mod:`blokus_jax.rollout` (:func:`rollout` and :func:`max_game_length` are re-exported here); why a
+move is illegal is :func:`blokus_jax.rules.explain_illegal`.
+
+Records come from files, so everything read is bounded before it is built: files over :data:`MAX_RECORD_BYTES`,
+more moves than the variant allows and custom variants beyond the ``MAX_RECORD_*`` limits are refused, and every
+JSON field is type-checked, each with a :class:`RecordError` naming the field.
 """
 
 from __future__ import annotations
@@ -36,8 +40,19 @@ from blokus_jax.rollout import max_game_length, rollout
 from blokus_jax.variants import MAX_BOARD_WIDTH, VARIANTS, Variant, get_variant
 
 __all__ = [
-    "GameRecord", "JSON_FORMAT", "JSON_VERSION", "MAX_RECORD_BYTES", "explain_illegal", "from_blksgf", "from_json",
-    "from_rollout", "load", "max_game_length", "rollout", "save_records", "variant_to_dict",
+    "JSON_FORMAT",
+    "JSON_VERSION",
+    "MAX_RECORD_BYTES",
+    "GameRecord",
+    "explain_illegal",
+    "from_blksgf",
+    "from_json",
+    "from_rollout",
+    "load",
+    "max_game_length",
+    "rollout",
+    "save_records",
+    "variant_to_dict",
 ]
 
 SGF_GAMES = sgf.GAMES            # kept under their old names for existing callers
@@ -494,7 +509,7 @@ def _check_size(text: str) -> str:
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"the record is {len(text):,} characters long; records are at most {MAX_RECORD_BYTES:,} "
                           f"(a whole game takes a few kilobytes)")
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def from_blksgf(text: str) -> GameRecord:

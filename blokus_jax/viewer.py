@@ -29,7 +29,7 @@ from blokus_jax.variants import VARIANTS, get_variant
 _DATA = "/*__BLOKUS_DATA__*/null"
 _CSP = "/*__BLOKUS_CSP__*/"
 _SOURCE = "/*__BLOKUS_SOURCE__*/"
-_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _SOURCE_META = re.compile(r'<meta name="blokus-jax-source" content="([^"]*)">')
 #: Marker in the ``<head>`` of every page :func:`viewer_html` writes.
 GENERATOR = '<meta name="generator" content="blokus-jax viewer">'

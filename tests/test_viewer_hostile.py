@@ -78,7 +78,7 @@ def hostile_record():
 
 def test_embedded_data_cannot_end_the_script(hostile_record):
     page = viewer.viewer_html(hostile_record, title=HOSTILE[1])
-    block = re.search(r'<script type="application/json" id="blokus-data">(.*?)</script>', page, re.S).group(1)
+    block = re.search(r'<script type="application/json" id="blokus-data">(.*?)</script>', page, re.DOTALL).group(1)
     assert not re.search(r"[<>&\u2028\u2029]", block)
     assert json.loads(block)["record"] == hostile_record.to_dict()
     assert "default-src 'none'" in page and "'unsafe-inline'" not in page.split("script-src")[1].split(";")[0]
@@ -94,13 +94,13 @@ def test_view_shows_hostile_strings_as_text(tmp_path, hostile_record):
     assert f'data-total="{len(hostile_record.actions)}"' in dom
     for name in hostile_record.players:
         assert f'<td class="player">{_text(name)}</td>' in dom
-    title = re.search(r'<h1 id="title">(.*?)</h1>', dom, re.S).group(1)
+    title = re.search(r'<h1 id="title">(.*?)</h1>', dom, re.DOTALL).group(1)
     assert title.startswith(_text(source.name))
     for key, value in hostile_record.metadata.items():
         assert _text(f"{key}: {value}") in title
     placed = {hostile_record.variant.pieces[blokus_jax.make(hostile_record.variant).decode_action(a)[0]].name
               for a, cells in zip(hostile_record.actions, hostile_record.cells) if len(cells)}
-    moves = re.search(r'<ol id="movelist"[^>]*>(.*?)</ol>', dom, re.S).group(1)
+    moves = re.search(r'<ol id="movelist"[^>]*>(.*?)</ol>', dom, re.DOTALL).group(1)
     assert all(_text(name) in moves for name in placed)
 
 
@@ -169,7 +169,7 @@ def test_errors_from_hostile_files_are_text(tmp_path):
     dom = _dom(_probe_page(tmp_path, text, HOSTILE[0] + ".blksgf", "input"))
     _assert_clean(dom)
     assert 'data-probe="clean"' in dom
-    error = re.search(r'<div id="error">(.*?)</div>', dom, re.S).group(1)
+    error = re.search(r'<div id="error">(.*?)</div>', dom, re.DOTALL).group(1)
     assert _text(HOSTILE[2][:60]) in error and _text(HOSTILE[0]) in error
     deep = "(;GM[Blokus Duo]" + "(" * 5000 + ";B[a1]" + ")" * 5000 + ")"
     dom = _dom(_probe_page(tmp_path, deep, "deep.blksgf", "drop"))
