@@ -395,6 +395,12 @@ def _view(parser: argparse.ArgumentParser) -> Handler:
                               f"path with --out")
         if target.is_dir():
             raise BlokusError(f"--out {str(target)!r} is a directory; give a file name such as {target}/game.html")
+        folder = target.absolute().parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise BlokusError(f"cannot write the viewer page {str(target)!r}: {str(folder)!r} is not a writable "
+                              f"directory; choose another path with --out")
         if target.exists():
             shown = viewer.page_source(target)
             if shown is None:
@@ -404,7 +410,10 @@ def _view(parser: argparse.ArgumentParser) -> Handler:
                 raise BlokusError(f"{str(target)!r} is the viewer page of another record ({shown}); choose "
                                   f"another path with --out, or add --force to replace it")
         record = records.load(source)
-        viewer.write_viewer(record, target, title=source.name, source=str(source.resolve()))
+        try:
+            viewer.write_viewer(record, target, title=source.name, source=str(source.resolve()))
+        except OSError as exc:
+            raise BlokusError(f"cannot write the viewer page {str(target)!r}: {exc}") from exc
         if args.open:
             webbrowser.open(target.resolve().as_uri())
         print(target)
@@ -422,26 +431,31 @@ def _replay(parser: argparse.ArgumentParser) -> Handler:
     def run(args: argparse.Namespace) -> int:
         # The game as terminal text: one line per action (colour, piece and Pentobi cells or the pass, and the
         # player), the board after every placement with --boards, then the final board and the result.
+        # Strings from the file are printed with control characters escaped, so a name cannot drive the terminal.
+        def text(value: str) -> str:
+            return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))
+
         record = records.load(args.file)
         variant = record.variant
         env = make(variant)
         names = render.color_names(variant)
         movers = record.movers()
-        lines = [f"{Path(args.file).name}: {variant.name}, {' vs '.join(record.players)}, "
+        players = [text(p) for p in record.players]
+        lines = [f"{text(Path(args.file).name)}: {text(variant.name)}, {' vs '.join(players)}, "
                  f"{len(record.moves)} placements"]
-        lines += [f"  {k}: {v}" for k, v in record.metadata.items()]
+        lines += [f"  {text(k)}: {text(v)}" for k, v in record.metadata.items()]
         for k, (action, color, cells) in enumerate(zip(record.actions, record.colors, record.cells), start=1):
             if len(cells) == 0:
                 lines.append(f"{k:4d}. {names[color]:<7} pass")
                 continue
             piece = variant.pieces[env.decode_action(action)[0]]
-            lines.append(f"{k:4d}. {names[color]:<7} {piece.name:<3} {render.cells_text(variant, cells)}  "
-                         f"({record.players[movers[k - 1]]})")
+            lines.append(f"{k:4d}. {names[color]:<7} {text(piece.name):<3} {render.cells_text(variant, cells)}  "
+                         f"({players[movers[k - 1]]})")
             if args.boards:
                 lines.append(render.to_text(record.state_at(k), variant, ansi=args.ansi, pieces=False))
         lines.append(render.to_text(record.replay(), variant, ansi=args.ansi))
-        scores = ", ".join(f"{name} {score}" for name, score in zip(record.players, record.player_scores))
-        lines.append(f"result: {record.result} ({scores})")
+        scores = ", ".join(f"{name} {score}" for name, score in zip(players, record.player_scores))
+        lines.append(f"result: {text(record.result)} ({scores})")
         print("\n".join(lines))
         return 0
 

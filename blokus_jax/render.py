@@ -119,7 +119,9 @@ def resolve_variant(state: Any, env: Any = None) -> Variant:
 
 
 def _piece_label(piece, remaining: int) -> str:
-    return piece.name if remaining <= 1 else f"{piece.name}x{remaining}"
+    # piece names can come from a record file: control characters are escaped so they cannot drive a terminal
+    name = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in piece.name)
+    return name if remaining <= 1 else f"{name}x{remaining}"
 
 
 def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True) -> str:

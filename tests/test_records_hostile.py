@@ -69,7 +69,7 @@ def test_a_tiny_record_asking_for_a_billion_pieces_is_refused_before_allocating(
     ({"variant": [7, 7]}, "'variant' must be a variant name or an object, got a list"),
     ({"variant": None}, "'variant' must be a variant name or an object, got null"),
     ({"variant": "nope"}, "bad variant"),
-    ({"variant": _variant(start_cells=[[[0, 0]]])}, "bad variant in record: .*start_cells has 1 entries"),
+    ({"variant": _variant(start_cells=[[[0, 0]]])}, "bad variant in record"),
     ({"actions": "1,2"}, "'actions' must be a list, got a string"),
     ({"actions": None}, "'actions' must be a list, got null"),
     ({"actions": {"0": 1}}, "'actions' must be a list, got an object"),

@@ -117,3 +117,22 @@ def test_view_checks_the_output_before_loading_the_record(tmp_path, capsys):
     notes.write_text("mine")
     assert cli.main(["view", str(bad), "--out", str(notes)]) == 2
     assert "not a blokus-jax viewer page" in capsys.readouterr().err
+
+
+def test_replay_escapes_control_characters_from_the_file(tmp_path, capsys):
+    import dataclasses
+
+    import jax
+
+    import blokus_jax
+    from blokus_jax.pieces import Piece
+
+    base = blokus_jax.get_variant("simple")
+    pieces = tuple(Piece(f"\x1b[31m{k}\x07", p.cells, p.copies) for k, p in enumerate(base.pieces))
+    env = blokus_jax.make(dataclasses.replace(base, name="evil\x1b]0;title\x07", pieces=pieces))
+    _, actions = records.rollout(env, jax.random.key(1), batch=1)
+    record = records.from_rollout(env, actions, players=["\x1b[2J", "b\r\n"], metadata={"k\x1b": "\x9b6n"})[0]
+    path = record.save(tmp_path / "evil.json")
+    assert cli.main(["replay", str(path), "--boards"]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\r\x9b") and "\\x1b[2J" in out and "\\x07" in out
