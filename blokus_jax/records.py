@@ -575,7 +575,7 @@ def from_json(text: str | dict) -> GameRecord:
     actions = _list(data["actions"], "'actions'", 0, max_game_length(variant))
     players = data.get("players")
     if players is not None:
-        players = [_str(p, f"'players'[{k}]") for k, p in
+        players = [_str(p, f"'players'[{k}]", MAX_RECORD_BYTES) for k, p in
                    enumerate(_list(players, "'players'", variant.num_players, variant.num_players))]
     metadata = data.get("metadata")
     if metadata is not None:
