@@ -612,7 +612,7 @@ def load(path: str | Path) -> GameRecord:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RecordError(f"cannot read record {str(path)!r}: it is not UTF-8 text ({exc})") from None
-    return from_json(text) if text.lstrip().startswith("{") else from_blksgf(text)
+    return from_json(text) if text.lstrip().startswith(("{", "[")) else from_blksgf(text)
 
 
 def save_records(records: Iterable[GameRecord], directory: str | Path, stem: str = "game",
