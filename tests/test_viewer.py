@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -136,3 +137,12 @@ def test_replay_escapes_control_characters_from_the_file(tmp_path, capsys):
     assert cli.main(["replay", str(path), "--boards"]) == 0
     out = capsys.readouterr().out
     assert not any(ch in out for ch in "\x1b\x07\r\x9b") and "\\x1b[2J" in out and "\\x07" in out
+
+
+def test_view_refuses_a_tiny_record_asking_for_a_billion_pieces(tmp_path, capsys):
+    variant = records.variant_to_dict(records.load(GAME).variant)
+    variant["pieces"] = [["1", [[0, 0]], 10**9]]
+    path = tmp_path / "huge.json"
+    path.write_text('{"format":"blokus-jax/record","version":1,"variant":' + json.dumps(variant) + ',"actions":[]}')
+    assert cli.main(["view", str(path)]) == 2
+    assert "copies" in capsys.readouterr().err and not path.with_suffix(".html").exists()
