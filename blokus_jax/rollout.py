@@ -36,7 +36,7 @@ def make_rollout(env: Env, batch: int, num_steps: int | None = None, policy: Pol
     Without ``autoreset`` a finished game stays as it ended (its final rewards included) and its later actions
     read ``-1``; with ``autoreset`` a finished game restarts at once (:meth:`Env.step_autoreset`) and every
     action is recorded, which is the endless play a throughput measurement wants. ``constrain`` is applied to the
-    ``[batch]`` per-game keys, e.g. a sharding constraint that splits the batch across devices.
+    ``[batch]`` per-game keys and initial states, e.g. a sharding constraint that splits the batch across devices.
 
     Returns the final states (leading axis ``batch``) and the ``int32[batch, num_steps]`` action history.
     """
@@ -58,6 +58,8 @@ def make_rollout(env: Env, batch: int, num_steps: int | None = None, policy: Pol
             game_keys = constrain(game_keys)
         step_keys = jax.vmap(lambda k: jax.random.split(k, length))(game_keys)      # [batch, length]
         states = jax.vmap(env.init)(game_keys)
+        if constrain is not None:
+            states = constrain(states)
         states, actions = jax.lax.scan(body, states, jnp.swapaxes(step_keys, 0, 1))
         return states, actions.T
 
