@@ -174,3 +174,11 @@ def test_errors_from_hostile_files_are_text(tmp_path):
     deep = "(;GM[Blokus Duo]" + "(" * 5000 + ";B[a1]" + ")" * 5000 + ")"
     dom = _dom(_probe_page(tmp_path, deep, "deep.blksgf", "drop"))
     assert 'data-probe="clean"' in dom and 'data-total="1"' in dom     # parsed without recursion
+
+
+def test_oversized_files_are_refused_by_the_page(tmp_path):
+    text = "(;GM[Blokus Duo]C[" + "x" * records.MAX_RECORD_BYTES + "])"
+    dom = _dom(_probe_page(tmp_path, text, "big.blksgf", "drop"))
+    assert 'data-probe="clean"' in dom
+    error = re.search(r'<div id="error">(.*?)</div>', dom, re.DOTALL).group(1)
+    assert "cannot open big.blksgf: it is larger than" in error
