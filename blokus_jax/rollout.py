@@ -3,8 +3,7 @@
 Every place that plays whole games without Python per step uses :func:`make_rollout`: the random-play demo
 (:mod:`blokus_jax.demo`), the throughput benchmark (:mod:`blokus_jax.benchmark`, with auto-reset for endless play)
 and batched game recording (:func:`rollout`, whose action history :func:`blokus_jax.records.from_rollout` turns
-into checked records). Game ``b`` draws its per-step keys from ``split(split(key, batch)[b], num_steps)``, so a
-game's moves do not depend on the batch it was played in.
+into checked records). Game ``b`` draws its per-step keys from ``split(split(key, batch)[b], num_steps)``.
 """
 
 from __future__ import annotations
