@@ -258,8 +258,7 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
     if reason == "cannot_pass":
         count = int(np.asarray(popcount(jnp.asarray(state.legal_bits))).sum())
         return f"{who} is to move and still has {count} legal placements, so it cannot pass"
-    rows, cols = variant.board_shape
-    piece = variant.pieces[int(tables.orientation_piece[action // (rows * cols)])]
+    piece = variant.pieces[tables.decode(action)[0]]
     if reason == "off_board":
         return f"action {action} puts piece {piece.name!r} partly off the board at cells {cells.tolist()}"
     if reason == "no_piece":
