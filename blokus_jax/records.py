@@ -612,7 +612,11 @@ def load(path: str | Path) -> GameRecord:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RecordError(f"cannot read record {str(path)!r}: it is not UTF-8 text ({exc})") from None
-    return from_json(text) if text.lstrip().startswith(("{", "[")) else from_blksgf(text)
+    start = text.lstrip()
+    if start.startswith("<"):
+        raise RecordError(f"{str(path)!r} is an HTML or XML file, not a game record; give the .blksgf or .json "
+                          f"record (a viewer page is made from one with 'blokus-jax view')")
+    return from_json(text) if start.startswith(("{", "[")) else from_blksgf(text)
 
 
 def save_records(records: Iterable[GameRecord], directory: str | Path, stem: str = "game",

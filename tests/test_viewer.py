@@ -109,6 +109,9 @@ def test_view_never_overwrites_its_input_or_another_records_page(tmp_path, capsy
     assert cli.main(["view", str(other), "--out", str(page), "--force"]) == 0
     assert str(other.resolve()) in page.read_text()
     assert cli.main(["view", str(json_record), "--out", str(tmp_path)]) == 2
+    capsys.readouterr()
+    assert cli.main(["view", str(page), "--out", str(tmp_path / "again.html")]) == 2
+    assert "not a game record" in capsys.readouterr().err
 
 
 def test_view_checks_the_output_before_loading_the_record(tmp_path, capsys):
