@@ -11,6 +11,8 @@ import importlib
 import json
 import os
 import sys
+import webbrowser
+from pathlib import Path
 from typing import Callable, TextIO
 
 import jax
@@ -374,11 +376,47 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
 @subcommand("view", "write (and optionally open) a self-contained HTML viewer for a .blksgf or .json game record")
 def _view(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
-    parser.add_argument("--out", help="where to write the page (default: FILE with the suffix .html)")
+    parser.add_argument("--out", help="where to write the page, ending in .html (default: FILE with the suffix .html)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing viewer page even if it shows another record")
 
     def run(args: argparse.Namespace) -> int:
-        print(viewer.view_command(args.file, out=args.out, open_browser=args.open))
+        # Load and check the record, write the viewer page next to it (or to --out), print the page's path. The
+        # output path is checked first: never the input itself, never a file that is not a viewer page, and not
+        # another record's page unless --force.
+        source = Path(args.file)
+        target = Path(args.out) if args.out is not None else source.with_suffix(".html")
+        if target.suffix.lower() not in (".html", ".htm"):
+            raise BlokusError(f"--out {str(target)!r}: the viewer page must be an .html file")
+        if source.exists() and (source.resolve() == target.resolve()
+                                or (target.exists() and os.path.samefile(source, target))):
+            raise BlokusError(f"the viewer page {str(target)!r} would overwrite its input file; give another "
+                              f"path with --out")
+        if target.is_dir():
+            raise BlokusError(f"--out {str(target)!r} is a directory; give a file name such as {target}/game.html")
+        folder = target.absolute().parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise BlokusError(f"cannot write the viewer page {str(target)!r}: {str(folder)!r} is not a writable "
+                              f"directory; choose another path with --out")
+        if target.exists():
+            shown = viewer.page_source(target)
+            if shown is None:
+                raise BlokusError(f"{str(target)!r} exists and is not a blokus-jax viewer page; refusing to "
+                                  f"overwrite it (choose another path with --out)")
+            if shown and shown != str(source.resolve()) and not args.force:
+                raise BlokusError(f"{str(target)!r} is the viewer page of another record ({shown}); choose "
+                                  f"another path with --out, or add --force to replace it")
+        record = records.load(source)
+        try:
+            viewer.write_viewer(record, target, title=source.name, source=str(source.resolve()))
+        except OSError as exc:
+            raise BlokusError(f"cannot write the viewer page {str(target)!r}: {exc}") from exc
+        if args.open:
+            webbrowser.open(target.resolve().as_uri())
+        print(target)
         return 0
 
     return run
@@ -391,7 +429,34 @@ def _replay(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--boards", action="store_true", help="print the board after every placement")
 
     def run(args: argparse.Namespace) -> int:
-        print(viewer.replay_command(args.file, ansi=args.ansi, boards=args.boards))
+        # The game as terminal text: one line per action (colour, piece and Pentobi cells or the pass, and the
+        # player), the board after every placement with --boards, then the final board and the result.
+        # Strings from the file are printed with control characters escaped, so a name cannot drive the terminal.
+        def text(value: str) -> str:
+            return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))
+
+        record = records.load(args.file)
+        variant = record.variant
+        env = make(variant)
+        names = render.color_names(variant)
+        movers = record.movers()
+        players = [text(p) for p in record.players]
+        lines = [f"{text(Path(args.file).name)}: {text(variant.name)}, {' vs '.join(players)}, "
+                 f"{len(record.moves)} placements"]
+        lines += [f"  {text(k)}: {text(v)}" for k, v in record.metadata.items()]
+        for k, (action, color, cells) in enumerate(zip(record.actions, record.colors, record.cells), start=1):
+            if len(cells) == 0:
+                lines.append(f"{k:4d}. {names[color]:<7} pass")
+                continue
+            piece = variant.pieces[env.decode_action(action)[0]]
+            lines.append(f"{k:4d}. {names[color]:<7} {text(piece.name):<3} {render.cells_text(variant, cells)}  "
+                         f"({players[movers[k - 1]]})")
+            if args.boards:
+                lines.append(render.to_text(record.state_at(k), variant, ansi=args.ansi, pieces=False))
+        lines.append(render.to_text(record.replay(), variant, ansi=args.ansi))
+        scores = ", ".join(f"{name} {score}" for name, score in zip(players, record.player_scores))
+        lines.append(f"result: {text(record.result)} ({scores})")
+        print("\n".join(lines))
         return 0
 
     return run

@@ -1,4 +1,4 @@
-"""Random-play throughput: batched games on device with ``jit(vmap(step))`` inside ``lax.scan``.
+"""Random-play throughput: batched games on device in the one play loop (:func:`blokus_jax.rollout.make_rollout`).
 
 Used by ``benchmarks/throughput.py``, ``blokus-jax bench`` and the README's demo. Reports placements per second (a
 placement = one real move, including the next legal mask and the sampling) with compile time measured separately,
@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
 from blokus_jax.env import Env, State, make
+from blokus_jax.rollout import make_rollout
 
 
 def make_random_rollout(env: Env, batch_size: int, num_steps: int,
@@ -34,21 +35,13 @@ def make_random_rollout(env: Env, batch_size: int, num_steps: int,
     if batch_size % len(devices):
         raise ValueError(f"batch_size {batch_size} must be a multiple of the {len(devices)} devices it is split over")
     sharding = NamedSharding(Mesh(np.asarray(devices), ("batch",)), PartitionSpec("batch"))
-    constrain = partial(jax.lax.with_sharding_constraint, shardings=sharding)
-    init = jax.vmap(env.init)
-    sample = jax.vmap(env.sample_action)
-    step = jax.vmap(env.step_autoreset)
-
-    def body(states: State, key: jax.Array) -> tuple[State, jax.Array]:
-        actions = sample(constrain(jax.random.split(key, batch_size)), states)
-        states, _, _ = step(states, actions)
-        return states, jnp.sum(actions != env.pass_action)
+    play = make_rollout(env, batch_size, num_steps, autoreset=True,
+                        constrain=partial(jax.lax.with_sharding_constraint, shardings=sharding))
 
     @jax.jit
     def rollout(key: jax.Array) -> tuple[State, jax.Array]:
-        states = constrain(init(jax.random.split(key, batch_size)))
-        states, placed = jax.lax.scan(body, states, jax.random.split(key, num_steps))
-        return states, jnp.sum(placed)
+        states, actions = play(key)
+        return states, jnp.sum(actions != env.pass_action)
 
     return rollout
 

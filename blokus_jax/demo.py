@@ -1,8 +1,8 @@
 """Batched random-play demo: ``python -m blokus_jax.demo [--variant duo] [--games 1024]``.
 
-Plays a batch of complete games with uniformly random legal moves, all on device in one ``jit(vmap)`` inside
-``lax.scan``, then prints a table (games/s, placements/s, compile time, mean scores, win shares) and the final board
-of the first game.
+Plays a batch of complete games with uniformly random legal moves, all on device in the one batched play loop
+(:func:`blokus_jax.rollout.make_rollout`), then prints a table (games/s, placements/s, compile time, mean scores,
+win shares) and the final board of the first game.
 """
 
 from __future__ import annotations
@@ -15,20 +15,14 @@ import jax
 import numpy as np
 
 from blokus_jax.env import Env, State, make
-from blokus_jax.records import max_game_length
 from blokus_jax.render import to_text
+from blokus_jax.rollout import make_rollout
 from blokus_jax.variants import variant_names
 
 
 def play_random_games(env: Env, key: jax.Array, num_games: int) -> State:
     """Play ``num_games`` complete uniformly random games in one batched computation and return the final states."""
-    def body(states: State, k: jax.Array) -> tuple[State, None]:
-        actions = jax.vmap(env.sample_action)(jax.random.split(k, num_games), states)
-        return jax.vmap(env.step)(states, actions), None
-
-    states = jax.vmap(env.init)(jax.random.split(key, num_games))
-    states, _ = jax.lax.scan(body, states, jax.random.split(key, max_game_length(env.variant)))
-    return states
+    return make_rollout(env, num_games)(key)[0]
 
 
 def main(argv: list[str] | None = None) -> int:

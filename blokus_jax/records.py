@@ -1,59 +1,86 @@
-"""Game records: move lists, Pentobi ``.blksgf`` import/export, a compact JSON form, replay and batched recording.
+"""Game records: the :class:`GameRecord`, its compact JSON form, and checked replay on device.
 
 A :class:`GameRecord` holds the env's action ids (placements *and* passes), the colour that took each action, the
 final scores, the players' names and free-form metadata. Every way of building one (:meth:`GameRecord.from_actions`,
-:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`) replays the moves through the environment on device
-(one ``lax.scan``) and checks each one with ``Env.is_legal``; a corrupt or illegal record raises
-:class:`~blokus_jax.errors.RecordError` naming the move number and the reason, and nothing is half-loaded.
+:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves through the
+environment on device (one ``lax.scan``) and checks each one with ``Env.is_legal``; a corrupt or illegal record
+raises :class:`~blokus_jax.errors.RecordError` naming the move number and the reason, and nothing is half-loaded.
 
-``.blksgf`` is Pentobi's SGF dialect (``GM[Blokus]``, ``GM[Blokus Two-Player]``, ``GM[Blokus Three-Player]``,
-``GM[Blokus Duo]``, ``GM[Blokus Junior]``): one node per placement, e.g. ``;B[f9,e10,f10,g10,f11]``, column letters
-from ``a``, row numbers from 1 at the bottom. It has no passes: on import a colour that is skipped gets the env's
-pass, and forced passes after the last placement are added until the game ends, so a finished game reads back as
-the exact action list the env produced.
+Neighbours: Pentobi's ``.blksgf`` syntax lives in :mod:`blokus_jax.sgf` (it has no passes: on import a colour that
+is skipped gets the env's pass, and forced passes after the last placement are added until the game ends, so a
+finished game reads back as the exact action list the env produced); the batched play loop that produces action
+histories is :mod:`blokus_jax.rollout` (:func:`rollout` and :func:`max_game_length` are re-exported here); why a
+move is illegal is :func:`blokus_jax.rules.explain_illegal`.
+
+Records come from files, so everything read is bounded before it is built: files over :data:`MAX_RECORD_BYTES`,
+more moves than the variant allows and custom variants beyond the ``MAX_RECORD_*`` limits are refused, and every
+JSON field is type-checked, each with a :class:`RecordError` naming the field.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_jax import rules, sgf
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import BlokusError, IllegalActionError, RecordError
+from blokus_jax.errors import BlokusError, RecordError
 from blokus_jax.pieces import Piece
-from blokus_jax.render import cell_name, color_names, parse_cell_name
-from blokus_jax.variants import VARIANTS, Variant, get_variant
+from blokus_jax.render import cell_name, cells_text, color_names
+from blokus_jax.rollout import max_game_length, rollout
+from blokus_jax.variants import MAX_BOARD_WIDTH, VARIANTS, Variant, get_variant
 
-#: ``GM`` value of each variant that Pentobi knows.
-SGF_GAMES: dict[str, str] = {
-    "classic": "Blokus", "classic_2p": "Blokus Two-Player", "classic_3p": "Blokus Three-Player",
-    "duo": "Blokus Duo", "junior": "Blokus Junior",
-}
-#: Friendly metadata keys and the standard SGF root properties they are written as.
-SGF_METADATA: dict[str, str] = {
-    "game_name": "GN", "date": "DT", "event": "EV", "round": "RO", "place": "PC", "source": "SO",
-    "annotator": "AN", "user": "US", "copyright": "CP", "comment": "C", "game_comment": "GC",
-}
-#: Private root property holding metadata without a standard SGF property (a JSON object).
-SGF_EXTRA = "XBJ"
+__all__ = [
+    "JSON_FORMAT",
+    "JSON_VERSION",
+    "MAX_RECORD_BYTES",
+    "GameRecord",
+    "explain_illegal",
+    "from_blksgf",
+    "from_json",
+    "from_rollout",
+    "load",
+    "max_game_length",
+    "rollout",
+    "save_records",
+    "variant_to_dict",
+]
+
+SGF_GAMES = sgf.GAMES            # kept under their old names for existing callers
+SGF_METADATA = sgf.METADATA
+SGF_EXTRA = sgf.EXTRA
 JSON_FORMAT = "blokus-jax/record"
 JSON_VERSION = 1
-_SETUP = {"AB", "AW", "AE", "A1", "A2", "A3", "A4", "PL"}
-_FORMAT_PROPS = {"GM", "FF", "CA", "AP", "RE", SGF_EXTRA}
+#: Largest record file (or text) read; a classic game with comments is a few kilobytes.
+MAX_RECORD_BYTES = 1 << 20
+#: Limits on a custom variant carried by a JSON record, checked before anything is built from it.
+MAX_RECORD_COLORS = 8                  # the colours pictures can tell apart (render.DEFAULT_NAMES)
+MAX_RECORD_PIECES = 64                 # distinct pieces per colour
+MAX_RECORD_PIECE_CELLS = 12
+MAX_RECORD_COPIES = 127                # copies of one piece (int8 counters)
+MAX_RECORD_PIECES_PER_COLOR = 256      # all copies of all pieces of one colour
+MAX_RECORD_NAME = 200                  # characters of a variant or piece name
 
 
 def _app() -> str:
     from blokus_jax import __version__
     return f"blokus-jax:{__version__}"
+
+
+def explain_illegal(variant: Variant, state: State, action: int) -> str:
+    """Why ``action`` is not legal in ``state``, in one sentence with the variant's colour names and Pentobi cell
+    names (:func:`blokus_jax.rules.explain_illegal` with the display names of :mod:`blokus_jax.render`)."""
+    return rules.explain_illegal(_env(variant).tables, state, action, color_names=color_names(variant),
+                                 cell_name=functools.partial(cell_name, variant))
 
 
 # ----------------------------------------------------------------------------------------------- replay on device
@@ -62,10 +89,10 @@ def _env(variant: Variant) -> Env:
     return make(variant)
 
 
-@functools.lru_cache(maxsize=None)
-def _trace_fn(variant: Variant) -> Callable:
+@functools.lru_cache(maxsize=32)
+def _trace_fn(variant: Variant, width: int) -> Callable:
     """Jitted replay of a chunk of games: ``(actions[B, T], colors[B, T], n[B], complete[B]) -> (state, ptr, ok,
-    per-step outputs)``, with ``T = max_game_length(variant) + num_colors + 1`` so each variant compiles once.
+    per-step outputs)`` with ``T = width`` steps (see :func:`_width`).
 
     Entry ``k`` of a game is played when the colour to move is ``colors[k]`` (or ``colors[k] < 0``); otherwise the
     colour to move passes. With ``complete`` forced passes follow the last entry until the game ends. A step that
@@ -98,6 +125,18 @@ def _trace_fn(variant: Variant) -> Callable:
 
 
 _CHUNK = 8   # games replayed per device call (a fixed batch shape, so one compilation per variant)
+_FIXED_WIDTH = 512
+
+
+def _width(variant: Variant, entries: int) -> int:
+    """Replay steps for records of up to ``entries`` entries: enough for every entry and the passes (each colour
+    passes once). Ordinary variants always use ``max_game_length + C + 1`` (one compilation); a variant with very
+    long games uses a power of two covering the record, so the work follows the record and not the variant."""
+    full = max_game_length(variant) + variant.num_colors + 1
+    if full <= _FIXED_WIDTH:
+        return full
+    need = max(entries + variant.num_colors + 1, _FIXED_WIDTH)
+    return min(full, 1 << (need - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -120,11 +159,11 @@ def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Seq
 
     Raises :class:`RecordError` for a game with more entries than any game of the variant can have.
     """
-    width = max_game_length(variant) + variant.num_colors + 1
     for b, row in enumerate(rows):
         if len(row) > max_game_length(variant):
             raise RecordError(f"{'game ' + str(b) + ': ' if len(rows) > 1 else ''}the record has {len(row)} moves "
                               f"but no game of {variant.name!r} lasts more than {max_game_length(variant)} steps")
+    width = _width(variant, max((len(row) for row in rows), default=0))
     result = []
     for start in range(0, len(rows), _CHUNK):
         chunk = rows[start:start + _CHUNK]
@@ -137,7 +176,7 @@ def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Seq
             if colors is not None:
                 cols[b, : len(row)] = colors[start + b]
         flags = np.full((_CHUNK,), complete)
-        state, ptr, ok, outs = jax.device_get(_trace_fn(variant)(acts, cols, n, flags))
+        state, ptr, ok, outs = jax.device_get(_trace_fn(variant, width)(acts, cols, n, flags))
         act, action, color, player, legal, scores = outs
         for b in range(len(chunk)):
             bad = np.nonzero(act[b] & ~legal[b])[0]
@@ -146,72 +185,6 @@ def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Seq
                                  color[b, :played], player[b, :played], scores[b, :played],
                                  int(bad[0]) if len(bad) else -1))
     return result
-
-
-def _legal_count(state: State) -> int:
-    return int(np.asarray(jax.lax.population_count(state.legal_bits)).sum())
-
-
-def explain_illegal(variant: Variant, state: State, action: int) -> str:
-    """Why ``action`` is not legal in ``state`` (host-side diagnosis for error messages; the legality decision
-    itself is always ``Env.is_legal``). Returns one sentence."""
-    env = _env(variant)
-    names = color_names(variant)
-    color = int(state.current_color)
-    who = names[color]
-    if bool(state.terminated) or bool(state.truncated):
-        return "the game was already over"
-    if not 0 <= action < env.num_actions:
-        return f"action {action} is out of range [0, {env.num_actions})"
-    if action == env.pass_action:
-        return f"{who} is to move and still has {_legal_count(state)} legal placements, so it cannot pass"
-    try:
-        cells = env.action_cells(action)
-    except BlokusError as exc:
-        return str(exc)
-    board = np.asarray(state.board)
-    rows, cols = variant.board_shape
-    index = int(env.tables.orientation_piece[action // (rows * cols)])
-    piece = variant.pieces[index]
-    where = _cells_text(variant, cells)
-    if np.asarray(state.remaining)[color, index] == 0:
-        return f"{who} has no piece {piece.name!r} left (cells {where})"
-    taken = [tuple(rc) for rc in cells if board[rc[0], rc[1]] != 0]
-    if taken:
-        return f"{who}'s piece {piece.name!r} at {where} covers occupied squares {_cells_text(variant, taken)}"
-    own = board == color + 1
-    padded = np.pad(own, 1)
-    edge = [tuple(rc) for rc in cells
-            if padded[rc[0], rc[1] + 1] | padded[rc[0] + 2, rc[1] + 1] | padded[rc[0] + 1, rc[1]]
-            | padded[rc[0] + 1, rc[1] + 2]]
-    if edge:
-        return f"{who}'s piece {piece.name!r} at {where} shares an edge with another {who} piece"
-    if int(np.asarray(state.pieces_placed)[color]) == 0:
-        starts = _cells_text(variant, variant.start_cells[color])
-        return f"{who}'s first piece {piece.name!r} at {where} does not cover its start square {starts}"
-    return f"{who}'s piece {piece.name!r} at {where} does not touch another {who} piece corner to corner"
-
-
-# ------------------------------------------------------------------------------------------------- coordinates
-def _cells_text(variant: Variant, cells: Iterable[Sequence[int]]) -> str:
-    """Pentobi point list ``a1,b1,...`` of ``cells`` in its canonical order (bottom row first, then columns)."""
-    ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
-    return ",".join(cell_name(variant, r, c) for r, c in ordered)
-
-
-def _parse_point(variant: Variant, text: str, move: int) -> tuple[int, int]:
-    try:
-        return parse_cell_name(variant, text)
-    except IllegalActionError as exc:
-        raise RecordError(f"move {move}: bad coordinate: {exc}") from None
-
-
-def _sgf_color_ids(variant: Variant) -> tuple[str, ...]:
-    return ("B", "W") if variant.num_colors == 2 else tuple(str(c + 1) for c in range(variant.num_colors))
-
-
-def _sgf_player_props(variant: Variant) -> tuple[str, ...]:
-    return ("PB", "PW") if variant.num_players == 2 else tuple(f"P{p + 1}" for p in range(variant.num_players))
 
 
 # -------------------------------------------------------------------------------------------------- the record
@@ -300,6 +273,11 @@ class GameRecord:
             raise RecordError(f"step {step} is outside this record's 0..{total} positions")
         return _trace(self.variant, [self.actions[:index]], None, complete=False)[0].state
 
+    def movers(self) -> tuple[int, ...]:
+        """The player who took each action (for a shared colour: the player whose turn it was to place it)."""
+        trace = _trace(self.variant, [self.actions], None, complete=False)[0]
+        return tuple(int(p) for p in trace.players)
+
     def score_history(self) -> np.ndarray:
         """``int32[len(actions) + 1, C]``: every colour's score at the start and after each action (for plots)."""
         trace = _trace(self.variant, [self.actions], None, complete=False)[0]
@@ -308,27 +286,12 @@ class GameRecord:
 
     # -------------------------------------------------------------------------------------------------- export
     def to_blksgf(self) -> str:
-        """The record as Pentobi ``.blksgf`` text: a root node with ``GM``, ``FF``, ``CA``, ``AP``, the players'
-        names, ``RE`` (two-player games that ended: ``B+n``, ``W+n`` or ``0``) and the metadata, then one node per
-        placement (passes are implied). Raises :class:`RecordError` for variants Pentobi does not have."""
-        if SGF_GAMES.get(self.variant.name) is None or self.variant != get_variant(self.variant.name):
-            raise RecordError(f"variant {self.variant.name!r} has no .blksgf game type (Pentobi knows "
-                              f"{sorted(SGF_GAMES)} with their standard rules); save it with to_json() instead")
-        root = [("GM", SGF_GAMES[self.variant.name]), ("FF", "4"), ("CA", "UTF-8"), ("AP", _app())]
-        default = _default_players(self.variant)
-        root += [(prop, name) for prop, name, d in zip(_sgf_player_props(self.variant), self.players, default)
-                 if name != d]
-        if self.terminated and self.variant.num_players == 2:
-            diff = self.player_scores[0] - self.player_scores[1]
-            root.append(("RE", "0" if diff == 0 else f"B+{diff}" if diff > 0 else f"W+{-diff}"))
-        extra = {k: v for k, v in self.metadata.items() if k not in SGF_METADATA}
-        root += [(SGF_METADATA[k], v) for k, v in self.metadata.items() if k in SGF_METADATA]
-        if extra:
-            root.append((SGF_EXTRA, json.dumps(extra, sort_keys=True)))
-        ids = _sgf_color_ids(self.variant)
-        lines = ["(", ";" + "".join(f"{p}[{_escape(v)}]" for p, v in root)]
-        lines += [f";{ids[c]}[{_cells_text(self.variant, cells)}]" for c, cells in self.moves]
-        return "\n".join(lines + [")"]) + "\n"
+        """The record as Pentobi ``.blksgf`` text (:func:`blokus_jax.sgf.write`): a root node with ``GM``, ``FF``,
+        ``CA``, ``AP``, the players' names, ``RE`` (two-player games that ended: ``B+n``, ``W+n`` or ``0``) and
+        the metadata, then one node per placement (passes are implied). Raises :class:`RecordError` for variants
+        Pentobi does not have."""
+        result = sgf.result_value(self.player_scores) if self.terminated and self.variant.num_players == 2 else None
+        return sgf.write(self.variant, self.players, self.metadata, self.moves, result, _app())
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form as plain Python data (see :meth:`to_json`)."""
@@ -336,11 +299,11 @@ class GameRecord:
         return {
             "format": JSON_FORMAT,
             "version": JSON_VERSION,
-            "variant": self.variant.name if registered else _variant_to_dict(self.variant),
+            "variant": self.variant.name if registered else variant_to_dict(self.variant),
             "players": list(self.players),
             "metadata": dict(self.metadata),
             "actions": list(self.actions),
-            "moves": [[c, _cells_text(self.variant, cells)] for c, cells in zip(self.colors, self.cells)],
+            "moves": [[c, cells_text(self.variant, cells)] for c, cells in zip(self.colors, self.cells)],
             "scores": list(self.final_scores),
             "terminated": self.terminated,
         }
@@ -365,47 +328,148 @@ class GameRecord:
         return path
 
 
-def _default_players(variant: Variant) -> tuple[str, ...]:
-    return tuple(f"Player {p + 1}" for p in range(variant.num_players))
+def variant_to_dict(variant: Variant) -> dict[str, Any]:
+    """A variant's full definition as JSON-ready data (the ``variant`` field of a custom variant's record; pieces
+    as ``[name, cells, copies]``). :func:`from_json` reads it back with every field checked."""
+    return {
+        "name": variant.name,
+        "board_shape": list(variant.board_shape),
+        "num_colors": variant.num_colors,
+        "players_to_colors": [list(cs) for cs in variant.players_to_colors],
+        "start_cells": [[list(rc) for rc in cells] for cells in variant.start_cells],
+        "pieces": [[p.name, [list(c) for c in p.cells], p.copies] for p in variant.pieces],
+        "bonus": variant.bonus,
+        "shared_color": variant.shared_color,
+    }
 
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("]", "\\]")
+# ------------------------------------------------------------------------------------------- checking JSON data
+def _kind(value: Any) -> str:
+    """``value``'s JSON type with its article, for messages: "a string", "an object", "null"."""
+    if value is None:
+        return "null"
+    kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer",
+            float: "number"}.get(type(value), type(value).__name__)
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
-def _variant_to_dict(variant: Variant) -> dict[str, Any]:
-    data = dataclasses.asdict(variant)
-    data["pieces"] = [[p.name, [list(c) for c in p.cells], p.copies] for p in variant.pieces]
-    return data
+def _int(value: Any, where: str, low: int, high: int) -> int:
+    """``value`` if it is an integer (not a boolean) in ``[low, high]``, else :class:`RecordError` naming ``where``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RecordError(f"record field {where} must be an integer, got {_kind(value)}")
+    if not low <= value <= high:
+        shown = str(value) if abs(value) < 10**12 else f"a {len(str(abs(value)))}-digit number"
+        raise RecordError(f"record field {where} is {shown}; it must be in [{low}, {high}]")
+    return value
+
+
+def _list(value: Any, where: str, low: int, high: int) -> list:
+    """``value`` if it is a list of ``low`` to ``high`` entries, else :class:`RecordError` naming ``where``."""
+    if not isinstance(value, list):
+        raise RecordError(f"record field {where} must be a list, got {_kind(value)}")
+    if not low <= len(value) <= high:
+        raise RecordError(f"record field {where} has {len(value)} entries; it must have {low} to {high}")
+    return value
+
+
+def _str(value: Any, where: str, high: int = MAX_RECORD_NAME) -> str:
+    if not isinstance(value, str):
+        raise RecordError(f"record field {where} must be a string, got {_kind(value)}")
+    if len(value) > high:
+        raise RecordError(f"record field {where} is {len(value)} characters long; at most {high} are allowed")
+    return value
+
+
+def _cell(value: Any, where: str, rows: int, cols: int) -> tuple[int, int]:
+    pair = _list(value, where, 2, 2)
+    return _int(pair[0], f"{where}[0]", 0, rows - 1), _int(pair[1], f"{where}[1]", 0, cols - 1)
 
 
 def _variant_from_json(value: Any) -> Variant:
-    try:
-        if isinstance(value, str):
+    """The record's ``variant`` field: a registered name, or a custom definition whose every field is checked
+    (types and :data:`MAX_RECORD_COLORS`-style limits) before any piece, table or array is built."""
+    if isinstance(value, str):
+        try:
             return get_variant(value)
-        data = dict(value)
-        data["pieces"] = tuple(Piece(name, tuple(map(tuple, cells)), copies) for name, cells, copies in data["pieces"])
-        return Variant(**data)
-    except (BlokusError, TypeError, KeyError, ValueError) as exc:
-        raise RecordError(f"bad variant in record: {value!r:.200} ({exc})") from exc
+        except BlokusError as exc:
+            raise RecordError(f"bad variant in record: {exc}") from None
+    if not isinstance(value, dict):
+        raise RecordError(f"record field 'variant' must be a variant name or an object, got {_kind(value)}")
+    required = ("name", "board_shape", "num_colors", "players_to_colors", "start_cells", "pieces")
+    optional = ("bonus", "shared_color")
+    unknown = sorted(str(k)[:40] for k in value if k not in required + optional)
+    missing = [k for k in required if k not in value]
+    if unknown or missing:
+        raise RecordError(f"bad variant in record: unknown fields {unknown}, missing fields {missing}; a variant "
+                          f"has {list(required + optional)}")
+    name = _str(value["name"], "variant.name")
+    shape = _list(value["board_shape"], "variant.board_shape", 2, 2)
+    rows = _int(shape[0], "variant.board_shape[0]", 1, MAX_BOARD_WIDTH)
+    cols = _int(shape[1], "variant.board_shape[1]", 1, MAX_BOARD_WIDTH)
+    colors = _int(value["num_colors"], "variant.num_colors", 1, MAX_RECORD_COLORS)
+    owners = [[_int(c, f"variant.players_to_colors[{p}][{k}]", 0, colors - 1)
+               for k, c in enumerate(_list(cs, f"variant.players_to_colors[{p}]", 1, colors))]
+              for p, cs in enumerate(_list(value["players_to_colors"], "variant.players_to_colors", 1, colors))]
+    starts = [[_cell(rc, f"variant.start_cells[{c}][{k}]", rows, cols)
+               for k, rc in enumerate(_list(cells, f"variant.start_cells[{c}]", 1, rows * cols))]
+              for c, cells in enumerate(_list(value["start_cells"], "variant.start_cells", 1, MAX_RECORD_COLORS))]
+    pieces, total = [], 0
+    for k, entry in enumerate(_list(value["pieces"], "variant.pieces", 1, MAX_RECORD_PIECES)):
+        where = f"variant.pieces[{k}]"
+        piece_name, cells, copies = _list(entry, where, 3, 3)
+        piece_name = _str(piece_name, f"{where}[0] (name)")
+        cells = [_cell(rc, f"{where}[1][{i}]", MAX_BOARD_WIDTH, MAX_BOARD_WIDTH)
+                 for i, rc in enumerate(_list(cells, f"{where}[1] (cells)", 1, MAX_RECORD_PIECE_CELLS))]
+        total += _int(copies, f"{where}[2] (copies)", 1, MAX_RECORD_COPIES)
+        pieces.append((piece_name, cells, copies))
+    if total > MAX_RECORD_PIECES_PER_COLOR:
+        raise RecordError(f"record field variant.pieces gives each colour {total} pieces; at most "
+                          f"{MAX_RECORD_PIECES_PER_COLOR} are allowed")
+    bonus = value.get("bonus", True)
+    if not isinstance(bonus, bool):
+        raise RecordError(f"record field variant.bonus must be true or false, got {_kind(bonus)}")
+    shared = value.get("shared_color")
+    shared = None if shared is None else _int(shared, "variant.shared_color", 0, colors - 1)
+    try:
+        built = tuple(Piece(n, tuple(map(tuple, cells)), copies) for n, cells, copies in pieces)
+        return Variant(name, (rows, cols), colors, tuple(map(tuple, owners)), tuple(map(tuple, starts)), built,
+                       bonus=bonus, shared_color=shared)
+    except BlokusError as exc:
+        raise RecordError(f"bad variant in record: {exc}") from exc
 
 
-def _validate_actions(variant: Variant, actions: Sequence[int]) -> list[int]:
+def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> list[int]:
+    """Action ids as Python ints, trailing ``-1`` padding dropped; :class:`RecordError` for a non-integer, an id
+    out of range or more actions than a game can have (checked before anything is converted)."""
     env = _env(variant)
-    row = [int(a) for a in np.asarray(actions, np.int64).reshape(-1)]
-    while row and row[-1] == -1:
+    if isinstance(actions, (str, bytes, dict)) or not hasattr(actions, "__len__"):
+        raise RecordError(f"actions must be a list of integer action ids, got {_kind(actions)}")
+    if isinstance(actions, np.ndarray) or hasattr(actions, "dtype"):
+        array = np.asarray(actions)
+        if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+            raise RecordError(f"actions must be a 1-d array of integer ids, got {array.dtype} of shape {array.shape}")
+        actions = array.tolist()
+    row = list(actions)
+    while row and isinstance(row[-1], (int, np.integer)) and not isinstance(row[-1], bool) and row[-1] == -1:
         row.pop()
+    limit = max_game_length(variant)
+    if len(row) > limit:
+        raise RecordError(f"the record has {len(row)} actions but no game of {variant.name!r} lasts more than "
+                          f"{limit} steps")
     for k, a in enumerate(row):
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise RecordError(f"action {k + 1}: {_kind(a)} {str(a)[:40]!r} is not an integer action id")
         if not 0 <= a < env.num_actions:
-            raise RecordError(f"action {k + 1}: id {a} is out of range [0, {env.num_actions}) for variant "
+            shown = str(a) if abs(a) < 10**12 else f"a {len(str(abs(a)))}-digit number"
+            raise RecordError(f"action {k + 1}: id {shown} is out of range [0, {env.num_actions}) for variant "
                               f"{variant.name!r}")
-    return row
+    return [int(a) for a in row]
 
 
 def _build(variant: Variant, trace: _Trace, players, metadata, describe: Callable[[_Trace], str]) -> GameRecord:
     if not trace.ok:
         raise RecordError(describe(trace))
-    players = _default_players(variant) if players is None else tuple(str(p) for p in players)
+    players = sgf.default_players(variant) if players is None else tuple(str(p) for p in players)
     if len(players) != variant.num_players:
         raise RecordError(f"variant {variant.name!r} has {variant.num_players} players but {len(players)} names "
                           f"were given: {list(players)}")
@@ -425,44 +489,11 @@ def _describe_action_failure(variant: Variant, rows: Sequence[Sequence[int]], b:
 
 
 # --------------------------------------------------------------------------------------------- batched record
-@functools.lru_cache(maxsize=None)
-def _rollout_fn(env: Env, policy: Callable, length: int) -> Callable:
-    def one(key):
-        def body(state, k):
-            done = state.terminated | state.truncated
-            action = jnp.asarray(policy(k, state), jnp.int32)
-            nxt = jax.tree.map(lambda a, b: jnp.where(done, a, b), state, env.step(state, action))
-            return nxt, jnp.where(done, -1, action)
-
-        return jax.lax.scan(body, env.init(), jax.random.split(key, length))
-
-    return jax.jit(jax.vmap(one))
-
-
-def max_game_length(variant: Variant) -> int:
-    """An upper bound on the steps of any game: every colour places all its pieces and passes once."""
-    return variant.num_colors * (sum(p.copies for p in variant.pieces) + 1)
-
-
-def rollout(env: Env, key: jax.Array, batch: int, policy: Callable | None = None,
-            max_steps: int | None = None) -> tuple[State, jax.Array]:
-    """Play ``batch`` games at once on device with ``policy(key, state) -> action`` (default: uniform random legal
-    moves) for ``max_steps`` steps (default: :func:`max_game_length`, enough to finish any game), all in one
-    jitted ``vmap`` of a ``lax.scan``: no Python per step.
-
-    Returns the final states (leading axis ``batch``) and the ``int32[batch, max_steps]`` action history, ``-1``
-    after a game has ended; pass the history to :func:`from_rollout`.
-    """
-    length = max_game_length(env.variant) if max_steps is None else int(max_steps)
-    fn = _rollout_fn(env, env.sample_action if policy is None else policy, length)
-    return fn(jax.random.split(key, batch))
-
-
 def from_rollout(env: Env | Variant | str, actions: Sequence[Sequence[int]] | np.ndarray | jax.Array,
                  players: Sequence[str] | None = None, metadata: dict[str, str] | None = None) -> list[GameRecord]:
-    """One :class:`GameRecord` per row of an action history (e.g. from :func:`rollout`; trailing ``-1`` ignored),
-    all replayed and checked in one batched device call. Raises :class:`RecordError` naming the game, the first
-    illegal action and why."""
+    """One :class:`GameRecord` per row of an action history (e.g. from :func:`blokus_jax.rollout.rollout`; trailing
+    ``-1`` ignored), all replayed and checked in one batched device call. Raises :class:`RecordError` naming the
+    game, the first illegal action and why."""
     variant = env.variant if isinstance(env, Env) else get_variant(env)
     rows = [_validate_actions(variant, row) for row in (np.asarray(actions) if hasattr(actions, "shape") else actions)]
     traces = _trace(variant, rows, None, complete=False) if rows else []
@@ -471,184 +502,121 @@ def from_rollout(env: Env | Variant | str, actions: Sequence[Sequence[int]] | np
 
 
 # ------------------------------------------------------------------------------------------------- .blksgf read
-def _parse_sgf(text: str) -> list[list[tuple[str, list[str]]]]:
-    """The main line of the first game tree in ``text``: a list of nodes, each a list of ``(property, values)``."""
-    pos = 0
-    length = len(text)
-
-    def where(at: int) -> str:
-        return f"line {text.count(chr(10), 0, at) + 1}"
-
-    def skip() -> None:
-        nonlocal pos
-        while pos < length and text[pos].isspace():
-            pos += 1
-
-    def tree() -> list:
-        nonlocal pos
-        pos += 1                          # '('
-        nodes: list = []
-        first_child: list | None = None
-        while True:
-            skip()
-            if pos >= length:
-                raise RecordError(f"truncated file: a game tree is not closed with ')' ({where(pos)})")
-            ch = text[pos]
-            if ch == ";" and first_child is None:
-                pos += 1
-                nodes.append(node())
-            elif ch == "(":
-                child = tree()
-                first_child = child if first_child is None else first_child
-            elif ch == ")":
-                pos += 1
-                return nodes + (first_child or [])
-            else:
-                raise RecordError(f"malformed SGF: unexpected {ch!r} at {where(pos)}")
-
-    def node() -> list:
-        nonlocal pos
-        props = []
-        while True:
-            skip()
-            start = pos
-            while pos < length and (text[pos].isupper() or text[pos].isdigit()):
-                pos += 1
-            if pos == start:
-                return props
-            ident = text[start:pos]
-            values = []
-            skip()
-            while pos < length and text[pos] == "[":
-                values.append(value())
-                skip()
-            if not values:
-                raise RecordError(f"malformed SGF: property {ident} has no value at {where(start)}")
-            props.append((ident, values))
-
-    def value() -> str:
-        nonlocal pos
-        start = pos
-        pos += 1
-        out = []
-        while pos < length and text[pos] != "]":
-            if text[pos] == "\\" and pos + 1 < length:
-                pos += 1
-            out.append(text[pos])
-            pos += 1
-        if pos >= length:
-            raise RecordError(f"truncated file: a property value opened at {where(start)} is not closed")
-        pos += 1
-        return "".join(out)
-
-    skip()
-    if pos >= length or text[pos] != "(":
-        raise RecordError("not an SGF file: it must start with '(' (is the file empty or truncated?)")
-    return tree()
+def _check_size(text: str) -> str:
+    """``text`` without a leading UTF-8 byte order mark; :class:`RecordError` if it is over the size limit."""
+    if not isinstance(text, str):
+        raise RecordError(f"a record must be given as text, got {_kind(text)}")
+    if len(text) > MAX_RECORD_BYTES:
+        raise RecordError(f"the record is {len(text):,} characters long; records are at most {MAX_RECORD_BYTES:,} "
+                          f"(a whole game takes a few kilobytes)")
+    return text.removeprefix("\ufeff")
 
 
 def from_blksgf(text: str) -> GameRecord:
-    """Read a Pentobi ``.blksgf`` record (the main line of the first game) and check it move by move.
+    """Read a Pentobi ``.blksgf`` record (the main line of the first game, :func:`blokus_jax.sgf.read`) and check
+    it move by move.
 
     Raises :class:`RecordError` with the reason for a truncated or malformed file, an unknown ``GM``, setup
     properties (not supported), a bad coordinate, cells that are no piece, an illegal move (with its number), or a
     ``RE`` result that disagrees with the replayed score.
     """
-    nodes = _parse_sgf(text)
-    if not nodes:
-        raise RecordError("the SGF file has no nodes; a record needs at least a root node with GM[...]")
-    root = dict((k, v[0]) for k, v in nodes[0])
-    game = root.get("GM")
-    by_game = {gm: name for name, gm in SGF_GAMES.items()}
-    if game not in by_game:
-        raise RecordError(f"unsupported game GM[{game}]; blokus-jax reads {sorted(by_game)}"
-                          if game is not None else "the root node has no GM[...] game type")
-    variant = get_variant(by_game[game])
-    env = _env(variant)
-    ids = {cid: c for c, cid in enumerate(_sgf_color_ids(variant))}
-    colors, actions = [], []
-    for index, props in enumerate(nodes):
-        for ident, values in props:
-            if ident in _SETUP:
-                raise RecordError(f"node {index + 1}: setup property {ident} is not supported; only games played "
-                                  f"from the empty board can be replayed")
-            if ident in ("B", "W") or (len(ident) == 1 and ident.isdigit()):
-                move = len(actions) + 1
-                if ident not in ids:
-                    raise RecordError(f"move {move}: {ident}[...] is not a colour of {game} (colours: {list(ids)})")
-                if len(values) != 1 or not values[0]:
-                    raise RecordError(f"move {move}: {ident} needs exactly one non-empty list of points")
-                cells = [_parse_point(variant, p, move) for p in values[0].split(",")]
-                try:
-                    actions.append(env.action_from_cells(cells))
-                except BlokusError as exc:
-                    raise RecordError(f"move {move} ({ident}[{values[0]}]): {exc}") from exc
-                colors.append(ids[ident])
+    game = sgf.read(_check_size(text))
+    variant, actions, colors = game.variant, game.actions, game.colors
     trace = _trace(variant, [actions], [colors], complete=True)[0]
+    ids = sgf.color_ids(variant)
 
     def describe(t: _Trace) -> str:
         k = t.consumed
-        points = _cells_text(variant, env.action_cells(actions[k]))
-        move = f"move {k + 1} ({_sgf_color_ids(variant)[colors[k]]}[{points}])"
+        move = f"move {k + 1} ({ids[colors[k]]}[{cells_text(variant, _env(variant).action_cells(actions[k]))}])"
         mover = int(t.state.current_color)
         if mover != colors[k] and not bool(t.state.terminated):
             names = color_names(variant)
+            count = int(np.asarray(rules.popcount(jnp.asarray(t.state.legal_bits))).sum())
             return (f"{move} is out of turn: {names[mover]} is to move before {names[colors[k]]} and still has "
-                    f"{_legal_count(t.state)} legal placements")
+                    f"{count} legal placements")
         return f"{move} is illegal: {explain_illegal(variant, t.state, actions[k])}"
 
-    players = [root.get(p, d) for p, d in zip(_sgf_player_props(variant), _default_players(variant))]
-    metadata = {k: root[p] for k, p in SGF_METADATA.items() if p in root}
-    if SGF_EXTRA in root:
-        try:
-            metadata.update(json.loads(root[SGF_EXTRA]))
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"root property {SGF_EXTRA} must hold a JSON object: {exc}") from exc
-    record = _build(variant, trace, players, metadata, describe)
-    if "RE" in root and record.terminated and variant.num_players == 2 and re.fullmatch(r"0|[BW]\+\d+", root["RE"]):
-        diff = record.player_scores[0] - record.player_scores[1]
-        expected = "0" if diff == 0 else f"B+{diff}" if diff > 0 else f"W+{-diff}"
-        if root["RE"] != expected:
-            raise RecordError(f"the file's result RE[{root['RE']}] disagrees with the replayed game ({expected})")
+    record = _build(variant, trace, game.players, game.metadata, describe)
+    result = game.result
+    if result is not None and record.terminated and variant.num_players == 2 and _RESULT.fullmatch(result):
+        expected = sgf.result_value(record.player_scores)
+        if result != expected:
+            raise RecordError(f"the file's result RE[{result}] disagrees with the replayed game ({expected})")
     return record
+
+
+_RESULT = re.compile(r"0|[BW]\+[0-9]{1,6}")
 
 
 # ---------------------------------------------------------------------------------------------------- JSON read
 def from_json(text: str | dict) -> GameRecord:
     """Read the JSON form written by :meth:`GameRecord.to_json` (text or the parsed dict), replay it and check the
-    stored moves and scores against the replay; raises :class:`RecordError` on any mismatch or illegal action."""
-    try:
-        data = json.loads(text) if isinstance(text, str) else dict(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"record is not valid JSON ({exc}); is the file truncated?") from exc
-    if data.get("format") != JSON_FORMAT or data.get("version") != JSON_VERSION:
+    stored moves and scores against the replay.
+
+    Every field is type-checked before use and a custom variant is checked against the ``MAX_RECORD_*`` limits
+    before anything is built from it; any problem is a :class:`RecordError` naming the field."""
+    if isinstance(text, dict):
+        data = text
+    else:
+        text = _check_size(text)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise RecordError(f"record is not valid JSON ({str(exc)[:200]}); is the file truncated?") from None
+    if not isinstance(data, dict):
+        raise RecordError(f"a record must be a JSON object, got {_kind(data)}")
+    if data.get("format") != JSON_FORMAT or type(data.get("version")) is not int or data["version"] != JSON_VERSION:
         raise RecordError(f"not a blokus-jax record: expected format {JSON_FORMAT!r} version {JSON_VERSION}, got "
-                          f"{data.get('format')!r} version {data.get('version')!r}")
+                          f"{str(data.get('format'))[:60]!r} version {str(data.get('version'))[:20]!r}")
     missing = [k for k in ("variant", "actions") if k not in data]
     if missing:
         raise RecordError(f"record lacks the fields {missing}")
     variant = _variant_from_json(data["variant"])
-    record = GameRecord.from_actions(variant, data["actions"], players=data.get("players"),
-                                     metadata=data.get("metadata"))
+    actions = _list(data["actions"], "'actions'", 0, max_game_length(variant))
+    players = data.get("players")
+    if players is not None:
+        players = [_str(p, f"'players'[{k}]", MAX_RECORD_BYTES) for k, p in
+                   enumerate(_list(players, "'players'", variant.num_players, variant.num_players))]
+    metadata = data.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            raise RecordError(f"record field 'metadata' must be an object of strings, got {_kind(metadata)}")
+        for key, value in metadata.items():
+            if not isinstance(value, (str, int, float)):
+                raise RecordError(f"record field 'metadata'[{str(key)[:40]!r}] must be a string, got {_kind(value)}")
+    record = GameRecord.from_actions(variant, actions, players=players, metadata=metadata)
     stored = record.to_dict()
     for key in ("moves", "scores", "terminated"):
         if key in data and data[key] != stored[key]:
             diff = next((k for k, (a, b) in enumerate(zip(data[key], stored[key])) if a != b), None) \
-                if isinstance(data[key], list) else None
+                if isinstance(data[key], list) and isinstance(stored[key], list) else None
             at = f" (first difference at entry {diff + 1})" if diff is not None else ""
             raise RecordError(f"record field {key!r} disagrees with the replayed actions{at}")
     return record
 
 
 def load(path: str | Path) -> GameRecord:
-    """Read a ``.blksgf`` or ``.json`` record from ``path`` (format chosen from the content), replaying and checking
-    it; raises :class:`RecordError` for a missing, unreadable or corrupt file."""
+    """Read a ``.blksgf`` or ``.json`` record from ``path`` (format chosen from the content; a UTF-8 byte order
+    mark is skipped), replaying and checking it; raises :class:`RecordError` for a missing, unreadable, oversized
+    (over :data:`MAX_RECORD_BYTES`) or corrupt file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with path.open("rb") as f:
+            raw = f.read(MAX_RECORD_BYTES + 1)
+    except OSError as exc:
         raise RecordError(f"cannot read record {str(path)!r}: {exc}") from exc
-    return from_json(text) if text.lstrip().startswith("{") else from_blksgf(text)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"record {str(path)!r} is larger than {MAX_RECORD_BYTES:,} bytes; a game record takes a "
+                          f"few kilobytes, so this is not one")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"cannot read record {str(path)!r}: it is not UTF-8 text ({exc})") from None
+    start = text.lstrip()
+    if start.startswith("<"):
+        raise RecordError(f"{str(path)!r} is an HTML or XML file, not a game record; give the .blksgf or .json "
+                          f"record (a viewer page is made from one with 'blokus-jax view')")
+    return from_json(text) if start.startswith(("{", "[")) else from_blksgf(text)
 
 
 def save_records(records: Iterable[GameRecord], directory: str | Path, stem: str = "game",
@@ -661,6 +629,6 @@ def save_records(records: Iterable[GameRecord], directory: str | Path, stem: str
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for k, record in enumerate(records):
-        suffix = fmt if fmt == "json" or record.variant.name in SGF_GAMES else "json"
+        suffix = fmt if fmt == "json" or record.variant.name in sgf.GAMES else "json"
         paths.append(record.save(directory / f"{stem}_{k:04d}.{suffix}"))
     return paths

@@ -28,7 +28,8 @@ PALETTE: dict[str, str] = {
     "Blue": "#0072B2", "Yellow": "#F0E442", "Red": "#D55E00", "Green": "#009E73",
     "Purple": "#CC79A7", "Orange": "#E69F00", "Sky": "#56B4E9", "Black": "#000000",
 }
-_DEFAULT_NAMES = ("Blue", "Yellow", "Red", "Green", "Purple", "Orange", "Sky", "Black")
+#: Colour names in order for variants without names of their own (at most this many colours can be drawn).
+DEFAULT_NAMES: tuple[str, ...] = ("Blue", "Yellow", "Red", "Green", "Purple", "Orange", "Sky", "Black")
 _NAMES_BY_VARIANT = {"duo": ("Purple", "Orange"), "junior": ("Green", "Orange")}
 _GLYPHS = ("dot", "ring", "cross", "bar", "diamond", "slash", "square", "plus")
 _ANSI = {"Blue": 34, "Yellow": 33, "Red": 31, "Green": 32, "Purple": 35, "Orange": 91, "Sky": 36, "Black": 90}
@@ -38,12 +39,12 @@ _EMPTY, _GRID, _INK, _PANEL = "#F4F4F0", "#C8C8C0", "#222222", "#FFFFFF"
 def color_names(variant: Variant) -> tuple[str, ...]:
     """Display names of the variant's colours, as Pentobi names them (Blue, Yellow, Red, Green; Purple and Orange
     in Duo; Green and Orange in Junior); other variants use the four-colour names in order."""
-    names = _NAMES_BY_VARIANT.get(variant.name, _DEFAULT_NAMES)
+    names = _NAMES_BY_VARIANT.get(variant.name, DEFAULT_NAMES)
     if variant.num_colors > len(names):
-        names = _DEFAULT_NAMES
+        names = DEFAULT_NAMES
     if variant.num_colors > len(names):
         raise VariantError(f"variant {variant.name!r} has {variant.num_colors} colours; pictures support at most "
-                           f"{len(_DEFAULT_NAMES)}")
+                           f"{len(DEFAULT_NAMES)}")
     return tuple(names[: variant.num_colors])
 
 
@@ -57,7 +58,8 @@ def column_label(col: int) -> str:
     return chr(ord("a") + col) if col < 26 else chr(ord("a") + col // 26 - 1) + chr(ord("a") + col % 26)
 
 
-_POINT = re.compile(r"([a-z]+)([0-9]+)$")
+# Two letters and three digits cover every board up to 30 columns; longer tokens are rejected before int().
+_POINT = re.compile(r"([a-z]{1,2})([0-9]{1,3})")
 
 
 def cell_name(variant: Variant, row: int, col: int) -> str:
@@ -72,7 +74,7 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
     Raises :class:`~blokus_jax.errors.IllegalActionError` (a ``ValueError``) naming the valid range otherwise.
     """
     rows, cols = variant.board_shape
-    match = _POINT.match(str(text).strip().lower())
+    match = _POINT.fullmatch(str(text).strip().lower())
     if match is not None:
         letters, number = match.groups()
         col = 0
@@ -81,9 +83,17 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
         row, col = rows - int(number), col - 1
         if 0 <= col < cols and 0 <= row < rows:
             return row, col
-    raise IllegalActionError(f"{text!r} is not a cell of the {rows}x{cols} board; write column letters "
+    shown = repr(text) if len(str(text)) <= 40 else repr(str(text)[:40]) + "..."
+    raise IllegalActionError(f"{shown} is not a cell of the {rows}x{cols} board; write column letters "
                              f"a-{column_label(cols - 1)} then a row number 1-{rows} (1 = bottom row), e.g. "
                              f"{cell_name(variant, rows - 1, 0)}")
+
+
+def cells_text(variant: Variant, cells) -> str:
+    """Pentobi point list ``a1,b1,...`` of ``(row, col)`` cells in Pentobi's canonical order (bottom row first, then
+    columns): the text of a ``.blksgf`` move and of a record's JSON ``moves``."""
+    ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
+    return ",".join(cell_name(variant, r, c) for r, c in ordered)
 
 
 def resolve_variant(state: Any, env: Any = None) -> Variant:
@@ -109,7 +119,9 @@ def resolve_variant(state: Any, env: Any = None) -> Variant:
 
 
 def _piece_label(piece, remaining: int) -> str:
-    return piece.name if remaining <= 1 else f"{piece.name}x{remaining}"
+    # piece names can come from a record file: control characters are escaped so they cannot drive a terminal
+    name = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in piece.name)
+    return name if remaining <= 1 else f"{name}x{remaining}"
 
 
 def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True) -> str:

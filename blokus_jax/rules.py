@@ -175,3 +175,100 @@ def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Ar
         done = unplaced == 0
         score = score + jnp.where(done, 15 + 5 * last_was_monomino.astype(jnp.int32), 0)
     return score
+
+
+# ------------------------------------------------------------------------------------------ why a move is illegal
+#: The reasons :func:`illegal_reason` gives, in the order they are tested.
+ILLEGAL_REASONS = ("game_over", "out_of_range", "cannot_pass", "off_board", "no_piece", "occupied", "edge", "start",
+                   "corner")
+
+
+def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
+    """Why ``action`` is not legal for the colour to move in ``state`` (one unbatched state), or ``None`` if it is.
+
+    Host-side diagnosis for error messages, derived from the same bitboards as :func:`legal_bits`: the placement's
+    rows are tested against the availability of its piece, the occupied squares, and the colour's
+    :func:`forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
+    start cell). ``tables`` is a :class:`Tables` or anything with a ``.tables`` (an ``Env``). Returns ``(reason,
+    cells)``: a code from :data:`ILLEGAL_REASONS` and ``int32[k, 2]`` cells it concerns (the occupied or
+    edge-touching squares, else the placement's cells; empty for the pass and out-of-range actions).
+    """
+    tables = getattr(tables, "tables", tables)
+    action = int(action)
+    rows, cols = tables.variant.board_shape
+    none = np.zeros((0, 2), np.int32)
+    if bool(state.terminated) or bool(state.truncated):
+        return "game_over", none
+    if not 0 <= action < tables.num_actions:
+        return "out_of_range", none
+    if action == tables.pass_action:
+        return ("cannot_pass", none) if bool(has_placement(jnp.asarray(state.legal_bits))) else None
+    o, rc = divmod(action, rows * cols)
+    r, c = divmod(rc, cols)
+    cells = tables.orientation_cells[o] + np.asarray([r, c], np.int32)
+    if not (int(tables.anchor_bits[o, r]) >> c) & 1:
+        return "off_board", cells
+    color = int(state.current_color)
+    if int(np.asarray(state.remaining)[color, tables.orientation_piece[o]]) == 0:
+        return "no_piece", cells
+    board = jnp.asarray(state.board)
+    own = pack_rows(board == color + 1)
+    occupied = pack_rows(board != 0)
+    first = jnp.asarray(state.pieces_placed)[color] == 0
+    forbidden, corners = forbidden_and_corners(tables, own, occupied, first, jnp.int32(color))
+    piece = pack_rows(placement_plane(tables, jnp.int32(action)))
+
+    def hits(mask: jax.Array) -> np.ndarray:
+        return np.argwhere(np.asarray(unpack_rows(piece & mask, cols))).astype(np.int32)
+
+    for reason, mask in (("occupied", occupied), ("edge", forbidden)):
+        found = hits(mask)
+        if len(found):
+            return reason, found
+    if not len(hits(corners)):
+        return ("start" if bool(first) else "corner"), cells
+    return None
+
+
+def explain_illegal(tables, state, action: int, color_names=None, cell_name=None) -> str:
+    """One sentence saying why ``action`` is not legal in ``state`` (see :func:`illegal_reason`), e.g. "Blue's
+    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". ``color_names`` (one per colour) and
+    ``cell_name(row, col)`` choose how colours and squares are written (default ``colour 0`` and ``(row, col)``;
+    :func:`blokus_jax.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
+    the state's mask; this only explains it."""
+    tables = getattr(tables, "tables", tables)
+    variant = tables.variant
+    names = color_names or tuple(f"colour {k}" for k in range(variant.num_colors))
+    name = cell_name or (lambda r, c: f"({r}, {c})")
+
+    def where(cells) -> str:
+        ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
+        return ",".join(name(r, c) for r, c in ordered)
+
+    action = int(action)
+    found = illegal_reason(tables, state, action)
+    if found is None:
+        return f"action {action} is legal here"
+    reason, cells = found
+    who = names[int(state.current_color)]
+    if reason == "game_over":
+        return "the game was already over"
+    if reason == "out_of_range":
+        return f"action {action} is out of range [0, {tables.num_actions})"
+    if reason == "cannot_pass":
+        count = int(np.asarray(popcount(jnp.asarray(state.legal_bits))).sum())
+        return f"{who} is to move and still has {count} legal placements, so it cannot pass"
+    piece = variant.pieces[tables.decode(action)[0]]
+    if reason == "off_board":
+        return f"action {action} puts piece {piece.name!r} partly off the board at cells {cells.tolist()}"
+    if reason == "no_piece":
+        return f"{who} has no piece {piece.name!r} left (cells {where(cells)})"
+    placed = where(tables.action_cells(action))
+    if reason == "occupied":
+        return f"{who}'s piece {piece.name!r} at {placed} covers occupied squares {where(cells)}"
+    if reason == "edge":
+        return f"{who}'s piece {piece.name!r} at {placed} shares an edge with another {who} piece"
+    if reason == "start":
+        starts = where(variant.start_cells[int(state.current_color)])
+        return f"{who}'s first piece {piece.name!r} at {placed} does not cover its start square {starts}"
+    return f"{who}'s piece {piece.name!r} at {placed} does not touch another {who} piece corner to corner"

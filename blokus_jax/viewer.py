@@ -1,97 +1,108 @@
-"""A single-file HTML game viewer and the bodies of the ``blokus-jax view`` and ``blokus-jax replay`` commands.
+"""A single-file HTML game viewer.
 
 The viewer is one self-contained HTML page (vanilla JavaScript and SVG, no network): it shows the board with
 coordinates, steps forward and back, autoplays, has keyboard shortcuts (left/right, PageUp/PageDown, Home/End,
 Space), a score timeline and a clickable move list, and can open any ``.blksgf`` or JSON record by file picker or
 drag and drop. :func:`viewer_html` embeds one record; the URL fragment ``#step=K`` opens it at position ``K``.
+
+Data from a record is never markup: the page shows every string with ``textContent``, the embedded record is a
+``<script type="application/json">`` block in which ``<``, ``>``, ``&`` and the JavaScript line separators are
+escaped (so no content can end or comment out a script), and a Content-Security-Policy allows only the page's own
+script (by its hash) and no network loads.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import json
-import webbrowser
+import re
 from importlib import resources
 from pathlib import Path
 
-from blokus_jax import records
+from blokus_jax import records, sgf
 from blokus_jax.records import GameRecord
-from blokus_jax.render import _DEFAULT_NAMES, PALETTE, color_names, to_text
+from blokus_jax.render import DEFAULT_NAMES, PALETTE, color_names
 from blokus_jax.variants import VARIANTS, get_variant
 
-_PLACEHOLDER = "/*__BLOKUS_DATA__*/null"
+_DATA = "/*__BLOKUS_DATA__*/null"
+_CSP = "/*__BLOKUS_CSP__*/"
+_SOURCE = "/*__BLOKUS_SOURCE__*/"
+_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+_SOURCE_META = re.compile(r'<meta name="blokus-jax-source" content="([^"]*)">')
+#: Marker in the ``<head>`` of every page :func:`viewer_html` writes.
+GENERATOR = '<meta name="generator" content="blokus-jax viewer">'
 
 
 def _variant_table() -> dict[str, dict]:
     table = {}
     for name in VARIANTS:
         variant = get_variant(name)
-        data = records._variant_to_dict(variant)
+        data = records.variant_to_dict(variant)
         data["color_names"] = list(color_names(variant))
         table[name] = data
     return table
 
 
-def viewer_html(record: GameRecord | None = None, title: str | None = None) -> str:
+def embed_json(data) -> str:
+    """``data`` as JSON text that is inert inside any HTML element: ``<``, ``>``, ``&`` and U+2028/U+2029 are
+    written as ``\\u`` escapes, so no string in it can close the element, open a comment or break a script."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    for ch in "<>&\u2028\u2029":
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return text
+
+
+def _content_security_policy(template: str) -> str:
+    """The page's CSP: nothing by default, the page's one inline script by its sha256, inline styles, data: images."""
+    scripts = _SCRIPT.findall(template)
+    if len(scripts) != 1:
+        raise RuntimeError("viewer_template.html must have exactly one inline <script>; reinstall blokus-jax")
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+            f"base-uri 'none'; form-action 'none'")
+
+
+def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
     """The viewer page as one HTML string, showing ``record`` (at its final position) if given, else empty and
-    ready to open a file. ``title`` defaults to the variant's name."""
+    ready to open a file. ``title`` defaults to the variant's name; ``source`` (the record's path) is noted in the
+    page's head so that :func:`page_source` can tell which record a page shows."""
     template = resources.files("blokus_jax").joinpath("viewer_template.html").read_text(encoding="utf-8")
+    if any(mark not in template for mark in (_DATA, _CSP, _SOURCE)):
+        raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
     data = {
         "variants": _variant_table(),
-        "games": {gm: name for name, gm in records.SGF_GAMES.items()},
+        "games": {gm: name for name, gm in sgf.GAMES.items()},
         "palette": PALETTE,
-        "default_names": list(_DEFAULT_NAMES),
+        "default_names": list(DEFAULT_NAMES),
+        "max_file_bytes": records.MAX_RECORD_BYTES,
         "record": None if record is None else record.to_dict(),
         "title": title,
     }
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    if _PLACEHOLDER not in template:
-        raise RuntimeError("viewer_template.html lost its data placeholder; reinstall blokus-jax")
-    return template.replace(_PLACEHOLDER, payload)
+    page = template.replace(_CSP, _content_security_policy(template))
+    page = page.replace(_SOURCE, html.escape(source or "", quote=True).replace("*", "&#42;"))
+    return page.replace(_DATA, embed_json(data))
 
 
-def write_viewer(record: GameRecord | None, path: str | Path, title: str | None = None) -> Path:
+def page_source(path: str | Path) -> str | None:
+    """For an existing file written by :func:`viewer_html`: the record path noted in it (``""`` if none was
+    given). ``None`` when the file is not a viewer page (or cannot be read)."""
+    try:
+        with Path(path).open("r", encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if GENERATOR not in head:
+        return None
+    match = _SOURCE_META.search(head)
+    return html.unescape(match.group(1)) if match else ""
+
+
+def write_viewer(record: GameRecord | None, path: str | Path, title: str | None = None,
+                 source: str | None = None) -> Path:
     """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(viewer_html(record, title), encoding="utf-8")
+    path.write_text(viewer_html(record, title, source), encoding="utf-8")
     return path
-
-
-def view_command(path: str | Path, out: str | Path | None = None, open_browser: bool = False) -> Path:
-    """Body of ``blokus-jax view FILE``: load and check the ``.blksgf``/``.json`` record at ``path``, write the
-    viewer page to ``out`` (default: next to the record, with suffix ``.html``), open it in the default browser
-    when ``open_browser`` is set, and return the page's path. Raises ``RecordError`` for a bad record."""
-    path = Path(path)
-    record = records.load(path)
-    target = Path(out) if out is not None else path.with_suffix(".html")
-    write_viewer(record, target, title=path.name)
-    if open_browser:
-        webbrowser.open(target.resolve().as_uri())
-    return target
-
-
-def replay_command(path: str | Path, ansi: bool = False, boards: bool = False) -> str:
-    """Body of ``blokus-jax replay FILE``: the game as terminal text. One line per action (colour, player, piece
-    and Pentobi cells, or the pass), the board after every placement when ``boards`` is set, then the final
-    board with remaining pieces and the result; ``ansi`` colours the boards. Returns the text."""
-    record = records.load(path)
-    variant = record.variant
-    names = color_names(variant)
-    tables = records._env(variant).tables
-    movers = records._trace(variant, [record.actions], None, complete=False)[0].players
-    lines = [f"{Path(path).name}: {variant.name}, {' vs '.join(record.players)}, {len(record.moves)} placements"]
-    lines += [f"  {k}: {v}" for k, v in record.metadata.items()]
-    for k, (action, color, cells) in enumerate(zip(record.actions, record.colors, record.cells), start=1):
-        if len(cells) == 0:
-            lines.append(f"{k:4d}. {names[color]:<7} pass")
-            continue
-        piece = variant.pieces[tables.orientation_piece[action // (variant.board_shape[0] * variant.board_shape[1])]]
-        lines.append(f"{k:4d}. {names[color]:<7} {piece.name:<3} {records._cells_text(variant, cells)}  "
-                     f"({record.players[movers[k - 1]]})")
-        if boards:
-            lines.append(to_text(record.state_at(k), variant, ansi=ansi, pieces=False))
-    lines.append(to_text(record.replay(), variant, ansi=ansi))
-    scores = ", ".join(f"{name} {score}" for name, score in zip(record.players, record.player_scores))
-    lines.append(f"result: {record.result} ({scores})")
-    return "\n".join(lines)
-

@@ -7,7 +7,7 @@ import numpy as np
 
 import blokus_jax
 from blokus_jax import benchmark, demo
-from blokus_jax.records import max_game_length
+from blokus_jax.rollout import max_game_length
 
 
 def test_demo_plays_complete_games(capsys):
@@ -50,3 +50,19 @@ def test_step_autoreset_restarts_a_finished_game_and_reports_its_end():
     np.testing.assert_array_equal(rewards, final.rewards)   # the reward of the finishing step is reported
     assert float(np.abs(rewards).sum()) > 0
     jax.tree.map(np.testing.assert_array_equal, state, env.init())   # and the game restarted
+
+
+def test_one_play_loop_serves_records_demo_and_benchmark():
+    from blokus_jax import rollout
+
+    env = blokus_jax.make("simple")
+    key = jax.random.key(5)
+    states, actions = rollout.rollout(env, key, batch=4)
+    actions = np.asarray(actions)
+    assert actions.shape == (4, max_game_length(env.variant)) and bool(states.terminated.all())
+    for row, n in zip(actions, np.asarray(states.step_count)):
+        assert (row[:n] >= 0).all() and (row[n:] == -1).all()
+    demo_states = jax.jit(lambda k: demo.play_random_games(env, k, 4))(key)      # the demo plays the same games
+    np.testing.assert_array_equal(np.asarray(demo_states.board), np.asarray(states.board))
+    _, endless = jax.jit(rollout.make_rollout(env, 4, 60, autoreset=True))(key)
+    assert endless.shape == (4, 60) and (np.asarray(endless) >= 0).all()

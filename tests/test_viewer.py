@@ -1,7 +1,8 @@
-"""The HTML viewer in a real headless browser (Debian chromium), and the view / replay command bodies."""
+"""The HTML viewer in a real headless browser (Debian chromium), and the ``view`` / ``replay`` commands."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -10,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blokus_jax import records, viewer
+from agents import cli
+from blokus_jax import records
 
 DATA = Path(__file__).parent / "data" / "sgf"
 GAME = DATA / "classic_2" / "classic_2_dev_00_seed20241000.blksgf"
@@ -32,7 +34,9 @@ def _board(dom: str, shape) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    return viewer.view_command(GAME, out=tmp_path_factory.mktemp("viewer") / "game.html")
+    out = tmp_path_factory.mktemp("viewer") / "game.html"
+    assert cli.main(["view", str(GAME), "--out", str(out)]) == 0
+    return out
 
 
 def test_view_command_writes_a_self_contained_page(page):
@@ -62,12 +66,86 @@ def test_viewer_loads_steps_and_shows_the_right_position(page):
     assert 'id="error"></div>' in dom
 
 
-def test_replay_command_prints_the_game():
-    text = viewer.replay_command(GAME)
+def _replay(capsys, *flags) -> str:
+    assert cli.main(["replay", str(GAME), *flags]) == 0
+    return capsys.readouterr().out.rstrip("\n")
+
+
+def test_replay_command_prints_the_game(capsys):
+    text = _replay(capsys)
     record = records.load(GAME)
     lines = text.splitlines()
     assert lines[0].startswith(f"{GAME.name}: classic_2p")
     assert lines[1].split()[:4] == ["1.", "Blue", "L5", "a19,a20,b20,c20,d20"]
     assert sum(" pass" in line for line in lines) == len(record.actions) - len(record.moves)
     assert lines[-1].startswith("result: ") and str(record.player_scores[0]) in lines[-1]
-    assert "\x1b[" in viewer.replay_command(GAME, ansi=True)
+    assert "\x1b[" in _replay(capsys, "--ansi")
+
+
+def test_view_never_overwrites_its_input_or_another_records_page(tmp_path, capsys):
+    record = records.load(GAME)
+    json_record = record.save(tmp_path / "game.json")
+    as_html = tmp_path / "rec.html"                      # a record that happens to be named .html
+    as_html.write_text(json_record.read_text())
+    before = as_html.read_bytes()
+    assert cli.main(["view", str(as_html)]) == 2
+    assert "overwrite its input" in capsys.readouterr().err and as_html.read_bytes() == before
+    assert cli.main(["view", str(json_record), "--out", str(json_record)]) == 2
+    assert "must be an .html file" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    other.write_text(json_record.read_text())
+    assert cli.main(["view", str(json_record), "--out", str(other.with_suffix(".html").with_name("x.htm"))]) == 0
+    notes = tmp_path / "notes.html"
+    notes.write_text("<p>my notes</p>")
+    assert cli.main(["view", str(json_record), "--out", str(notes)]) == 2
+    assert "not a blokus-jax viewer page" in capsys.readouterr().err and notes.read_text() == "<p>my notes</p>"
+    # game.json's page: written once, rewritten for the same record, kept from another record unless --force
+    page = tmp_path / "game.html"
+    assert cli.main(["view", str(json_record)]) == 0 and page.exists()
+    assert cli.main(["view", str(json_record)]) == 0
+    assert cli.main(["view", str(other), "--out", str(page)]) == 2
+    assert "viewer page of another record" in capsys.readouterr().err
+    assert str(json_record.resolve()) in page.read_text()
+    assert cli.main(["view", str(other), "--out", str(page), "--force"]) == 0
+    assert str(other.resolve()) in page.read_text()
+    assert cli.main(["view", str(json_record), "--out", str(tmp_path)]) == 2
+    capsys.readouterr()
+    assert cli.main(["view", str(page), "--out", str(tmp_path / "again.html")]) == 2
+    assert "not a game record" in capsys.readouterr().err
+
+
+def test_view_checks_the_output_before_loading_the_record(tmp_path, capsys):
+    bad = tmp_path / "bad.blksgf"
+    bad.write_text("(;GM[Blokus Duo];B[a1,b1")
+    notes = tmp_path / "notes.html"
+    notes.write_text("mine")
+    assert cli.main(["view", str(bad), "--out", str(notes)]) == 2
+    assert "not a blokus-jax viewer page" in capsys.readouterr().err
+
+
+def test_replay_escapes_control_characters_from_the_file(tmp_path, capsys):
+    import dataclasses
+
+    import jax
+
+    import blokus_jax
+    from blokus_jax.pieces import Piece
+
+    base = blokus_jax.get_variant("simple")
+    pieces = tuple(Piece(f"\x1b[31m{k}\x07", p.cells, p.copies) for k, p in enumerate(base.pieces))
+    env = blokus_jax.make(dataclasses.replace(base, name="evil\x1b]0;title\x07", pieces=pieces))
+    _, actions = records.rollout(env, jax.random.key(1), batch=1)
+    record = records.from_rollout(env, actions, players=["\x1b[2J", "b\r\n"], metadata={"k\x1b": "\x9b6n"})[0]
+    path = record.save(tmp_path / "evil.json")
+    assert cli.main(["replay", str(path), "--boards"]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\r\x9b") and "\\x1b[2J" in out and "\\x07" in out
+
+
+def test_view_refuses_a_tiny_record_asking_for_a_billion_pieces(tmp_path, capsys):
+    variant = records.variant_to_dict(records.load(GAME).variant)
+    variant["pieces"] = [["1", [[0, 0]], 10**9]]
+    path = tmp_path / "huge.json"
+    path.write_text('{"format":"blokus-jax/record","version":1,"variant":' + json.dumps(variant) + ',"actions":[]}')
+    assert cli.main(["view", str(path)]) == 2
+    assert "copies" in capsys.readouterr().err and not path.with_suffix(".html").exists()
