@@ -11,7 +11,8 @@ import pytest
 
 import blokus_jax
 from agents import checkpoint
-from agents.ppo import PPOConfig, PPOTrainer, load_policy
+from agents.policies import load_policy
+from agents.ppo import PPOConfig, make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=2,
@@ -21,7 +22,7 @@ TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, upda
 @pytest.fixture(scope="module")
 def trained():
     """A trainer and its runner after one update."""
-    trainer = PPOTrainer(TINY)
+    trainer = make_train(TINY)
     runner, _ = trainer.update(trainer.init(jax.random.PRNGKey(0)))
     return trainer, runner
 
@@ -48,15 +49,15 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint in"):
-        checkpoint.restore(tmp_path / "nowhere", PPOTrainer(TINY))
+        checkpoint.restore(tmp_path / "nowhere", make_train(TINY))
     assert checkpoint.latest_step(tmp_path) is None
 
 
 def test_mismatched_config_names_the_differing_fields(saved, trained):
     with pytest.raises(CheckpointError, match=r"'channels': \(4, 8\)"):
-        checkpoint.restore(saved, PPOTrainer(TINY.replace(channels=8)))
+        checkpoint.restore(saved, make_train(TINY.replace(channels=8)))
     # total_steps may change: it only extends (or shortens) the run
-    longer = checkpoint.restore(saved, PPOTrainer(TINY.replace(total_steps=10 * TINY.total_steps)))
+    longer = checkpoint.restore(saved, make_train(TINY.replace(total_steps=10 * TINY.total_steps)))
     assert int(longer.update) == 1 and int(longer.lr_horizon) == int(trained[1].lr_horizon)
 
 
@@ -89,7 +90,7 @@ def test_array_shapes_that_disagree_with_the_config_are_a_clear_error(saved, tra
     wrong = TINY.replace(channels=8)
     meta.write_text(json.dumps({**original, "config": wrong.to_dict()}))
     with pytest.raises(CheckpointError, match="does not match"):
-        checkpoint.restore(saved, PPOTrainer(wrong))
+        checkpoint.restore(saved, make_train(wrong))
 
 
 def test_load_policy_plays_legal_moves_and_checks_the_variant(saved):

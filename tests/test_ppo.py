@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agents import checkpoint
-from agents.ppo import PPOConfig, PPOTrainer, make_train, seat_gae
+from agents.ppo import PPOConfig, make_train, seat_gae
 from agents.train import read_metrics, run
 from blokus_jax.errors import CheckpointError
 
@@ -24,7 +24,7 @@ TINY = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=8 * 8 * 
 
 @pytest.fixture(scope="module")
 def trainer():
-    return PPOTrainer(TINY)
+    return make_train(TINY)
 
 
 # ------------------------------------------------------------------------------------------ credit assignment
@@ -76,7 +76,7 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
     exactly the mover's own terminal reward."""
     runner = trainer.init(jax.random.PRNGKey(1))
     config = TINY.replace(num_steps=48, num_minibatches=1)
-    long = PPOTrainer(config)
+    long = make_train(config)
     env_state, traj = jax.jit(long.rollout)(runner.params, runner.env_state, jax.random.PRNGKey(2))
     _, last_value = long.network.apply(runner.params, jax.vmap(long.env.observe)(env_state))
     adv, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
@@ -153,10 +153,10 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from agents.ppo import PPOConfig, PPOTrainer, make_mesh
+    from agents.ppo import PPOConfig, make_mesh, make_train
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
-    single, sharded = PPOTrainer(config), PPOTrainer(config, make_mesh())
+    single, sharded = make_train(config), make_train(config, make_mesh())
     a, b = single.init(jax.random.PRNGKey(0)), sharded.init(jax.random.PRNGKey(0))
     assert len(b.env_state.board.sharding.device_set) == 4
     assert b.env_state.board.addressable_shards[0].data.shape[0] == config.num_envs // 4
