@@ -15,6 +15,7 @@ one-line warning; resuming them is refused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -167,10 +168,21 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
 
 def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
     """The checked metadata of checkpoint ``step`` (default: the newest) of ``run_dir``: ``format_version``,
-    ``obs_version``, ``algorithm``, ``config`` (a :class:`PPOConfig`) and, from format 2, ``sha256``."""
+    ``obs_version``, ``algorithm``, ``config`` (a :class:`PPOConfig`) and, from format 2, ``sha256``. Read once per
+    file version (the CLI asks for a run's variant, kind and config before loading its params)."""
     step = _require_step(run_dir, step)
-    with _manager(run_dir) as manager:
-        return _read_meta(manager, run_dir, step)
+    meta_file = Path(run_dir) / SUBDIR / str(step) / "meta" / "metadata"
+    try:
+        stamp = (meta_file.stat().st_mtime_ns, meta_file.stat().st_size)
+    except OSError:
+        stamp = None
+    return dict(_cached_meta(str(Path(run_dir).absolute()), str(run_dir), step, stamp))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
+    with _manager(path) as manager:
+        return _read_meta(manager, shown, step)
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> PPOConfig:
@@ -238,9 +250,9 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PP
     playing or evaluating a trained agent. Opens the checkpoint once; raises ``CheckpointError`` as :func:`restore`
     does. A format 1 checkpoint loads unverified, with a one-line warning."""
     step = _require_step(run_dir, step)
+    meta = read_meta(run_dir, step)
+    config = meta["config"]
     with _manager(run_dir) as manager:
-        meta = _read_meta(manager, run_dir, step)
-        config = meta["config"]
         if meta["format_version"] < FORMAT_VERSION:
             _log.warning("checkpoint %s in %r has the old format %s without a content hash: loaded unverified",
                          step, str(run_dir), meta["format_version"])

@@ -212,8 +212,7 @@ def _print_report(report: ArenaReport, markdown: bool) -> None:
     matrix = report.head_to_head()
     rows = [["agent"] + names] + [[name] + ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))]
                                   for i, name in enumerate(names)]
-    print_table(rows, "head to head: win rate of the row agent against the column agent (ties count half)",
-                sys.stdout)
+    print_table(rows, "head to head: win rate of row vs column", sys.stdout)
 
 
 # ------------------------------------------------------------------------------------------------------------ play

@@ -153,11 +153,10 @@ def _lock_owner(path: Path) -> str | None:
 
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
     """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure              # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     names = sorted({k for r in records for k in r if k.startswith("win_rate_vs_")})
     for name in names:
         points = [(r["env_steps"], r[name]) for r in records if name in r]
@@ -168,7 +167,6 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def _estimated_horizon(config: PPOConfig, runner: Runner, seconds_left: float, seconds_per_update: float) -> int:
