@@ -248,8 +248,9 @@ class PPOTrainer:
 
     ``trainer(key)`` runs all ``config.num_updates`` updates in one jitted call (metrics stacked per update);
     ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
-    host loop; ``rollout`` and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split
-    across its devices (``init`` and ``update`` place their outputs accordingly).
+    host loop (``init_pure`` and ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
+    and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
+    (``init`` and ``update`` place their outputs accordingly).
     """
 
     config: PPOConfig
@@ -260,7 +261,7 @@ class PPOTrainer:
     init_pure: Callable[[jax.Array], "Runner"]
     init: Callable[[jax.Array], "Runner"]
     rollout: Callable[..., tuple[State, Transition]]
-    update_step: Callable[["Runner"], tuple["Runner", dict]]
+    update_pure: Callable[["Runner"], tuple["Runner", dict]]
     update: Callable[["Runner"], tuple["Runner", dict]]
     loss: Callable[..., tuple[jax.Array, dict]]
     train: Callable[[jax.Array], tuple["Runner", dict]]
@@ -390,7 +391,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
     return PPOTrainer(
         config=c, env=env, network=network, optimizer=optimizer, mesh=mesh, init_pure=init,
-        init=jax.jit(init, out_shardings=shardings), rollout=rollout, update_step=update,
+        init=jax.jit(init, out_shardings=shardings), rollout=rollout, update_pure=update,
         update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)), loss=loss,
         train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)))
 
