@@ -449,7 +449,8 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
-    parser.add_argument("--seed", type=nonnegative_int, help="seed; the same seed and settings give the same run on CPU")
+    parser.add_argument("--seed", type=nonnegative_int,
+                        help="seed; the same seed and settings give the same run on CPU")
     parser.add_argument("--out", default=None, type=output_dir, help="run directory (default runs/<variant>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
     parser.add_argument("--eval-every", type=nonnegative_int, default=25,
