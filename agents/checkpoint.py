@@ -10,7 +10,7 @@ Loading checks the metadata (fields and types), the array shapes against the con
 corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
 message (the underlying exception is chained as ``__cause__``). Format 1 checkpoints (written before content
 hashes, by blokus-jax up to commit 340b448) still load for *playing* (:func:`load_params`), unverified and with a
-one-line warning; resuming them is refused.
+one-line warning; resuming them is refused until :func:`upgrade` has rewritten them in the current format.
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = 
         if meta["format_version"] < FORMAT_VERSION:
             raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} has the old format "
                                   f"{meta['format_version']} (no content hash, another optimiser state): it can be "
-                                  f"played and evaluated but not resumed; start a new run")
+                                  f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first")
         saved: PPOConfig = meta["config"]
         if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
             diff = {k: (v, getattr(trainer.config, k)) for k, v in saved.to_dict().items()
@@ -258,3 +258,51 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PP
                          step, str(run_dir), meta["format_version"])
         params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_train(config)).params})
     return config, params["params"]
+
+
+def upgrade(run_dir: str | os.PathLike) -> list[int]:
+    """Rewrite every format 1 checkpoint of ``run_dir`` in the current format, so that the run can be resumed: the
+    optimiser state moves into the optax schedule (step count ``update * optimizer_steps_per_update``, the saved
+    learning-rate horizon) and content hashes are added. The old checkpoints are moved to ``checkpoints_format1/``.
+    Returns the upgraded update numbers (empty when there was nothing to do)."""
+    import shutil
+
+    import optax
+
+    from agents.ppo import LinearDecayState
+
+    done = []
+    for step in _steps(run_dir):
+        meta = read_meta(run_dir, step)
+        if meta["format_version"] >= FORMAT_VERSION:
+            continue
+        config: PPOConfig = meta["config"]
+        trainer = make_train(config)
+        target = _target(trainer)
+        device = jax.tree.leaves(target.params)[0].sharding
+        old_adam = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5))
+        old_opt = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+                               jax.eval_shape(old_adam.init, target.params))
+        old_state = {"opt_state": old_opt, "env_state": target.env_state, "key": target.key, "update": target.update,
+                     "lr_horizon": jax.ShapeDtypeStruct((), np.int32, sharding=device)}
+        with _manager(run_dir) as manager:
+            items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": old_state})
+        params, state = items["params"], items["state"]
+        update = jax.numpy.asarray(state["update"], jax.numpy.int32)
+        count = update * config.optimizer_steps_per_update
+        fresh = trainer.optimizer.init(params)
+        schedule = LinearDecayState(count=count, horizon=jax.numpy.asarray(state["lr_horizon"], jax.numpy.int32))
+        opt_state = fresh._replace(
+            count=count,     # the rate of the last optimiser step taken, i.e. of the previous update, as optax keeps it
+            hyperparams={"learning_rate": jax.numpy.asarray(
+                trainer.learning_rate(jax.numpy.maximum(update - 1, 0), schedule.horizon), jax.numpy.float32)},
+            hyperparams_states={"learning_rate": schedule},
+            inner_state=(*state["opt_state"], *fresh.inner_state[len(state["opt_state"]):]))
+        runner = Runner(params=params, opt_state=opt_state, env_state=state["env_state"], key=state["key"],
+                        update=update)
+        old_dir = Path(run_dir) / "checkpoints_format1"
+        old_dir.mkdir(exist_ok=True)
+        shutil.move(str(Path(run_dir) / SUBDIR / str(step)), str(old_dir / str(step)))
+        save(run_dir, runner, config, keep=None)
+        done.append(step)
+    return done

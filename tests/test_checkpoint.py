@@ -170,9 +170,10 @@ def _save_format_1(run_dir, runner):
     manager = ocp.CheckpointManager(run_dir.absolute() / "checkpoints", item_names=("params", "state", "meta"),
                                     options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False))
     meta = {"format_version": 1, "obs_version": OBS_VERSION, "config": TINY.to_dict()}
+    state = {"opt_state": runner.opt_state.inner_state[:2], "env_state": runner.env_state, "key": runner.key,
+             "update": runner.update, "lr_horizon": runner.lr_horizon}   # optax.chain(clip, adam) and the horizon
     manager.save(1, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
-                                            state=ocp.args.StandardSave({"update": runner.update}),
-                                            meta=ocp.args.JsonSave(meta)))
+                                            state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)))
     manager.wait_until_finished()
     manager.close()
 
@@ -210,3 +211,13 @@ def test_eval_and_play_default_to_the_variant_of_a_run_directory(saved, capsys, 
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--opponent", str(saved)]) == 0
     assert "  a b c d e f g\n" in capsys.readouterr().out            # the 7x7 board of `simple`
+
+
+def test_upgrade_rewrites_format_1_checkpoints_so_that_they_resume(tmp_path, trained):
+    trainer, runner = trained
+    _save_format_1(tmp_path, runner)
+    assert checkpoint.upgrade(tmp_path) == [1] and checkpoint.upgrade(tmp_path) == []
+    restored = checkpoint.restore(tmp_path, trainer)
+    same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
+    assert all(jax.tree.leaves(same))
+    assert (tmp_path / "checkpoints_format1" / "1").is_dir()
