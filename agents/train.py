@@ -7,6 +7,10 @@ events under ``tb/`` when ``tensorboardX`` is installed, ``checkpoints/<update>/
 and, at the end, ``win_rate.png``: win rate against the fixed bots over environment steps. Evaluation plays the
 current network (argmax of the masked policy) against each bot in the arena (:func:`agents.arena.play_match`, seats
 rotated), on device.
+
+The loop compiles the update once up front (and says how long that took), then runs one update per iteration of
+:func:`agents.ppo.make_train`'s trainer. ``train.lock`` keeps a second trainer out of a run directory; a resumed run
+first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once.
 """
 
 from __future__ import annotations
