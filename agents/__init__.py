@@ -1,15 +1,18 @@
-"""Agents for blokus-jax: heuristic bots (pure JAX policies), the arena that measures them, and the CLI.
+"""Agents for blokus-jax: heuristic bots (pure JAX policies), the agent-spec resolver, the arena that measures them,
+the PPO trainer and the CLI.
 
 Quick start::
 
     import blokus_jax
-    from agents import get_bot, round_robin
+    from agents import resolve_agent, round_robin
     env = blokus_jax.make("duo")
-    report = round_robin(env, {n: get_bot(n, env) for n in ("random", "greedy", "corners")}, games=100)
+    report = round_robin(env, {s: resolve_agent(s, env) for s in ("random", "greedy", "minimax:k=4")}, games=100)
     print(report.markdown())
 """
 
 from agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
-from agents.bots import BOTS, Policy, get_bot
+from agents.bots import BOTS, get_bot
+from agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
 
-__all__ = ["ArenaReport", "BOTS", "MatchResult", "Policy", "get_bot", "play_match", "round_robin", "seat_patterns"]
+__all__ = ["BOTS", "AgentSpecError", "ArenaReport", "MatchResult", "ParamPolicy", "Policy", "get_bot", "play_match",
+           "register_agent", "register_prefix", "resolve_agent", "round_robin", "seat_patterns"]

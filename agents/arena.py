@@ -20,16 +20,21 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import TqdmWarning
 
-from agents.bots import Policy
+from agents.policies import ParamPolicy, Policy
 from blokus_jax.env import Env, State
+
+with warnings.catch_warnings():                  # a notebook without ipywidgets falls back to text bars quietly
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm
 
 Z95 = 1.959963984540054
 
@@ -76,19 +81,6 @@ class MatchResult:
     def margins(self, index: int) -> np.ndarray:
         """``float64[games]`` mean score of policy ``index``'s seats minus the mean of the other policy's seats."""
         return self.policy_scores(index) - self.policy_scores(1 - index)
-
-
-@dataclass(frozen=True, eq=False)
-class ParamPolicy:
-    """A policy split into a static function ``fn(params, key, state) -> action`` and its ``params`` (e.g. network
-    weights). Callable like any policy (and ``jax.jit``-able); the arena passes ``params`` into its compiled match as
-    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
-
-    fn: Callable[[Any, jax.Array, State], jax.Array]
-    params: Any
-
-    def __call__(self, key: jax.Array, state: State) -> jax.Array:
-        return self.fn(self.params, key, state)
 
 
 def _split(policy: Policy) -> tuple[Callable, Any]:

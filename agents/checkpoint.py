@@ -1,100 +1,199 @@
-"""Training checkpoints with orbax (never pickle).
+"""Training checkpoints with orbax (never pickle), verified on load.
 
 A run directory holds ``checkpoints/<update>/`` with three items: ``params`` (the network), ``state`` (optimiser
-state, the games in progress, the PRNG key, the update counter and the learning-rate horizon: everything a resumed
-run needs to continue exactly) and ``meta`` (JSON: format version, observation-layout version, the
-:class:`~agents.ppo.PPOConfig`). Restoring checks the metadata and the array shapes against the expected ones and
-raises :class:`~blokus_jax.errors.CheckpointError` naming the problem for a missing, corrupt or mismatched
-checkpoint.
+state with the learning-rate schedule, the games in progress, the PRNG key and the update counter: everything a
+resumed run needs to continue exactly) and ``meta`` (JSON: format version, observation-layout version, the algorithm
+(``"ppo"``), the :class:`~agents.ppo.PPOConfig`, and ``sha256``: the content hashes of ``params`` and of ``state``,
+each over the config and the item's arrays).
+
+Loading checks the metadata (fields and types), the array shapes against the config, and the hashes: a missing,
+corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
+message (the underlying exception is chained as ``__cause__``). Format 1 checkpoints (written before content
+hashes, by blokus-jax up to commit 340b448) still load for *playing* (:func:`load_params`), unverified and with a
+one-line warning; resuming them is refused until :func:`upgrade` has rewritten them in the current format.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import logging
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
-from agents.ppo import PPOConfig, PPOTrainer, Runner, runner_shardings
+from agents.ppo import PPOConfig, PPOTrainer, Runner, make_train, runner_shardings
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
 
 #: Version of the checkpoint layout described above; bump it when the layout changes.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Older formats that :func:`load_params` still reads (for play only).
+PLAYABLE_FORMATS = (1, 2)
+ALGORITHM = "ppo"
 SUBDIR = "checkpoints"
+_log = logging.getLogger(__name__)
 
 
-def _manager(run_dir: str | os.PathLike, keep: int | None = 3, read_only: bool = False) -> ocp.CheckpointManager:
-    options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=not read_only, read_only=read_only,
-                                           enable_async_checkpointing=False)
-    return ocp.CheckpointManager(Path(run_dir).absolute() / SUBDIR, options=options,
-                                 item_names=("params", "state", "meta"))
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence absl's INFO/WARNING chatter from orbax (e.g. about read-only options) for the enclosed calls."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextmanager
+def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = False):
+    with _quiet():
+        options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=create, enable_async_checkpointing=False)
+        manager = ocp.CheckpointManager(Path(run_dir).absolute() / SUBDIR, options=options,
+                                        item_names=("params", "state", "meta"))
+        try:
+            yield manager
+        finally:
+            manager.close()
+
+
+def _short(exc: BaseException) -> str:
+    """The first line of an exception's message (orbax/TensorStore errors can run to 60 lines), at most 160 chars."""
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else ""
+    return f"{type(exc).__name__}: {line[:160]}{'...' if len(line) > 160 or len(text) > 1 else ''}"
+
+
+def content_hash(config: PPOConfig | dict, tree: Any) -> str:
+    """sha256 (hex) of ``config`` (as sorted JSON) and every array of ``tree`` (dtype, shape and bytes, in leaf
+    order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
+    data = config.to_dict() if isinstance(config, PPOConfig) else config
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode())
+    for leaf in jax.tree.leaves(tree):
+        array = np.ascontiguousarray(np.asarray(jax.device_get(leaf)))
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _state_item(runner: Runner) -> dict[str, Any]:
+    return {"opt_state": runner.opt_state, "env_state": runner.env_state, "key": runner.key, "update": runner.update}
 
 
 def save(run_dir: str | os.PathLike, runner: Runner, config: PPOConfig, keep: int | None = 3) -> int:
     """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
-    ``keep``); returns the update number saved. Overwrites nothing: saving the same update twice is a no-op."""
+    ``keep``), with content hashes; returns the update number saved. Saving the same update twice is a no-op."""
     step = int(runner.update)
-    manager = _manager(run_dir, keep)
-    if step in manager.all_steps():
-        manager.close()
-        return step
-    meta = {"format_version": FORMAT_VERSION, "obs_version": OBS_VERSION, "config": config.to_dict()}
-    state = {"opt_state": runner.opt_state, "env_state": runner.env_state, "key": runner.key,
-             "update": runner.update, "lr_horizon": runner.lr_horizon}
-    manager.save(step, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
-                                               state=ocp.args.StandardSave(state),
-                                               meta=ocp.args.JsonSave(meta)))
-    manager.wait_until_finished()
-    manager.close()
+    state = _state_item(runner)
+    meta = {"format_version": FORMAT_VERSION, "obs_version": OBS_VERSION, "algorithm": ALGORITHM,
+            "config": config.to_dict(),
+            "sha256": {"params": content_hash(config, runner.params), "state": content_hash(config, state)}}
+    with _manager(run_dir, keep, create=True) as manager:
+        if step in manager.all_steps():
+            return step
+        with _quiet():
+            manager.save(step, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
+                                                       state=ocp.args.StandardSave(state),
+                                                       meta=ocp.args.JsonSave(meta)))
+            manager.wait_until_finished()
     return step
+
+
+def _steps(run_dir: str | os.PathLike) -> list[int]:
+    """Saved update numbers under ``run_dir`` (finished checkpoints only), ascending; no orbax needed."""
+    root = Path(run_dir) / SUBDIR
+    if not root.is_dir():
+        return []
+    return sorted(int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit())
 
 
 def latest_step(run_dir: str | os.PathLike) -> int | None:
     """The newest saved update number under ``run_dir``, or ``None`` when there is no checkpoint."""
-    if not (Path(run_dir) / SUBDIR).is_dir():
-        return None
-    manager = _manager(run_dir, read_only=True)
-    step = manager.latest_step()
-    manager.close()
-    return step
+    steps = _steps(run_dir)
+    return steps[-1] if steps else None
 
 
 def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
-    newest = latest_step(run_dir)
-    if newest is None:
+    steps = _steps(run_dir)
+    if not steps:
         raise CheckpointError(f"no checkpoint in {str(run_dir)!r} (expected {SUBDIR}/<update>/ from "
                               f"'blokus-jax train --out DIR'); check the path or start a new run without --resume")
-    return newest if step is None else int(step)
+    if step is not None and int(step) not in steps:
+        raise CheckpointError(f"no checkpoint {step} in {str(run_dir)!r}; saved updates are {steps}")
+    return steps[-1] if step is None else int(step)
+
+
+def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int) -> dict:
+    """The checked metadata of checkpoint ``step``: a dict with a known format, this observation layout, a valid
+    config and (format 2) both hashes; raises ``CheckpointError`` otherwise."""
+    where = f"checkpoint {step} in {str(run_dir)!r}"
+    try:
+        with _quiet():
+            meta = manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+    except Exception as exc:  # orbax raises many types (FileNotFoundError, ValueError, json errors, ...)
+        raise CheckpointError(f"{where} is corrupt or incomplete (metadata unreadable: {_short(exc)}); delete it "
+                              f"or resume from another") from exc
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{where} is corrupt or incomplete (metadata is {type(meta).__name__}, not an object)")
+    version = meta.get("format_version")
+    if type(version) is not int or version not in PLAYABLE_FORMATS:
+        raise CheckpointError(f"{where} has format {version!r}, this version reads format {FORMAT_VERSION}; retrain "
+                              f"or use a matching blokus-jax version")
+    if meta.get("obs_version") != OBS_VERSION:
+        raise CheckpointError(f"{where} was trained on observation layout {meta.get('obs_version')!r}, this version "
+                              f"produces layout {OBS_VERSION}; retrain")
+    if "config" not in meta:
+        raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'config'")
+    try:
+        meta["config"] = PPOConfig.from_dict(meta["config"])
+    except CheckpointError as exc:
+        raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
+    algorithm = meta.setdefault("algorithm", ALGORITHM)
+    if not isinstance(algorithm, str):
+        raise CheckpointError(f"{where} has an ill-typed 'algorithm' {algorithm!r} in its metadata")
+    if version >= 2:
+        hashes = meta.get("sha256")
+        if not (isinstance(hashes, dict) and all(isinstance(hashes.get(k), str) for k in ("params", "state"))):
+            raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no valid 'sha256' hashes")
+    return meta
+
+
+def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
+    """The checked metadata of checkpoint ``step`` (default: the newest) of ``run_dir``: ``format_version``,
+    ``obs_version``, ``algorithm``, ``config`` (a :class:`PPOConfig`) and, from format 2, ``sha256``. Read once per
+    file version (the CLI asks for a run's variant, kind and config before loading its params)."""
+    step = _require_step(run_dir, step)
+    meta_file = Path(run_dir) / SUBDIR / str(step) / "meta" / "metadata"
+    try:
+        stamp = (meta_file.stat().st_mtime_ns, meta_file.stat().st_size)
+    except OSError:
+        stamp = None
+    return dict(_cached_meta(str(Path(run_dir).absolute()), str(run_dir), step, stamp))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
+    with _manager(path) as manager:
+        return _read_meta(manager, shown, step)
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> PPOConfig:
     """The :class:`PPOConfig` stored with checkpoint ``step`` (default: the newest) of ``run_dir``; raises
     ``CheckpointError`` when it is missing, unreadable or from an incompatible version."""
-    step = _require_step(run_dir, step)
-    manager = _manager(run_dir, read_only=True)
-    try:
-        meta = manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
-    except Exception as exc:  # orbax raises many types (FileNotFoundError, ValueError, json errors, ...)
-        raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} is corrupt or incomplete (metadata "
-                              f"unreadable: {exc}); delete it or resume from another") from exc
-    finally:
-        manager.close()
-    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} has format "
-                              f"{meta.get('format_version') if isinstance(meta, dict) else meta!r}, this version "
-                              f"reads format {FORMAT_VERSION}; retrain or use a matching blokus-jax version")
-    if meta.get("obs_version") != OBS_VERSION:
-        raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} was trained on observation layout "
-                              f"{meta.get('obs_version')}, this version produces layout {OBS_VERSION}; retrain")
-    return PPOConfig.from_dict(meta["config"])
+    return read_meta(run_dir, step)["config"]
 
 
 def _target(trainer: PPOTrainer) -> Runner:
     """Abstract arrays (shape, dtype, sharding) of a runner for ``trainer``, the restore target."""
-    abstract = jax.eval_shape(trainer._init, jax.random.PRNGKey(0))
+    abstract = jax.eval_shape(trainer.init_pure, jax.random.PRNGKey(0))
     if trainer.mesh is None:
         device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
         shardings = jax.tree.map(lambda _: device, abstract)
@@ -103,41 +202,107 @@ def _target(trainer: PPOTrainer) -> Runner:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _restore_items(run_dir: str | os.PathLike, step: int, items: dict[str, Any]) -> dict[str, Any]:
-    manager = _manager(run_dir, read_only=True)
+def _restore_items(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict,
+                   items: dict[str, Any]) -> dict[str, Any]:
+    """Restore ``items`` (name -> target) of checkpoint ``step`` and verify their hashes (format 2)."""
+    where = f"checkpoint {step} in {str(run_dir)!r}"
     try:
-        return manager.restore(step, args=ocp.args.Composite(
-            **{name: ocp.args.StandardRestore(target) for name, target in items.items()}))
+        with _quiet():
+            restored = manager.restore(step, args=ocp.args.Composite(
+                **{name: ocp.args.StandardRestore(target) for name, target in items.items()}))
     except Exception as exc:  # shape mismatches and corrupt files surface as many exception types
-        raise CheckpointError(f"cannot restore checkpoint {step} from {str(run_dir)!r}: it is corrupt or does not "
-                              f"match the network/batch of its config ({type(exc).__name__}: {exc})") from exc
-    finally:
-        manager.close()
+        raise CheckpointError(f"cannot restore {where}: it is corrupt or does not match the network/batch of its "
+                              f"config ({_short(exc)}); delete it or resume from another") from exc
+    if meta["format_version"] >= 2:
+        for name in items:
+            if content_hash(meta["config"], restored[name]) != meta["sha256"][name]:
+                raise CheckpointError(f"{where} is corrupt: the content hash of its {name!r} does not match the one "
+                                      f"saved with it; delete it or resume from another checkpoint")
+    return dict(restored)
 
 
 def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = None) -> Runner:
-    """The :class:`Runner` of checkpoint ``step`` (default: the newest) of ``run_dir``, placed like
+    """The verified :class:`Runner` of checkpoint ``step`` (default: the newest) of ``run_dir``, placed like
     ``trainer.init`` would place it (sharded over ``trainer.mesh`` if any). Raises ``CheckpointError`` when the
-    checkpoint is missing or corrupt or its config differs from ``trainer.config`` (listing the differences) in
-    anything but ``total_steps``, which may change to extend a run (the learning-rate horizon stays as saved)."""
+    checkpoint is missing, corrupt or of format 1, or its config differs from ``trainer.config`` (listing the
+    differences) in anything but ``total_steps``, which may change to extend a run (the learning-rate horizon stays
+    as saved)."""
     step = _require_step(run_dir, step)
-    saved = load_config(run_dir, step)
-    if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
-        diff = {k: (v, getattr(trainer.config, k)) for k, v in saved.to_dict().items()
-                if getattr(trainer.config, k) != v}
-        raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} was made with a different config "
-                              f"(field: (saved, requested)) {diff}; resume with the saved settings")
-    target = _target(trainer)
-    state = {"opt_state": target.opt_state, "env_state": target.env_state, "key": target.key,
-             "update": target.update, "lr_horizon": target.lr_horizon}
-    items = _restore_items(run_dir, step, {"params": target.params, "state": state})
+    with _manager(run_dir) as manager:
+        meta = _read_meta(manager, run_dir, step)
+        if meta["format_version"] < FORMAT_VERSION:
+            raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} has the old format "
+                                  f"{meta['format_version']} (no content hash, another optimiser state): it can be "
+                                  f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first")
+        saved: PPOConfig = meta["config"]
+        if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
+            diff = {k: (v, getattr(trainer.config, k)) for k, v in saved.to_dict().items()
+                    if getattr(trainer.config, k) != v}
+            raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} was made with a different config "
+                                  f"(field: (saved, requested)) {diff}; resume with the saved settings")
+        target = _target(trainer)
+        items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": _state_item(target)})
     return Runner(params=items["params"], **items["state"])
 
 
 def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PPOConfig, Any]:
     """``(config, params)`` of checkpoint ``step`` (default: the newest) of ``run_dir``, on the default device, for
-    playing or evaluating a trained agent; raises ``CheckpointError`` as :func:`restore` does."""
+    playing or evaluating a trained agent. Opens the checkpoint once; raises ``CheckpointError`` as :func:`restore`
+    does. A format 1 checkpoint loads unverified, with a one-line warning."""
     step = _require_step(run_dir, step)
-    config = load_config(run_dir, step)
-    params = _restore_items(run_dir, step, {"params": _target(PPOTrainer(config)).params})["params"]
-    return config, params
+    meta = read_meta(run_dir, step)
+    config = meta["config"]
+    with _manager(run_dir) as manager:
+        if meta["format_version"] < FORMAT_VERSION:
+            _log.warning("checkpoint %s in %r has the old format %s without a content hash: loaded unverified",
+                         step, str(run_dir), meta["format_version"])
+        params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_train(config)).params})
+    return config, params["params"]
+
+
+def upgrade(run_dir: str | os.PathLike) -> list[int]:
+    """Rewrite every format 1 checkpoint of ``run_dir`` in the current format, so that the run can be resumed: the
+    optimiser state moves into the optax schedule (step count ``update * optimizer_steps_per_update``, the saved
+    learning-rate horizon) and content hashes are added. The old checkpoints are moved to ``checkpoints_format1/``.
+    Returns the upgraded update numbers (empty when there was nothing to do)."""
+    import shutil
+
+    import optax
+
+    from agents.ppo import LinearDecayState
+
+    done = []
+    for step in _steps(run_dir):
+        meta = read_meta(run_dir, step)
+        if meta["format_version"] >= FORMAT_VERSION:
+            continue
+        config: PPOConfig = meta["config"]
+        trainer = make_train(config)
+        target = _target(trainer)
+        device = jax.tree.leaves(target.params)[0].sharding
+        old_adam = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5))
+        old_opt = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+                               jax.eval_shape(old_adam.init, target.params))
+        old_state = {"opt_state": old_opt, "env_state": target.env_state, "key": target.key, "update": target.update,
+                     "lr_horizon": jax.ShapeDtypeStruct((), np.int32, sharding=device)}
+        with _manager(run_dir) as manager:
+            items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": old_state})
+        params, state = items["params"], items["state"]
+        update = jax.numpy.asarray(state["update"], jax.numpy.int32)
+        count = update * config.optimizer_steps_per_update
+        fresh = trainer.optimizer.init(params)
+        schedule = LinearDecayState(count=count, horizon=jax.numpy.asarray(state["lr_horizon"], jax.numpy.int32))
+        opt_state = fresh._replace(
+            count=count,     # the rate of the last optimiser step taken, i.e. of the previous update, as optax keeps it
+            hyperparams={"learning_rate": jax.numpy.asarray(
+                trainer.learning_rate(jax.numpy.maximum(update - 1, 0), schedule.horizon), jax.numpy.float32)},
+            hyperparams_states={"learning_rate": schedule},
+            inner_state=(*state["opt_state"], *fresh.inner_state[len(state["opt_state"]):]))
+        runner = Runner(params=params, opt_state=opt_state, env_state=state["env_state"], key=state["key"],
+                        update=update)
+        old_dir = Path(run_dir) / "checkpoints_format1"
+        old_dir.mkdir(exist_ok=True)
+        shutil.move(str(Path(run_dir) / SUBDIR / str(step)), str(old_dir / str(step)))
+        save(run_dir, runner, config, keep=None)
+        done.append(step)
+    return done

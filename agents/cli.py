@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 import webbrowser
@@ -20,10 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from agents.arena import ArenaReport, round_robin
-from agents.bots import BOTS, Policy, get_bot
+from agents.policies import Policy, agent_names, resolve_agent
 from blokus_jax import benchmark, records, render, viewer
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import BlokusError, CheckpointError, IllegalActionError
+from blokus_jax.errors import BlokusError, IllegalActionError
 from blokus_jax.variants import variant_names
 
 Handler = Callable[[argparse.Namespace], int]
@@ -38,30 +39,96 @@ def subcommand(name: str, help: str) -> Callable:
     return register
 
 
-def resolve_agent(spec: str, env: Env) -> Policy:
-    """A policy from an agent spec: a bot name with optional options (``"mobility"``, ``"minimax:k=6,depth=1"``) or
-    a checkpoint directory (loaded by ``agents.ppo.load_policy(path, env)`` once the trainer is installed)."""
-    if os.path.isdir(spec):
-        try:
-            load_policy = importlib.import_module("agents.ppo").load_policy
-        except (ImportError, AttributeError) as exc:
-            raise CheckpointError(
-                f"{spec!r} is a directory, but loading checkpoints needs agents.ppo.load_policy (the trainer), "
-                f"which is not available; give a bot name from {sorted(BOTS)} instead") from exc
-        return load_policy(spec, env)
-    name, _, option_text = spec.partition(":")
-    options = {}
-    for item in filter(None, option_text.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"bad option {item!r} in agent spec {spec!r}; write options as name:key=value,key=value")
-        options[key] = float(value) if "." in value else int(value)
-    if name not in BOTS:
-        raise ValueError(f"unknown agent {spec!r}; give a bot name from {sorted(BOTS)} or a checkpoint directory")
+# ---------------------------------------------------------------------------------------- argument types
+def _integer(text: str, low: int, what: str) -> int:
     try:
-        return get_bot(name, env, **options)
-    except TypeError as exc:
-        raise ValueError(f"bad options {options} for bot {name!r}: {exc}") from exc
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give {what}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text!r} is too small; give {what}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    return _integer(text, 1, "a whole number of at least 1")
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    return _integer(text, 0, "a whole number of at least 0")
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (rejects nan and inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a positive number such as 0.5") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number above 0, e.g. 0.5")
+    return value
+
+
+def _writable_dir_for(path: Path, flag: str) -> None:
+    """Raise ``ArgumentTypeError`` unless ``path`` could be created or written: its nearest existing ancestor must be
+    a writable directory."""
+    ancestor = path.absolute()
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise argparse.ArgumentTypeError(f"{flag} {str(path)!r}: {str(ancestor)!r} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{flag} {str(path)!r}: the directory {str(ancestor)!r} is not writable")
+
+
+def output_file(text: str) -> str:
+    """argparse type: a file path that can be written (its directory exists and is writable; it is not a
+    directory), checked before any long work starts."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file name such as {text}/results.json")
+    if not path.absolute().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the directory of {text!r} does not exist; create it first or choose "
+                                         f"another path")
+    _writable_dir_for(path.absolute().parent, "path")
+    return text
+
+
+def output_dir(text: str) -> str:
+    """argparse type: a directory that exists or can be created (not a file)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory (it is created if missing)")
+    _writable_dir_for(path, "directory")
+    return text
+
+
+def run_variant(specs: list[str]) -> str | None:
+    """The variant of the run directories among agent ``specs`` (the one they were trained on), ``None`` when there
+    is none; raises ``ValueError`` when they disagree."""
+    variants = {}
+    for spec in specs:
+        if spec.partition(":")[0] not in agent_names() and os.path.isdir(spec):
+            variants[spec] = importlib.import_module("agents.checkpoint").load_config(spec).variant
+    if len(set(variants.values())) > 1:
+        raise ValueError(f"the run directories were trained on different variants {variants}; pass --variant")
+    return next(iter(variants.values()), None)
+
+
+def _variant(args: argparse.Namespace, specs: list[str]) -> str:
+    """``--variant`` when given, else the run directories' own variant, else duo."""
+    if args.variant is not None:
+        return args.variant
+    found = run_variant(specs)
+    if found is not None:
+        print(f"variant {found} (that of the run directory; pass --variant to change it)", file=sys.stderr)
+    return found or "duo"
+
+
+_AGENT_HELP = ("agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, or run directories "
+               "(the --out of 'blokus-jax train')")
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
@@ -86,25 +153,26 @@ def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
 # ------------------------------------------------------------------------------------------------------------ eval
 @subcommand("eval", "play every pair of agents against each other and print win rates, scores and Elo")
 def _eval(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("--variant", default="duo", choices=variant_names(), help="variant to play (default duo)")
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT",
-                        help=f"bot names {sorted(BOTS)} (options as name:key=value,...) or checkpoint directories")
-    parser.add_argument("--games", type=int, default=100,
+    parser.add_argument("--variant", default=None, choices=variant_names(),
+                        help="variant to play (default: that of the run directories among the agents, else duo)")
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT", help=_AGENT_HELP)
+    parser.add_argument("--games", type=positive_int, default=100,
                         help="games per pairing, rounded up to a multiple of the seat rotation (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="seed; the same seed gives the same results")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed; the same seed gives the same results")
+    parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the results as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print markdown tables instead of a rich table")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    parser.add_argument("--save-games", metavar="DIR",
+    parser.add_argument("--save-games", metavar="DIR", type=output_dir,
                         help="also save sample games (first agent as player 0 against the second) as records in DIR")
-    parser.add_argument("--num-saved", type=int, default=4, help="sample games to save with --save-games (default 4)")
+    parser.add_argument("--num-saved", type=positive_int, default=4,
+                        help="sample games to save with --save-games (default 4)")
     parser.add_argument("--format", choices=["blksgf", "json"], default="blksgf",
                         help="record format for --save-games (default blksgf; custom variants need json)")
 
     def run(args: argparse.Namespace) -> int:
         if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
             raise ValueError(f"--agents needs at least two distinct agents, got {args.agents}")
-        env = make(args.variant)
+        env = make(_variant(args, args.agents))
         policies = {spec: resolve_agent(spec, env) for spec in args.agents}
         report = round_robin(env, policies, args.games, seed=args.seed, progress=not args.no_progress)
         _print_report(report, args.markdown)
@@ -141,13 +209,19 @@ def _print_report(report: ArenaReport, markdown: bool) -> None:
         return
     title = f"{report.variant}: {report.games_per_pairing} games per pairing, seed {report.seed}"
     print_table(report.rows(), title, sys.stdout)
+    names = [a.name for a in report.agents]
+    matrix = report.head_to_head()
+    rows = [["agent"] + names] + [[name] + ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))]
+                                  for i, name in enumerate(names)]
+    print_table(rows, "head to head: win rate of row vs column", sys.stdout)
 
 
 # ------------------------------------------------------------------------------------------------------------ play
 PLAY_HELP = """Commands:
-  <piece> <orientation> <cell>   e.g. "L5 3 c4": piece name, orientation number (see "show"), and the cell of the
+  <piece> <orientation> <cell>   e.g. "{example}": piece name, orientation number (0 to one less than the piece's
+                                 count of rotations and reflections, drawn by "show <piece>"), and the cell of the
                                  top-left corner of the piece's bounding box
-  <cell> <cell> ...              the cells to cover, e.g. "e5 f5 f6" (or "e5,f5,f6")
+  <cell> <cell> ...              the cells to cover, e.g. "{cells}" (or "{cells_commas}")
   pieces                         your remaining pieces and how many orientations each has
   show <piece>                   draw every orientation of a piece with its number
   hint                           suggest a move
@@ -155,7 +229,20 @@ PLAY_HELP = """Commands:
   help                           this text
   quit                           leave the game
 Cells are named as on the board and in .blksgf files: a column letter and a row number counted from the bottom,
-e.g. a1 is the bottom-left corner."""
+e.g. {corner} is the bottom-left corner."""
+
+
+def play_help(env: Env) -> str:
+    """The ``help`` text of :func:`play_game` with examples that parse on ``env``'s board (a piece of this variant
+    with several orientations, placed in the top-left corner)."""
+    pieces = env.variant.pieces
+    index = max(range(len(pieces)), key=lambda i: (min(len(pieces[i].orientations), 2), len(pieces[i].cells), -i))
+    orientation = min(1, len(pieces[index].orientations) - 1)
+    action = env.encode_action(index, orientation, 0, 0)
+    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(action)]
+    return PLAY_HELP.format(example=f"{pieces[index].name} {orientation} {render.cell_name(env.variant, 0, 0)}",
+                            cells=" ".join(cells), cells_commas=",".join(cells),
+                            corner=render.cell_name(env.variant, env.variant.board_shape[0] - 1, 0))
 
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
@@ -163,20 +250,43 @@ def parse_cell(token: str, env: Env) -> tuple[int, int]:
     return render.parse_cell_name(env.variant, token)
 
 
+def _piece_index(name: str, env: Env) -> int:
+    """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
+    names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
+    if name.lower() not in names:
+        raise IllegalActionError(f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
+                                 f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)")
+    return names[name.lower()]
+
+
 def parse_move(text: str, env: Env) -> int:
     """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
-    ``IllegalActionError`` explaining the expected format when the text is not a move."""
+    ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
+    when the text is not a move."""
     tokens = text.replace(",", " ").split()
-    names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
-    if len(tokens) == 3 and tokens[0].lower() in names and tokens[1].isdigit():
+    names = {p.name.lower() for p in env.variant.pieces}
+    if len(tokens) == 3 and tokens[1].isdigit():
+        index = _piece_index(tokens[0], env)
+        piece = env.variant.pieces[index]
+        orientation, count = int(tokens[1]), len(piece.orientations)
+        if orientation >= count:
+            raise IllegalActionError(f"{piece.name!r} has orientations 0-{count - 1} (its distinct rotations and "
+                                     f"reflections; type 'show {piece.name}' to see them), not {orientation}")
         row, col = parse_cell(tokens[2], env)
-        return env.encode_action(names[tokens[0].lower()], int(tokens[1]), row, col)
+        action = env.encode_action(index, orientation, row, col)
+        try:
+            env.action_cells(action)
+        except IllegalActionError as exc:
+            raise IllegalActionError(f"{piece.name} {orientation} at {tokens[2]} does not fit on the board: "
+                                     f"{tokens[2]} is the top-left corner of the piece's bounding box") from exc
+        return action
     try:
         cells = [parse_cell(t, env) for t in tokens]
     except IllegalActionError as exc:
         if tokens and tokens[0].lower() in names:
             raise IllegalActionError(f"{text!r}: write a piece move as <piece> <orientation> <cell>, e.g. "
-                                     f"'{env.variant.pieces[-1].name} 0 a1'") from exc
+                                     f"'{env.variant.pieces[-1].name} 0 {render.cell_name(env.variant, 0, 0)}'") \
+                from exc
         raise
     return env.action_from_cells(cells)
 
@@ -192,10 +302,7 @@ def describe_move(env: Env, action: int) -> str:
 
 
 def _draw_orientations(env: Env, piece_name: str) -> str:
-    names = {p.name.lower(): p for p in env.variant.pieces}
-    piece = names.get(piece_name.lower())
-    if piece is None:
-        raise IllegalActionError(f"unknown piece {piece_name!r}; pieces are {[p.name for p in env.variant.pieces]}")
+    piece = env.variant.pieces[_piece_index(piece_name, env)]
     blocks = []
     for i, cells in enumerate(piece.orientations):
         h = max(r for r, _ in cells) + 1
@@ -207,17 +314,19 @@ def _draw_orientations(env: Env, piece_name: str) -> str:
 
 @subcommand("play", "play a game in the terminal against a bot")
 def _play(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("--variant", default="duo", choices=variant_names(), help="variant to play (default duo)")
+    parser.add_argument("--variant", default=None, choices=variant_names(),
+                        help="variant to play (default: that of a run directory given as --opponent, else duo)")
     parser.add_argument("--opponent", default="greedy",
-                        help=f"bot for the other seats: {sorted(BOTS)} or a checkpoint directory (default greedy)")
-    parser.add_argument("--seat", type=int, default=0, help="your seat (player index; 0 moves first)")
-    parser.add_argument("--hint-bot", default="corners", help="bot that answers 'hint' (default corners)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the bots' random tie-breaks")
+                        help="agent for the other seats: an agent name (e.g. greedy, minimax:k=8) or a run "
+                             "directory (default greedy)")
+    parser.add_argument("--seat", type=nonnegative_int, default=0, help="your seat (player index; 0 moves first)")
+    parser.add_argument("--hint-bot", default="corners", help="agent that answers 'hint' (default corners)")
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
 
     def run(args: argparse.Namespace) -> int:
-        env = make(args.variant)
+        env = make(_variant(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
-            raise ValueError(f"--seat {args.seat} is not a seat of {args.variant!r}; use 0-{env.num_players - 1}")
+            raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
         return play_game(env, resolve_agent(args.opponent, env), resolve_agent(args.hint_bot, env), args.seat,
                          args.seed, sys.stdin, sys.stdout)
 
@@ -269,7 +378,7 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
             say("bye")
             return 0
         if lowered == "help":
-            say(PLAY_HELP)
+            say(play_help(env))
         elif lowered == "hint":
             key, sub = jax.random.split(key)
             say(f"hint: {describe_move(env, int(hint(sub, state)))}")
@@ -316,9 +425,10 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
 def _bench(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--variants", nargs="+", default=["duo", "classic"], choices=variant_names(),
                         help="variants to measure (default duo classic)")
-    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 1024], help="batch sizes (default 1 1024)")
-    parser.add_argument("--steps", type=int, default=100, help="steps per timed run (default 100)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per configuration (default 3)")
+    parser.add_argument("--batch-sizes", nargs="+", type=positive_int, default=[1, 1024],
+                        help="batch sizes (default 1 1024)")
+    parser.add_argument("--steps", type=positive_int, default=100, help="steps per timed run (default 100)")
+    parser.add_argument("--repeats", type=positive_int, default=3, help="timed runs per configuration (default 3)")
 
     def run(args: argparse.Namespace) -> int:
         rows = benchmark.run_benchmark(args.variants, args.batch_sizes, args.steps, args.repeats)
@@ -333,19 +443,23 @@ def _bench(parser: argparse.ArgumentParser) -> Handler:
 def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--minutes", type=float, help="train for this many minutes of wall time (default 5)")
-    budget.add_argument("--total-steps", type=int, help="train for this many environment steps instead")
-    parser.add_argument("--num-envs", type=int, help="games played in parallel (default 64)")
-    parser.add_argument("--num-steps", type=int, help="rollout length per update (default 32)")
-    parser.add_argument("--channels", type=int, help="conv channels of the network (default 32)")
-    parser.add_argument("--blocks", type=int, help="residual blocks of the network (default 2)")
-    parser.add_argument("--lr", type=float, help="initial learning rate (default 1e-3)")
-    parser.add_argument("--seed", type=int, help="seed; the same seed and settings give the same run on CPU")
-    parser.add_argument("--out", default=None, help="run directory (default runs/<variant>)")
+    budget.add_argument("--minutes", type=positive_float, help="train for this many minutes of wall time (default 5)")
+    budget.add_argument("--total-steps", type=positive_int, help="train for this many environment steps instead")
+    parser.add_argument("--num-envs", type=positive_int, help="games played in parallel (default 64)")
+    parser.add_argument("--num-steps", type=positive_int, help="rollout length per update (default 32)")
+    parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
+    parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
+    parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
+    parser.add_argument("--seed", type=nonnegative_int,
+                        help="seed; the same seed and settings give the same run on CPU")
+    parser.add_argument("--out", default=None, type=output_dir, help="run directory (default runs/<variant>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
-    parser.add_argument("--eval-every", type=int, default=25, help="updates between evaluations (0: never)")
-    parser.add_argument("--eval-games", type=int, default=64, help="games per evaluation against each bot")
-    parser.add_argument("--checkpoint-every", type=int, default=50, help="updates between checkpoints")
+    parser.add_argument("--eval-every", type=nonnegative_int, default=25,
+                        help="updates between evaluations (0: never; default 25)")
+    parser.add_argument("--eval-games", type=positive_int, default=64,
+                        help="games per evaluation against each bot (default 64)")
+    parser.add_argument("--checkpoint-every", type=nonnegative_int, default=50,
+                        help="updates between checkpoints (0: only at the end; default 50)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     def run(args: argparse.Namespace) -> int:
@@ -353,6 +467,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         train = importlib.import_module("agents.train")
         checkpoint = importlib.import_module("agents.checkpoint")
         out = args.out or f"runs/{args.variant or 'simple'}"
+        output_dir(out)
         given = {"variant": args.variant, "num_envs": args.num_envs, "num_steps": args.num_steps,
                  "channels": args.channels, "blocks": args.blocks, "learning_rate": args.lr, "seed": args.seed,
                  "total_steps": args.total_steps}
@@ -367,7 +482,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
                             progress=not args.no_progress)
         print(json.dumps(summary))
         print(f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
-              f"'blokus-jax eval --variant {config.variant} --agents {out} greedy'")
+              f"'blokus-jax eval --agents {out} greedy'")
         return 0
 
     return run
@@ -478,9 +593,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (BlokusError, ValueError) as exc:
-        print(f"blokus-jax {args.command}: error: {exc}", file=sys.stderr)
+    except (BlokusError, ValueError, OSError, argparse.ArgumentTypeError) as exc:
+        message = f"{exc.strerror}: {exc.filename!r}" if isinstance(exc, OSError) and exc.filename else exc
+        print(f"blokus-jax {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"blokus-jax {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

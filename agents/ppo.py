@@ -1,8 +1,11 @@
 """PPO self-play for blokus-jax, PureJaxRL style: everything from the rollout to the optimiser step runs on device.
 
-``make_train(config)(key)`` is the whole training run as one jitted function (``lax.scan`` over updates);
-:class:`PPOTrainer` exposes the same jitted ``update`` to the host loop in :mod:`agents.train` (progress bar,
-evaluation, checkpoints). One update is:
+Read top to bottom: :class:`PPOConfig`, the batch (:class:`Transition`) and the training state (:class:`Runner`),
+the optimiser with its learning-rate schedule, then :func:`make_train`, the spine, whose nested functions follow
+one update in order: rollout -> per-seat GAE -> epochs -> minibatches -> loss.
+
+An **update** is one iteration of training and the unit every counter uses (``Runner.update``, the checkpoint
+numbers, one line of ``metrics.jsonl``, ``--eval-every`` and ``--checkpoint-every``):
 
 1. **Rollout**: ``num_steps`` steps of ``num_envs`` games in parallel (``vmap`` of ``env.step_autoreset``), every move
    sampled from the one shared network for whichever seat is to move (self-play), illegal actions masked out.
@@ -14,9 +17,18 @@ evaluation, checkpoints). One update is:
    the seat to move at the end of the rollout is bootstrapped from the final state's value instead). Forced passes
    are decisions of their seat (their value is trained) but carry no policy gradient: their only action has
    log-probability 0, so they are also left out of the policy loss and its advantage normalisation.
-3. **Optimisation**: ``update_epochs`` passes over ``num_minibatches`` minibatches; clipped policy loss, clipped value
-   loss, entropy bonus; advantages normalised per minibatch; gradients clipped by global norm, Adam, learning rate
-   decaying linearly to ``final_lr_fraction`` over the run.
+3. **Epochs and minibatches**: ``update_epochs`` passes over ``num_minibatches`` minibatches, one *optimiser step*
+   each (so an update is ``update_epochs * num_minibatches`` optimiser steps); clipped policy loss, clipped value
+   loss, entropy bonus; advantages normalised per minibatch; gradients clipped by global norm, Adam.
+
+The learning rate is constant within an update and decays linearly from ``learning_rate`` to ``final_lr_fraction``
+of it over ``lr_horizon`` updates (:class:`LinearDecay`, an optax schedule injected with
+``optax.inject_hyperparams``): the optimiser state carries its step count and horizon, so a restored run continues
+the schedule exactly. A time-limited run fits the horizon once its speed is known (:func:`with_lr_horizon`).
+
+``make_train(config)`` returns a :class:`PPOTrainer`: ``trainer(key)`` runs every update of the config in one jitted
+``lax.scan``; the host loop in :mod:`agents.train` calls the same ``trainer.init`` and ``trainer.update`` one update
+at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic.
 
 Data parallelism: with a :class:`jax.sharding.Mesh` (see :func:`make_mesh`), the batch of games is split across the
 devices along the ``"data"`` axis and parameters are replicated; XLA's SPMD partitioner turns the loss mean into
@@ -30,9 +42,9 @@ each host then steps its own share of the games (not tested here, as there is on
 from __future__ import annotations
 
 import dataclasses
-import functools
+import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +53,6 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from agents.arena import ParamPolicy
-from agents.bots import Policy
 from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import CheckpointError
@@ -81,6 +91,16 @@ class PPOConfig:
         for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "channels"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"PPOConfig.{name} must be a positive int, got {getattr(self, name)!r}")
+        for name in ("blocks", "value_hidden", "seed"):
+            if int(getattr(self, name)) < 0:
+                raise ValueError(f"PPOConfig.{name} must be a non-negative int, got {getattr(self, name)!r}")
+        for name, lo, hi in (("learning_rate", 0.0, math.inf), ("final_lr_fraction", 0.0, 1.0), ("gamma", 0.0, 1.0),
+                             ("gae_lambda", 0.0, 1.0), ("clip_eps", 0.0, math.inf), ("ent_coef", 0.0, math.inf),
+                             ("vf_coef", 0.0, math.inf), ("max_grad_norm", 0.0, math.inf)):
+            value = float(getattr(self, name))
+            if not (math.isfinite(value) and lo <= value <= hi) or (name == "learning_rate" and value == 0):
+                raise ValueError(f"PPOConfig.{name} must be a finite number in [{lo}, {hi}]"
+                                 f"{' above 0' if name == 'learning_rate' else ''}, got {getattr(self, name)!r}")
         if self.num_steps % self.num_minibatches:
             raise ValueError(f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
                              f"({self.num_minibatches}): every minibatch takes the same share of each game's steps")
@@ -95,18 +115,37 @@ class PPOConfig:
         """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
         return max(1, self.total_steps // self.steps_per_update)
 
+    @property
+    def optimizer_steps_per_update(self) -> int:
+        """Optimiser steps (minibatches) per update: ``update_epochs * num_minibatches``."""
+        return self.update_epochs * self.num_minibatches
+
     def to_dict(self) -> dict[str, Any]:
         """The config as a JSON-ready dict."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PPOConfig":
-        """A config from :meth:`to_dict` output; raises ``CheckpointError`` naming unknown fields."""
-        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    def from_dict(cls, data: Any) -> "PPOConfig":
+        """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
+        naming unknown fields, fields of the wrong type and invalid values."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict):
+            raise CheckpointError(f"a PPOConfig must be a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(fields))
         if unknown:
             raise CheckpointError(f"unknown PPOConfig fields {unknown} (checkpoint from another version?); "
-                                  f"valid fields are {[f.name for f in dataclasses.fields(cls)]}")
-        return cls(**data)
+                                  f"valid fields are {list(fields)}")
+        for name, value in data.items():
+            kind = type(fields[name].default)
+            ok = isinstance(value, str) if kind is str else (
+                isinstance(value, int) and not isinstance(value, bool) if kind is int else
+                isinstance(value, (int, float)) and not isinstance(value, bool))
+            if not ok:
+                raise CheckpointError(f"PPOConfig field {name!r} must be a {kind.__name__}, got {value!r}")
+        try:
+            return cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"invalid PPOConfig: {exc}") from exc
 
     def replace(self, **changes) -> "PPOConfig":
         """A copy with ``changes`` applied (validated again)."""
@@ -129,8 +168,8 @@ class Transition(NamedTuple):
 class Runner(struct.PyTreeNode):
     """Everything that changes during training: the whole state a checkpoint stores.
 
-    ``key`` is a raw ``uint32[2]`` PRNG key; ``update`` counts completed updates; ``lr_horizon`` is the number of
-    updates over which the learning rate decays (fixed when the run starts).
+    ``key`` is a raw ``uint32[2]`` PRNG key; ``update`` counts completed updates. The optimiser state ``opt_state``
+    also holds the learning-rate schedule's position and horizon (see :attr:`lr_horizon`).
     """
 
     params: Any
@@ -138,10 +177,226 @@ class Runner(struct.PyTreeNode):
     env_state: State
     key: jax.Array
     update: jax.Array
-    lr_horizon: jax.Array
+
+    @property
+    def lr_horizon(self) -> jax.Array:
+        """Updates over which the learning rate decays (kept in the schedule's state inside ``opt_state``)."""
+        return self.opt_state.hyperparams_states["learning_rate"].horizon
 
 
-# ------------------------------------------------------------------------------------------- credit assignment
+# ------------------------------------------------------------------------------------------------------ optimiser
+class LinearDecayState(NamedTuple):
+    """State of :class:`LinearDecay`: optimiser steps taken and the horizon in updates."""
+
+    count: jax.Array
+    horizon: jax.Array
+
+
+@dataclass(frozen=True)
+class LinearDecay:
+    """An optax stateful schedule: the learning rate of update ``u = count // steps_per_update`` is
+    ``optax.linear_schedule`` from ``init_value`` to ``end_value`` over the fraction ``u / horizon`` of the run, so
+    it is constant within an update. The horizon lives in the schedule's state (not in the compiled function), so a
+    time-limited run can fit it after measuring its speed without recompiling (:func:`with_lr_horizon`)."""
+
+    init_value: float
+    end_value: float
+    steps_per_update: int
+    horizon: int
+
+    def init(self) -> LinearDecayState:
+        return LinearDecayState(jnp.zeros([], jnp.int32), jnp.asarray(self.horizon, jnp.int32))
+
+    def update(self, state: LinearDecayState, **extra_args) -> LinearDecayState:
+        return state._replace(count=optax.safe_increment(state.count))
+
+    def __call__(self, state: LinearDecayState, **extra_args) -> jax.Array:
+        return self.at(state.count // self.steps_per_update, state.horizon)
+
+    def at(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
+        """The learning rate of update number ``update`` with ``horizon`` updates."""
+        progress = jnp.minimum(update / jnp.maximum(horizon, 1), 1.0)
+        return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
+
+
+def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+    """Gradient clipping by global norm, Adam, and the learning rate of :class:`LinearDecay` over
+    ``config.num_updates`` updates, injected as a hyperparameter (read it as ``opt_state.hyperparams``)."""
+    schedule = LinearDecay(config.learning_rate, config.learning_rate * config.final_lr_fraction,
+                           config.optimizer_steps_per_update, config.num_updates)
+
+    def adam(learning_rate):
+        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5),
+                           optax.scale_by_learning_rate(learning_rate))
+
+    return optax.inject_hyperparams(adam)(learning_rate=schedule)
+
+
+def with_lr_horizon(runner: Runner, horizon: int) -> Runner:
+    """``runner`` with its learning rate decaying over ``horizon`` updates from now on (placed like the old value)."""
+    states = dict(runner.opt_state.hyperparams_states)
+    old = states["learning_rate"]
+    states["learning_rate"] = old._replace(horizon=jax.device_put(jnp.asarray(horizon, jnp.int32),
+                                                                  old.horizon.sharding))
+    return runner.replace(opt_state=runner.opt_state._replace(hyperparams_states=states))
+
+
+# ------------------------------------------------------------------------------------------------------- trainer
+@dataclass(frozen=True, eq=False)
+class PPOTrainer:
+    """What :func:`make_train` returns: the environment, network and optimiser of one config and its functions.
+
+    ``trainer(key)`` runs all ``config.num_updates`` updates in one jitted call (metrics stacked per update);
+    ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
+    host loop (``init_pure`` and ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
+    and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
+    (``init`` and ``update`` place their outputs accordingly).
+    """
+
+    config: PPOConfig
+    env: Env
+    network: PolicyValueNet
+    optimizer: optax.GradientTransformation
+    mesh: Mesh | None
+    init_pure: Callable[[jax.Array], "Runner"]
+    init: Callable[[jax.Array], "Runner"]
+    rollout: Callable[..., tuple[State, Transition]]
+    update_pure: Callable[["Runner"], tuple["Runner", dict]]
+    update: Callable[["Runner"], tuple["Runner", dict]]
+    loss: Callable[..., tuple[jax.Array, dict]]
+    train: Callable[[jax.Array], tuple["Runner", dict]]
+
+    def __call__(self, key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
+        return self.train(key)
+
+    def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
+        """Learning rate of update number ``update`` when it decays over ``horizon`` updates."""
+        c = self.config
+        return LinearDecay(c.learning_rate, c.learning_rate * c.final_lr_fraction, c.optimizer_steps_per_update,
+                           c.num_updates).at(update, horizon)
+
+
+def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
+    """PureJaxRL's entry point: the :class:`PPOTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested
+    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches, loss."""
+    c = config
+    env = make(c.variant, reward=c.reward)
+    network = make_network(env, c.channels, c.blocks, c.value_hidden)
+    optimizer = make_optimizer(c)
+    if mesh is not None and c.num_envs % mesh.size:
+        raise ValueError(f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
+                         f"split the games evenly")
+    observe = jax.vmap(env.observe)
+    env_step = jax.vmap(env.step_autoreset)
+
+    def init(key: jax.Array) -> Runner:
+        init_key, key = jax.random.split(key)
+        env_state = jax.vmap(env.init)(jax.random.split(init_key, c.num_envs))
+        params = network.init(init_key, jax.tree.map(lambda x: x[:1], observe(env_state)))
+        return Runner(params=params, opt_state=optimizer.init(params), env_state=env_state, key=key,
+                      update=jnp.int32(0))
+
+    # 1. rollout
+    def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
+        """Play ``num_steps`` self-play steps in every game; returns the final states and the ``[T, N]`` batch."""
+        def one(states, step_key):
+            obs = observe(states)
+            mask = states.legal_action_mask
+            logits, value = network.apply(params, obs)
+            action, log_prob = sample_masked(step_key, logits, mask)
+            next_states, rewards, done = env_step(states, action)
+            return next_states, Transition(obs, mask, action, log_prob, value, states.current_player, rewards, done)
+
+        return jax.lax.scan(one, env_state, jax.random.split(key, c.num_steps))
+
+    def update(runner: Runner) -> tuple[Runner, dict[str, jax.Array]]:
+        """One update; returns the new runner and scalar metrics (means over the update's optimiser steps)."""
+        key, rollout_key, shuffle_key = jax.random.split(runner.key, 3)
+
+        env_state, traj = rollout(runner.params, runner.env_state, rollout_key)
+
+        # 2. per-seat GAE (see seat_gae below)
+        _, last_value = network.apply(runner.params, observe(env_state))
+        advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
+            traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value,
+            c.gamma, c.gae_lambda)
+        targets = advantages + traj.value
+
+        # 3. epochs: each reshuffles the rollout into minibatches. Game-major layout [N, T, ...]: minibatches index
+        # the time axis only, so the games' split across devices is kept.
+        data = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), (traj, advantages, targets, valid))
+
+        def epoch(carry, epoch_key):
+            perms = jax.vmap(lambda k: jax.random.permutation(k, c.num_steps))(
+                jax.random.split(epoch_key, c.num_envs))                                 # [N, T]
+
+            def split(x):
+                x = jnp.take_along_axis(x, perms.reshape(perms.shape + (1,) * (x.ndim - 2)), axis=1)
+                x = x.reshape(c.num_envs, c.num_minibatches, -1, *x.shape[2:])
+                return jnp.swapaxes(x, 0, 1)                                             # [M, N, T/M, ...]
+
+            return jax.lax.scan(minibatch, carry, jax.tree.map(split, data))
+
+        # 4. minibatches: one optimiser step each
+        def minibatch(carry, batch):
+            params, opt_state = carry
+            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, *batch)
+            steps, opt_state = optimizer.update(grads, opt_state, params)
+            return (optax.apply_updates(params, steps), opt_state), terms
+
+        (params, opt_state), terms = jax.lax.scan(epoch, (runner.params, runner.opt_state),
+                                                  jax.random.split(shuffle_key, c.update_epochs))
+        w = valid.astype(jnp.float32)
+        residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
+        centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(
+            w.sum(), 1)
+        metrics = {k: v.mean() for k, v in terms.items()}
+        metrics.update(explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
+                       learning_rate=opt_state.hyperparams["learning_rate"],
+                       games_finished=jnp.sum(traj.done), valid_fraction=w.mean())
+        runner = runner.replace(params=params, opt_state=opt_state, env_state=env_state, key=key,
+                                update=runner.update + 1)
+        return runner, metrics
+
+    # 5. loss
+    def loss(params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array,
+             valid: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
+        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
+        moves (one legal action)."""
+        logits, value = network.apply(params, batch.obs)
+        log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
+        log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
+        choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
+        w_pi, w_v = choice.astype(jnp.float32), valid.astype(jnp.float32)
+        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
+
+        adv_mean = mean(advantages, w_pi)
+        adv = (advantages - adv_mean) / (jnp.sqrt(mean((advantages - adv_mean) ** 2, w_pi)) + 1e-8)
+        log_ratio = log_prob - batch.log_prob
+        ratio = jnp.exp(log_ratio)
+        policy_loss = mean(-jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps) * adv), w_pi)
+        clipped_value = batch.value + jnp.clip(value - batch.value, -c.clip_eps, c.clip_eps)
+        value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
+        entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
+        total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
+        terms = dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+                     approx_kl=mean((ratio - 1) - log_ratio, w_pi),
+                     clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi))
+        return total, terms
+
+    def train(key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
+        return jax.lax.scan(lambda r, _: update(r), init(key), None, c.num_updates)
+
+    shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
+    return PPOTrainer(
+        config=c, env=env, network=network, optimizer=optimizer, mesh=mesh, init_pure=init,
+        init=jax.jit(init, out_shardings=shardings), rollout=rollout, update_pure=update,
+        update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)), loss=loss,
+        train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)))
+
+
+# ------------------------------------------------------------------------------------------- per-seat GAE
 def seat_gae(players: jax.Array, rewards: jax.Array, dones: jax.Array, values: jax.Array, last_player: jax.Array,
              last_value: jax.Array, gamma: float, lam: float) -> tuple[jax.Array, jax.Array]:
     """Per-seat generalised advantage estimates for one game stream (see the module docstring for the method).
@@ -190,183 +445,8 @@ def runner_shardings(runner: Runner, mesh: Mesh) -> Runner:
     return runner.replace(params=jax.tree.map(lambda _: whole, runner.params),
                           opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
                           env_state=jax.tree.map(lambda _: split, runner.env_state),
-                          key=whole, update=whole, lr_horizon=whole)
+                          key=whole, update=whole)
 
 
-# ------------------------------------------------------------------------------------------------------ trainer
-class PPOTrainer:
-    """The environment, network, optimiser and jitted functions of one training configuration.
-
-    ``init(key) -> Runner`` starts a run; ``update(runner) -> (runner, metrics)`` is one jitted PPO update (rollout,
-    per-seat GAE, minibatch epochs). With ``mesh`` the games are split across its devices (``num_envs`` must be a
-    multiple of the mesh size).
-    """
-
-    def __init__(self, config: PPOConfig, mesh: Mesh | None = None):
-        self.config = config
-        self.env: Env = make(config.variant, reward=config.reward)
-        self.network: PolicyValueNet = make_network(self.env, config.channels, config.blocks, config.value_hidden)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5))
-        self.mesh = mesh
-        if mesh is not None and config.num_envs % mesh.size:
-            raise ValueError(f"num_envs ({config.num_envs}) must be a multiple of the number of devices "
-                             f"({mesh.size}) to split the games evenly")
-        self._observe = jax.vmap(self.env.observe)
-        self._step = jax.vmap(self.env.step_autoreset)
-        shardings = None if mesh is None else runner_shardings(jax.eval_shape(self._init, jax.random.PRNGKey(0)), mesh)
-        self.init = jax.jit(self._init, out_shardings=shardings)
-        self.update = jax.jit(self.update_step, out_shardings=None if mesh is None else (shardings, None))
-
-    # -------------------------------------------------------------------------------------------- pure functions
-    def _init(self, key: jax.Array) -> Runner:
-        init_key, key = jax.random.split(key)
-        env_state = jax.vmap(self.env.init)(jax.random.split(init_key, self.config.num_envs))
-        params = self.network.init(init_key, jax.tree.map(lambda x: x[:1], self._observe(env_state)))
-        return Runner(params=params, opt_state=self.optimizer.init(params), env_state=env_state, key=key,
-                      update=jnp.int32(0), lr_horizon=jnp.int32(self.config.num_updates))
-
-    def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
-        """Learning rate of update number ``update``: linear decay from ``learning_rate`` to ``final_lr_fraction``
-        of it over ``horizon`` updates, constant after."""
-        c = self.config
-        progress = jnp.minimum(update / jnp.maximum(horizon, 1), 1.0)
-        return c.learning_rate * (1.0 - (1.0 - c.final_lr_fraction) * progress)
-
-    def rollout(self, params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
-        """Play ``num_steps`` self-play steps in every game; returns the final states and the ``[T, N]`` batch."""
-        def one(carry, step_key):
-            states = carry
-            obs = self._observe(states)
-            mask = states.legal_action_mask
-            logits, value = self.network.apply(params, obs)
-            action, log_prob = sample_masked(step_key, logits, mask)
-            next_states, rewards, done = self._step(states, action)
-            return next_states, Transition(obs, mask, action, log_prob, value, states.current_player, rewards, done)
-
-        return jax.lax.scan(one, env_state, jax.random.split(key, self.config.num_steps))
-
-    def loss(self, params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array,
-             valid: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
-        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
-        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
-        moves (one legal action)."""
-        c = self.config
-        logits, value = self.network.apply(params, batch.obs)
-        log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
-        log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
-        choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
-        w_pi, w_v = choice.astype(jnp.float32), valid.astype(jnp.float32)
-        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
-
-        adv_mean = mean(advantages, w_pi)
-        adv = (advantages - adv_mean) / (jnp.sqrt(mean((advantages - adv_mean) ** 2, w_pi)) + 1e-8)
-        log_ratio = log_prob - batch.log_prob
-        ratio = jnp.exp(log_ratio)
-        policy_loss = mean(-jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps) * adv), w_pi)
-        clipped_value = batch.value + jnp.clip(value - batch.value, -c.clip_eps, c.clip_eps)
-        value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
-        entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
-        total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
-        terms = dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
-                     approx_kl=mean((ratio - 1) - log_ratio, w_pi),
-                     clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi))
-        return total, terms
-
-    def update_step(self, runner: Runner) -> tuple[Runner, dict[str, jax.Array]]:
-        """One PPO update (pure; :attr:`update` is its jitted form); returns the new runner and scalar metrics."""
-        c = self.config
-        key, rollout_key, shuffle_key = jax.random.split(runner.key, 3)
-        env_state, traj = self.rollout(runner.params, runner.env_state, rollout_key)
-        _, last_value = self.network.apply(runner.params, self._observe(env_state))
-        advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
-            traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value,
-            c.gamma, c.gae_lambda)
-        targets = advantages + traj.value
-        # Game-major layout [N, T, ...]: minibatches index the time axis only, so the games' split is kept.
-        data = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), (traj, advantages, targets, valid))
-        lr = self.learning_rate(runner.update, runner.lr_horizon)
-        grad_fn = jax.value_and_grad(self.loss, has_aux=True)
-
-        def epoch(carry, epoch_key):
-            def minibatch(carry, mb):
-                params, opt_state = carry
-                (_, terms), grads = grad_fn(params, *mb)
-                updates, opt_state = self.optimizer.update(grads, opt_state, params)
-                params = optax.apply_updates(params, jax.tree.map(lambda u: -lr * u, updates))
-                return (params, opt_state), terms
-
-            perms = jax.vmap(lambda k: jax.random.permutation(k, c.num_steps))(
-                jax.random.split(epoch_key, c.num_envs))                                 # [N, T]
-            def split(x):
-                x = jnp.take_along_axis(x, perms.reshape(perms.shape + (1,) * (x.ndim - 2)), axis=1)
-                x = x.reshape(c.num_envs, c.num_minibatches, -1, *x.shape[2:])
-                return jnp.swapaxes(x, 0, 1)                                             # [M, N, T/M, ...]
-            return jax.lax.scan(minibatch, carry, jax.tree.map(split, data))
-
-        (params, opt_state), terms = jax.lax.scan(epoch, (runner.params, runner.opt_state),
-                                                  jax.random.split(shuffle_key, c.update_epochs))
-        w = valid.astype(jnp.float32)
-        residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
-        centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(
-            w.sum(), 1)
-        metrics = {k: v.mean() for k, v in terms.items()}
-        metrics.update(explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8), learning_rate=lr,
-                       games_finished=jnp.sum(traj.done), valid_fraction=w.mean())
-        runner = runner.replace(params=params, opt_state=opt_state, env_state=env_state, key=key,
-                                update=runner.update + 1)
-        return runner, metrics
-
-    # ------------------------------------------------------------------------------------------------- policies
-    def policy(self, params: Any, greedy: bool = True) -> Policy:
-        """An arena policy ``(key, state) -> int32`` that plays ``params``: the most likely legal action when
-        ``greedy``, else a sample from the masked policy."""
-        return network_policy(self.env, self.network, params, greedy)
-
-
-def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool = True) -> ParamPolicy:
-    """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
-    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is an arena
-    :class:`~agents.arena.ParamPolicy`, so evaluating new params reuses the compiled match."""
-    return ParamPolicy(_network_policy_fn(env, network, greedy), params)
-
-
-@functools.lru_cache(maxsize=32)
-def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
-    def policy(params: Any, key: jax.Array, state: State) -> jax.Array:
-        logits, _ = network.apply(params, env.observe(state))
-        mask = state.legal_action_mask
-        if greedy:
-            return jnp.argmax(masked_logits(logits, mask)).astype(jnp.int32)
-        return sample_masked(key, logits, mask)[0]
-
-    return policy
-
-
-def make_train(config: PPOConfig, mesh: Mesh | None = None):
-    """PureJaxRL entry point: returns a jitted ``train(key) -> (runner, metrics)`` that runs all
-    ``config.num_updates`` updates in one ``lax.scan`` (metrics stacked per update). Shares
-    :meth:`PPOTrainer.update_step` with the host loop of :mod:`agents.train`."""
-    trainer = PPOTrainer(config, mesh)
-
-    def train(key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
-        runner = trainer.init(key)
-        return jax.lax.scan(lambda r, _: trainer.update_step(r), runner, None, config.num_updates)
-
-    return jax.jit(train)
-
-
-def load_policy(path: str, env: Env, greedy: bool = True) -> Policy:
-    """The policy of the latest checkpoint in run directory ``path`` (see :mod:`agents.checkpoint`), for ``env``;
-    raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
-    from agents import checkpoint
-
-    config, params = checkpoint.load_params(path)
-    if config.variant != env.variant.name:
-        raise CheckpointError(f"checkpoint {path!r} was trained on variant {config.variant!r}, not "
-                              f"{env.variant.name!r}; use --variant {config.variant}")
-    network = make_network(env, config.channels, config.blocks, config.value_hidden)
-    return network_policy(env, network, params, greedy)
-
-
-__all__ = ["PPOConfig", "PPOTrainer", "Runner", "Transition", "load_policy", "make_mesh", "make_train",
-           "network_policy", "runner_shardings", "seat_gae"]
+__all__ = ["LinearDecay", "PPOConfig", "PPOTrainer", "Runner", "Transition", "make_mesh", "make_optimizer",
+           "make_train", "runner_shardings", "seat_gae", "with_lr_horizon"]

@@ -7,6 +7,10 @@ events under ``tb/`` when ``tensorboardX`` is installed, ``checkpoints/<update>/
 and, at the end, ``win_rate.png``: win rate against the fixed bots over environment steps. Evaluation plays the
 current network (argmax of the masked policy) against each bot in the arena (:func:`agents.arena.play_match`, seats
 rotated), on device.
+
+The loop compiles the update once up front (and says how long that took), then runs one update per iteration of
+:func:`agents.ppo.make_train`'s trainer. ``train.lock`` keeps a second trainer out of a run directory; a resumed run
+first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once.
 """
 
 from __future__ import annotations
@@ -15,23 +19,24 @@ import functools
 import json
 import math
 import os
+import socket
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
-
 from agents import checkpoint
-from agents.arena import play_match
-from agents.bots import get_bot
-from agents.ppo import PPOConfig, PPOTrainer, Runner, make_mesh
+from agents.arena import play_match, tqdm
+from agents.policies import network_policy, resolve_agent
+from agents.ppo import PPOConfig, PPOTrainer, Runner, make_mesh, make_train, with_lr_horizon
 from blokus_jax.errors import CheckpointError
 
 METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "win_rate.png"
+LOCK_FILE = "train.lock"
 
 
 def default_mesh(config: PPOConfig):
@@ -44,7 +49,7 @@ def default_mesh(config: PPOConfig):
 def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
     """Win rate (ties count half) of the network with ``params`` against each bot in ``opponents`` over ``games``
     arena games with seat rotation; returns ``{"win_rate_vs_<bot>": float}``."""
-    agent = trainer.policy(params, greedy=True)
+    agent = network_policy(trainer.env, trainer.network, params, greedy=True)
     out = {}
     for i, name in enumerate(opponents):
         result = play_match(trainer.env, (agent, _bot(trainer.env, name)), ("agent", name), games,
@@ -55,8 +60,8 @@ def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: 
 
 @functools.lru_cache(maxsize=16)
 def _bot(env, name: str):
-    """One bot function per (env, name), so that repeated evaluations hit the arena's compiled-match cache."""
-    return get_bot(name, env)
+    """One policy per (env, spec), so that repeated evaluations hit the arena's compiled-match cache."""
+    return resolve_agent(name, env)
 
 
 def _tensorboard(out_dir: Path):
@@ -69,18 +74,93 @@ def _tensorboard(out_dir: Path):
 
 
 def read_metrics(out_dir: str | os.PathLike) -> list[dict]:
-    """The records of ``out_dir/metrics.jsonl`` (every update of the run, resumed parts included)."""
+    """The records of ``out_dir/metrics.jsonl`` (every update of the run, resumed parts included); a line cut short
+    by a killed process is skipped."""
     path = Path(out_dir) / METRICS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("update"), int):
+            records.append(record)
+    return records
+
+
+def _truncate_metrics(out: Path, update: int) -> None:
+    """Drop the records after update ``update`` from ``out/metrics.jsonl`` (written by a run killed after its last
+    checkpoint), so that a resumed run does not log those updates twice."""
+    path = out / METRICS_FILE
+    if not path.exists():
+        return
+    records = read_metrics(out)
+    keep = [r for r in records if r["update"] <= update]
+    if len(keep) == len(path.read_text().splitlines()):
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
+    os.replace(tmp, path)
+
+
+@contextmanager
+def run_lock(out: Path) -> Iterator[None]:
+    """Hold ``out/train.lock`` (pid and host of this process) while training, so that a second trainer on the same
+    run directory refuses to start (``CheckpointError``); a lock left by a dead process on this host is taken over."""
+    path = out / LOCK_FILE
+    mine = f"{os.getpid()} {socket.gethostname()}"
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            owner = _lock_owner(path)
+            if owner is not None:
+                raise CheckpointError(f"{str(out)!r} is in use by another trainer ({owner}); wait for it to finish "
+                                      f"or choose another output directory (delete {str(path)!r} if it is gone)")
+            path.unlink(missing_ok=True)                   # stale: its process is dead
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(mine + "\n")
+        break
+    else:
+        raise CheckpointError(f"could not take the lock {str(path)!r}; another trainer is starting in {str(out)!r}")
+    try:
+        yield
+    finally:
+        try:
+            if path.read_text().strip() == mine:
+                path.unlink()
+        except OSError:
+            pass
+
+
+def _lock_owner(path: Path) -> str | None:
+    """``"pid N"`` (``"pid N on HOST"``) of the live process holding the lock at ``path``, or ``None`` when the lock
+    is stale (its process is dead) or unreadable."""
+    try:
+        pid_text, _, host = path.read_text().strip().partition(" ")
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return None
+    if host and host != socket.gethostname():
+        return f"pid {pid} on {host}"                      # cannot check another machine: assume it is alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass                                               # alive, owned by another user
+    return f"pid {pid}"
 
 
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
     """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure              # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     names = sorted({k for r in records for k in r if k.startswith("win_rate_vs_")})
     for name in names:
         points = [(r["env_steps"], r[name]) for r in records if name in r]
@@ -91,7 +171,6 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def _estimated_horizon(config: PPOConfig, runner: Runner, seconds_left: float, seconds_per_update: float) -> int:
@@ -107,33 +186,49 @@ def run(config: PPOConfig, out_dir: str | os.PathLike, *, minutes: float | None 
     ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
 
     With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config`` except
-    for ``total_steps``). In a new time-limited run the learning-rate schedule is fitted to the time, measured on
-    the second update. Evaluation runs before training, every ``eval_every`` updates and at the end (``eval_games``
-    games per bot). ``mesh``: ``"auto"`` (all local devices when there are several), ``None`` or a
-    :func:`~agents.ppo.make_mesh` mesh. Returns a summary dict: updates, env steps, seconds, mean env-steps/s of the
-    updates after the first (which compiles), and the final win rates.
+    for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped first.
+    In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second update.
+    Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games`` games per
+    opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local devices when
+    there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out of
+    ``out_dir``. Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the
+    updates, and the final win rates (those of the last evaluation, as on the progress bar).
     """
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise CheckpointError(f"output directory {str(out)!r} is a file; choose a directory for the run")
     out.mkdir(parents=True, exist_ok=True)
-    trainer = PPOTrainer(config, default_mesh(config) if mesh == "auto" else mesh)
+    with run_lock(out):
+        return _run(config, out, minutes, resume, eval_every, eval_games, tuple(opponents), checkpoint_every,
+                    until_update, progress, mesh)
+
+
+def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval_every: int, eval_games: int,
+         opponents: tuple[str, ...], checkpoint_every: int, until_update: int | None, progress: bool,
+         mesh: Any) -> dict:
+    start = time.perf_counter()
+    deadline = None if minutes is None else start + 60.0 * minutes
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
+    trainer = make_train(config, default_mesh(config) if mesh == "auto" else mesh)
     if resume:
         runner = checkpoint.restore(out, trainer)
+        _truncate_metrics(out, int(runner.update))
     else:
         if checkpoint.latest_step(out) is not None:
             raise CheckpointError(f"{str(out)!r} already holds checkpoints; pass resume=True (--resume) "
                                   f"to continue that run or choose another output directory")
+        _truncate_metrics(out, -1)                 # metrics of a run killed before its first checkpoint
         runner = trainer.init(jax.random.PRNGKey(config.seed))
     last = config.num_updates if until_update is None else min(config.num_updates, until_update)
-    start = time.perf_counter()
-    deadline = None if minutes is None else start + 60.0 * minutes
     eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
     writer = _tensorboard(out)
     spu = config.steps_per_update
-    bar = tqdm(total=int(60 * minutes) if minutes else (last - int(runner.update)) * spu, disable=not progress,
-               unit="s" if minutes else "step", unit_scale=not minutes, desc=f"train {config.variant}")
-    rates: list[float] = []
-    compiled = False
-    record: dict[str, Any] = {}
+
+    say(f"compiling the PPO update ({config.variant}, {config.num_envs} games x {config.num_steps} steps)...")
+    t0 = time.perf_counter()
+    update_fn = trainer.update.lower(runner).compile()
+    compile_s = time.perf_counter() - t0
+    say(f"compiled in {compile_s:.1f} s")
 
     def log(record: dict) -> None:
         with open(out / METRICS_FILE, "a") as f:
@@ -143,43 +238,55 @@ def run(config: PPOConfig, out_dir: str | os.PathLike, *, minutes: float | None 
                 if isinstance(v, (int, float)) and k not in ("update", "env_steps"):
                     writer.add_scalar(k, v, record["env_steps"])
 
+    bar = None
+
     def evaluation(params: Any, update: int) -> dict:
         result = evaluate(trainer, params, opponents, eval_games, jax.random.fold_in(eval_key, update))
-        bar.set_postfix({k.removeprefix("win_rate_"): f"{v:.2f}" for k, v in result.items()}, refresh=False)
+        if bar is not None:
+            bar.set_postfix({k.removeprefix("win_rate_"): f"{v:.2f}" for k, v in result.items()}, refresh=True)
         return result
 
     if not resume and eval_every > 0:
-        log({"update": 0, "env_steps": 0, "time_s": 0.0, **evaluation(runner.params, 0)})
-    while int(runner.update) < last and (deadline is None or time.perf_counter() < deadline):
+        say(f"evaluating the initial network against {', '.join(opponents)} ({eval_games} games each)...")
+        log({"update": 0, "env_steps": 0, "time_s": time.perf_counter() - start, **evaluation(runner.params, 0)})
+    if minutes:
+        bar = tqdm(total=round(60 * minutes), initial=min(round(time.perf_counter() - start), round(60 * minutes)),
+                   disable=not progress, desc=f"train {config.variant}",
+                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}")
+    else:
+        bar = tqdm(total=(last - int(runner.update)) * spu, disable=not progress, unit="step", unit_scale=True,
+                   desc=f"train {config.variant}")
+    rates: list[float] = []
+    out_of_time = lambda: deadline is not None and time.perf_counter() >= deadline  # noqa: E731
+    done = int(runner.update) >= last or out_of_time()
+    while not done:
         t0 = time.perf_counter()
-        runner, metrics = trainer.update(runner)
+        runner, metrics = update_fn(runner)
         metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
         seconds = time.perf_counter() - t0
         update = int(runner.update)
-        if compiled:
-            rates.append(spu / seconds)
-        compiled = True                      # the first update of a process includes compilation
+        rates.append(spu / seconds)
         if deadline is not None and update == 2 and not resume:
             horizon = _estimated_horizon(config, runner, deadline - time.perf_counter(), seconds)
-            runner = runner.replace(lr_horizon=jnp.int32(max(horizon, update)))
+            runner = with_lr_horizon(runner, max(horizon, update))
+        done = update >= last or out_of_time()          # decided once: the last update is evaluated and saved
         record = {"update": update, "env_steps": update * spu, "time_s": time.perf_counter() - start,
                   "steps_per_s": spu / seconds, **metrics}
-        if eval_every > 0 and update % eval_every == 0:
+        if eval_every > 0 and (update % eval_every == 0 or done):
             record.update(evaluation(runner.params, update))
-        if checkpoint_every > 0 and update % checkpoint_every == 0:
+        log(record)                                     # before the checkpoint: a resume drops what comes after it
+        if done or (checkpoint_every > 0 and update % checkpoint_every == 0):
             checkpoint.save(out, runner, config)
-        log(record)
-        bar.update(min(bar.total, int(time.perf_counter() - start)) - bar.n if minutes else spu)
+        bar.update(min(bar.total, round(time.perf_counter() - start)) - bar.n if minutes else spu)
     bar.close()
     update = int(runner.update)
-    if eval_every > 0 and record.get("update") == update and f"win_rate_vs_{opponents[0]}" not in record:
-        log({"update": update, "env_steps": update * spu, "time_s": time.perf_counter() - start,
-             **evaluation(runner.params, update)})
     checkpoint.save(out, runner, config)
     if writer is not None:
         writer.close()
     records = read_metrics(out)
     plot_win_rates(records, out / PLOT_FILE, f"PPO self-play on {config.variant}")
-    final = {k: v for r in records for k, v in r.items() if k.startswith("win_rate_vs_")}
+    evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
+    final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
     return {"updates": update, "env_steps": update * spu, "seconds": time.perf_counter() - start,
-            "steps_per_s": float(np.mean(rates)) if rates else math.nan, **final}
+            "compile_s": compile_s, "steps_per_s": float(np.mean(rates[1:] or rates)) if rates else math.nan,
+            **final}

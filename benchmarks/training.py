@@ -17,7 +17,7 @@ import time
 
 import jax
 
-from agents.ppo import PPOConfig, PPOTrainer
+from agents.ppo import PPOConfig, PPOTrainer, make_train
 from agents.train import read_metrics, run
 
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     config = PPOConfig(variant=args.variant, num_envs=args.num_envs, num_steps=args.num_steps,
                        total_steps=10**12, channels=args.channels, blocks=args.blocks, seed=args.seed)
     summary = run(config, out, minutes=args.minutes, eval_every=args.eval_every, eval_games=args.eval_games)
-    env_s = env_only_seconds(PPOTrainer(config))
+    env_s = env_only_seconds(make_train(config))
     update_s = config.steps_per_update / summary["steps_per_s"]
     device = jax.devices()[0]
     print(f"\n## {args.variant}: {summary['updates']} updates, {summary['env_steps']} env steps in "

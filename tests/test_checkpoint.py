@@ -11,7 +11,8 @@ import pytest
 
 import blokus_jax
 from agents import checkpoint
-from agents.ppo import PPOConfig, PPOTrainer, load_policy
+from agents.policies import load_policy
+from agents.ppo import PPOConfig, make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=2,
@@ -21,7 +22,7 @@ TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, upda
 @pytest.fixture(scope="module")
 def trained():
     """A trainer and its runner after one update."""
-    trainer = PPOTrainer(TINY)
+    trainer = make_train(TINY)
     runner, _ = trainer.update(trainer.init(jax.random.PRNGKey(0)))
     return trainer, runner
 
@@ -48,15 +49,15 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint in"):
-        checkpoint.restore(tmp_path / "nowhere", PPOTrainer(TINY))
+        checkpoint.restore(tmp_path / "nowhere", make_train(TINY))
     assert checkpoint.latest_step(tmp_path) is None
 
 
 def test_mismatched_config_names_the_differing_fields(saved, trained):
     with pytest.raises(CheckpointError, match=r"'channels': \(4, 8\)"):
-        checkpoint.restore(saved, PPOTrainer(TINY.replace(channels=8)))
+        checkpoint.restore(saved, make_train(TINY.replace(channels=8)))
     # total_steps may change: it only extends (or shortens) the run
-    longer = checkpoint.restore(saved, PPOTrainer(TINY.replace(total_steps=10 * TINY.total_steps)))
+    longer = checkpoint.restore(saved, make_train(TINY.replace(total_steps=10 * TINY.total_steps)))
     assert int(longer.update) == 1 and int(longer.lr_horizon) == int(trained[1].lr_horizon)
 
 
@@ -89,7 +90,7 @@ def test_array_shapes_that_disagree_with_the_config_are_a_clear_error(saved, tra
     wrong = TINY.replace(channels=8)
     meta.write_text(json.dumps({**original, "config": wrong.to_dict()}))
     with pytest.raises(CheckpointError, match="does not match"):
-        checkpoint.restore(saved, PPOTrainer(wrong))
+        checkpoint.restore(saved, make_train(wrong))
 
 
 def test_load_policy_plays_legal_moves_and_checks_the_variant(saved):
@@ -110,3 +111,113 @@ def test_cli_agent_spec_accepts_a_checkpoint_directory(saved):
     env = blokus_jax.make("simple")
     action = resolve_agent(str(saved), env)(jax.random.key(0), env.init())
     assert bool(env.is_legal(env.init(), action)) and int(action) != env.pass_action
+
+
+# ------------------------------------------------------------------------------------------ integrity (issue 10)
+def _flip_parameter_bytes(run_dir, step=1, count=6):
+    """Flip ``count`` bytes in the middle of every array-data file of checkpoint ``step``'s params (orbax keeps a
+    per-process copy beside the merged one; the loader reads only one of them)."""
+    for path in (run_dir / "checkpoints" / str(step) / "params").rglob("*"):
+        if path.is_file() and path.parent.name == "d":
+            data = bytearray(path.read_bytes())
+            middle = len(data) // 2
+            for i in range(middle, min(middle + count, len(data))):
+                data[i] ^= 0xFF
+            path.write_bytes(bytes(data))
+
+
+def test_flipped_parameter_bytes_are_caught_by_load_eval_and_resume(saved, trained, capsys):
+    _flip_parameter_bytes(saved)
+    with pytest.raises(CheckpointError, match="corrupt"):
+        checkpoint.load_params(saved)
+    with pytest.raises(CheckpointError, match="corrupt"):
+        checkpoint.restore(saved, trained[0])
+    from agents import cli
+
+    assert cli.main(["eval", "--variant", "simple", "--agents", str(saved), "random", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "CheckpointError" not in err and "corrupt" in err and len(err.splitlines()) == 1
+
+
+def test_changed_hash_or_ill_typed_meta_is_a_checkpoint_error(saved, trained):
+    meta = saved / "checkpoints" / "1" / "meta" / "metadata"
+    original = json.loads(meta.read_text())
+    assert set(original["sha256"]) == {"params", "state"} and original["format_version"] == checkpoint.FORMAT_VERSION
+    meta.write_text(json.dumps({**original, "sha256": {**original["sha256"], "state": "0" * 64}}))
+    with pytest.raises(CheckpointError, match="content hash of its 'state'"):
+        checkpoint.restore(saved, trained[0])
+    checkpoint.load_params(saved)                          # playing needs only the params, which are intact
+    bad_metas = [{k: v for k, v in original.items() if k != "config"}, {**original, "sha256": None},
+                 {**original, "format_version": "2"}, {**original, "config": [1, 2]},
+                 {**original, "config": {**original["config"], "channels": "4"}},
+                 {**original, "config": {**original["config"], "num_envs": -3}},
+                 {**original, "config": {**original["config"], "learning_rate": None}}, [1, 2, 3]]
+    for bad in bad_metas:
+        meta.write_text(json.dumps(bad))
+        with pytest.raises(CheckpointError):
+            checkpoint.load_params(saved)
+        with pytest.raises(CheckpointError):
+            checkpoint.restore(saved, trained[0])
+
+
+def _save_format_1(run_dir, runner):
+    """A checkpoint as written before content hashes (format 1, commit 340b448): params, an old-style state and
+    meta without hashes."""
+    import orbax.checkpoint as ocp
+
+    from blokus_jax.observe import OBS_VERSION
+
+    manager = ocp.CheckpointManager(run_dir.absolute() / "checkpoints", item_names=("params", "state", "meta"),
+                                    options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False))
+    meta = {"format_version": 1, "obs_version": OBS_VERSION, "config": TINY.to_dict()}
+    state = {"opt_state": runner.opt_state.inner_state[:2], "env_state": runner.env_state, "key": runner.key,
+             "update": runner.update, "lr_horizon": runner.lr_horizon}   # optax.chain(clip, adam) and the horizon
+    manager.save(1, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
+                                            state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)))
+    manager.wait_until_finished()
+    manager.close()
+
+
+def test_format_1_checkpoints_still_play_with_a_warning_but_do_not_resume(tmp_path, trained, caplog):
+    trainer, runner = trained
+    _save_format_1(tmp_path, runner)
+    with caplog.at_level("WARNING", logger="agents.checkpoint"):
+        config, params = checkpoint.load_params(tmp_path)
+    assert config == TINY and [r.getMessage() for r in caplog.records if "old format 1" in r.getMessage()]
+    for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
+        np.testing.assert_array_equal(x, y)
+    env = blokus_jax.make("simple")
+    assert bool(env.is_legal(env.init(), load_policy(str(tmp_path), env)(jax.random.key(0), env.init())))
+    with pytest.raises(CheckpointError, match="not resumed"):
+        checkpoint.restore(tmp_path, trainer)
+
+
+def test_loading_a_run_directory_is_quiet(saved, capfd):
+    capfd.readouterr()
+    load_policy(str(saved), blokus_jax.make("simple"))
+    out, err = capfd.readouterr()
+    assert "absl" not in err and "WARNING" not in err and out == ""
+
+
+def test_eval_and_play_default_to_the_variant_of_a_run_directory(saved, capsys, monkeypatch):
+    import io
+    import sys
+
+    from agents import cli
+
+    assert cli.main(["eval", "--agents", str(saved), "random", "--games", "2", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "simple: 2 games per pairing" in captured.out and "variant simple" in captured.err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    assert cli.main(["play", "--opponent", str(saved)]) == 0
+    assert "  a b c d e f g\n" in capsys.readouterr().out            # the 7x7 board of `simple`
+
+
+def test_upgrade_rewrites_format_1_checkpoints_so_that_they_resume(tmp_path, trained):
+    trainer, runner = trained
+    _save_format_1(tmp_path, runner)
+    assert checkpoint.upgrade(tmp_path) == [1] and checkpoint.upgrade(tmp_path) == []
+    restored = checkpoint.restore(tmp_path, trainer)
+    same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
+    assert all(jax.tree.leaves(same))
+    assert (tmp_path / "checkpoints_format1" / "1").is_dir()

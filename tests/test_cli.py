@@ -146,3 +146,65 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
     bad.write_text("(;GM[Blokus Duo];B[a1,b1")
     assert cli.main(["view", str(bad)]) == 2
     assert "truncated" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------- user errors (issue 10)
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--minutes", "0"], "argument --minutes: '0' must be a finite number above 0"),
+    (["train", "--blocks", "-1"], "argument --blocks: '-1' is too small"),
+    (["train", "--lr", "nan"], "argument --lr: 'nan' must be a finite number"),
+    (["train", "--num-envs", "many"], "argument --num-envs: 'many' is not a whole number"),
+    (["bench", "--batch-sizes", "0"], "argument --batch-sizes: '0' is too small"),
+    (["bench", "--repeats", "0"], "argument --repeats: '0' is too small"),
+    (["eval", "--games", "-5"], "argument --games: '-5' is too small"),
+    (["eval", "--json", "/missing/dir/x.json"], "the directory of '/missing/dir/x.json' does not exist"),
+])
+def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
+    existing = tmp_path / "a_file"
+    existing.write_text("x")
+    for argv in (["train", "--out", str(existing)], ["eval", "--json", str(tmp_path)],
+                 ["eval", "--save-games", str(existing)]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_eval_prints_the_head_to_head_matrix(capsys):
+    assert cli.main(["eval", "--variant", "simple", "--agents", "random", "greedy", "corners", "--games", "2",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "head to head" in out and out.count("-") >= 3
+
+
+@pytest.mark.parametrize("variant", blokus_jax.variant_names())
+def test_the_help_examples_parse_on_every_board(variant):
+    env = blokus_jax.make(variant)
+    text = cli.play_help(env)
+    example = re.search(r'e\.g\. "([^"]+)": piece name', text).group(1)
+    cells = re.search(r'the cells to cover, e\.g\. "([^"]+)"', text).group(1)
+    assert cli.parse_move(example, env) == cli.parse_move(cells, env)
+
+
+def test_play_explains_unknown_pieces_and_orientation_numbers():
+    env = blokus_jax.make("simple")
+    with pytest.raises(blokus_jax.IllegalActionError, match="'L5' is not a piece of 'simple'; its pieces are 1 2"):
+        cli.parse_move("L5 3 c4", env)
+    with pytest.raises(blokus_jax.IllegalActionError, match=r"'L4' has orientations 0-7 .*'show L4'"):
+        cli.parse_move("L4 9 a7", env)
+    with pytest.raises(blokus_jax.IllegalActionError, match="does not fit on the board"):
+        cli.parse_move("I4 0 g1", env)
+
+
+def test_play_reports_bad_moves_without_leaving_the_game(monkeypatch, capsys):
+    out = run_play(monkeypatch, capsys, "L5 3 c4\nI4 1 g1\nshow Q\nquit\n")
+    assert "'L5' is not a piece of 'simple'" in out and "does not fit on the board" in out
+    assert "'Q' is not a piece" in out and out.rstrip().endswith("bye")

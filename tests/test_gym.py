@@ -184,6 +184,7 @@ def test_bad_configuration_is_rejected():
 
 def test_bot_names_need_the_agents_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "agents.bots", None)
+    monkeypatch.setitem(sys.modules, "agents.policies", None)
     with pytest.raises(ImportError, match="agents"):
         BlokusGymEnv("simple", opponents="corners")
 

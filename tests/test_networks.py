@@ -10,7 +10,7 @@ import pytest
 import blokus_jax
 from agents.networks import (MASKED_LOGIT, centre_gather_table, make_network, masked_logits, orientation_centres,
                              sample_masked)
-from agents.ppo import network_policy
+from agents.policies import network_policy
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agents import checkpoint
-from agents.ppo import PPOConfig, PPOTrainer, make_train, seat_gae
+from agents.ppo import PPOConfig, make_train, seat_gae
 from agents.train import read_metrics, run
 from blokus_jax.errors import CheckpointError
 
@@ -24,7 +24,7 @@ TINY = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=8 * 8 * 
 
 @pytest.fixture(scope="module")
 def trainer():
-    return PPOTrainer(TINY)
+    return make_train(TINY)
 
 
 # ------------------------------------------------------------------------------------------ credit assignment
@@ -76,7 +76,7 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
     exactly the mover's own terminal reward."""
     runner = trainer.init(jax.random.PRNGKey(1))
     config = TINY.replace(num_steps=48, num_minibatches=1)
-    long = PPOTrainer(config)
+    long = make_train(config)
     env_state, traj = jax.jit(long.rollout)(runner.params, runner.env_state, jax.random.PRNGKey(2))
     _, last_value = long.network.apply(runner.params, jax.vmap(long.env.observe)(env_state))
     adv, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
@@ -153,10 +153,10 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from agents.ppo import PPOConfig, PPOTrainer, make_mesh
+    from agents.ppo import PPOConfig, make_mesh, make_train
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
-    single, sharded = PPOTrainer(config), PPOTrainer(config, make_mesh())
+    single, sharded = make_train(config), make_train(config, make_mesh())
     a, b = single.init(jax.random.PRNGKey(0)), sharded.init(jax.random.PRNGKey(0))
     assert len(b.env_state.board.sharding.device_set) == 4
     assert b.env_state.board.addressable_shards[0].data.shape[0] == config.num_envs // 4
@@ -204,3 +204,53 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert "random" in capsys.readouterr().out
     assert cli.main(["eval", "--variant", "duo", "--agents", str(out), "random", "--no-progress"]) == 2
     assert "trained on variant 'simple'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ host loop (issue 10)
+def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_path, capsys):
+    out = tmp_path / "killed"
+    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    with open(out / "metrics.jsonl", "a") as f:      # a kill after logging updates 2 and 3, before their checkpoint
+        f.write(json.dumps({"update": 2, "env_steps": 128}) + "\n" + json.dumps({"update": 3}) + "\n{\"upd")
+    summary = run(TINY, out, eval_every=2, eval_games=2, progress=True, mesh=None, resume=True)
+    updates = [r["update"] for r in read_metrics(out)]
+    assert updates == sorted(set(updates)) == [1, 2, 3]
+    err = capsys.readouterr().err
+    assert "compiling the PPO update" in err and "compiled in" in err and "s/s" not in err
+    assert summary["compile_s"] > 0
+    last = read_metrics(out)[-1]                         # the last update is evaluated, and the summary says so
+    assert summary["win_rate_vs_greedy"] == last["win_rate_vs_greedy"]
+    assert "vs_greedy=" + f"{last['win_rate_vs_greedy']:.2f}" in err
+
+
+def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_taken_over(tmp_path):
+    from agents.train import LOCK_FILE
+
+    out = tmp_path / "locked"
+    out.mkdir()
+    (out / LOCK_FILE).write_text(f"{os.getpid()} {__import__('socket').gethostname()}\n")   # a live trainer
+    with pytest.raises(CheckpointError, match=f"in use by another trainer \\(pid {os.getpid()}\\)"):
+        run(TINY, out, eval_every=0, progress=False, mesh=None)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / LOCK_FILE).write_text(f"{dead.pid} {__import__('socket').gethostname()}\n")
+    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    assert checkpoint.latest_step(out) == 1 and not (out / LOCK_FILE).exists()
+    file = tmp_path / "file"
+    file.write_text("x")
+    with pytest.raises(CheckpointError, match="is a file"):
+        run(TINY, file, eval_every=0, progress=False, mesh=None)
+
+
+def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
+    runner = trainer.init(jax.random.PRNGKey(0))
+    assert int(runner.lr_horizon) == TINY.num_updates
+    from agents.ppo import with_lr_horizon
+
+    shorter = with_lr_horizon(runner, 1)
+    (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
+    assert float(m0["learning_rate"]) == float(m1["learning_rate"]) == pytest.approx(TINY.learning_rate)
+    _, m2 = trainer.update(after)                        # past its horizon of 1 update: the final fraction
+    assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
+    steps = after.opt_state.hyperparams_states["learning_rate"].count
+    assert int(steps) == TINY.update_epochs * TINY.num_minibatches

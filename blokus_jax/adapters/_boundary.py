@@ -97,8 +97,9 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
-    """A pure JAX policy from a bot name (``"random"``, ``"greedy"``, ... resolved with ``agents.bots.get_bot``,
-    imported lazily), a policy callable (returned as is) or ``None`` (the uniform random policy)."""
+    """A pure JAX policy from an agent spec (``"greedy"``, ``"minimax:k=8"``, a run directory, ... resolved with
+    ``agents.policies.resolve_agent``, imported lazily), a policy callable (returned as is) or ``None`` (the uniform
+    random policy)."""
     if spec is None or spec == "random":
         return env.sample_action
     if callable(spec):
@@ -106,11 +107,11 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     if not isinstance(spec, str):
         raise ValueError(f"opponent {spec!r} is neither a bot name nor a policy callable (key, state) -> action")
     try:
-        from agents.bots import get_bot
+        from agents.policies import resolve_agent
     except ImportError as exc:
         raise ImportError(f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "
                           f"with `pip install -e .`), or pass a policy callable (key, state) -> action") from exc
-    return get_bot(spec, env)
+    return resolve_agent(spec, env)
 
 
 def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None], env: Env) -> list[Policy]:

@@ -1,0 +1,258 @@
+"""Policy types and the one resolver of agent specs, used by the CLI, the arena from Python and the adapters.
+
+A *policy* is a pure JAX function ``(key, state) -> int32 action`` for one unbatched state; :class:`ParamPolicy`
+splits one into a static function and its parameters (network weights), so that the arena compiles a match once
+and feeds new parameters in as arguments.
+
+An *agent spec* is the text that names a policy on the command line (``--agents``, ``--opponent``, ``--hint-bot``),
+in ``round_robin`` scripts and in the adapters' ``opponents=``. :func:`resolve_agent` turns it into a policy:
+
+========================== ==========================================================================================
+``greedy``                 a registered agent name (the bots of :mod:`agents.bots` are registered here)
+``minimax:k=8,depth=1``    the same with typed options, passed to the factory as keyword arguments
+``runs/duo``               a run directory: the policy of its newest checkpoint (PPO: argmax of the masked policy)
+``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options (``az:`` and ``baseline:`` are reserved:
+                           they answer "not available yet" until a module registers them)
+========================== ==========================================================================================
+
+The resolver is a small registry that other modules extend without editing it::
+
+    from agents.policies import register_agent, register_prefix, register_run_kind
+
+    register_agent("mcts", lambda env, sims=64, k=16: make_mcts_policy(env, sims, k))  # "mcts:sims=128,k=32"
+    register_prefix("az", lambda env, target, sims=64: load_az_policy(target, env, sims))  # "az:runs/az,sims=32"
+    register_run_kind("alphazero", lambda run_dir, env: load_az_policy(run_dir, env))      # "runs/az" (meta kind)
+
+A factory is ``factory(env, **options) -> Policy`` (prefix factories also receive ``target``, the text after the
+colon). Option values are typed from the factory's defaults (``int``, ``float``, ``bool``, ``str``): ``k=8.5`` for
+an int option, an unknown option or a missing value is an :class:`AgentSpecError` naming the spec and the valid
+options. Run directories are dispatched on the ``algorithm`` field of their checkpoint metadata (``"ppo"`` for the
+runs of :mod:`agents.train`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from agents.bots import BOTS, Policy
+from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
+from blokus_jax.env import Env, State
+from blokus_jax.errors import BlokusError, CheckpointError
+
+#: ``factory(env, **options) -> Policy``: how a registered agent is built.
+AgentFactory = Callable[..., Policy]
+
+
+class AgentSpecError(BlokusError, ValueError):
+    """An agent spec that names no agent, or options that its agent does not take."""
+
+
+@dataclass(frozen=True, eq=False)
+class ParamPolicy:
+    """A policy split into a static function ``fn(params, key, state) -> action`` and its ``params`` (e.g. network
+    weights). Callable like any policy (and ``jax.jit``-able); the arena passes ``params`` into its compiled match as
+    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
+
+    fn: Callable[[Any, jax.Array, State], jax.Array]
+    params: Any
+
+    def __call__(self, key: jax.Array, state: State) -> jax.Array:
+        return self.fn(self.params, key, state)
+
+
+def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool = True) -> ParamPolicy:
+    """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
+    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is a
+    :class:`ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
+    return ParamPolicy(_network_policy_fn(env, network, greedy), params)
+
+
+@functools.lru_cache(maxsize=32)
+def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
+    def policy(params: Any, key: jax.Array, state: State) -> jax.Array:
+        logits, _ = network.apply(params, env.observe(state))
+        mask = state.legal_action_mask
+        if greedy:
+            return jnp.argmax(masked_logits(logits, mask)).astype(jnp.int32)
+        return sample_masked(key, logits, mask)[0]
+
+    return policy
+
+
+# ------------------------------------------------------------------------------------------------------ registry
+_AGENTS: dict[str, AgentFactory] = {}
+_PREFIXES: dict[str, Callable[..., Policy]] = {}
+_RUN_KINDS: dict[str, Callable[..., Policy]] = {}
+#: Prefixes that are part of the spec language but have no implementation registered yet.
+_RESERVED = {
+    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N')",
+    "baseline": "a published baseline agent ('baseline:NAME')",
+}
+
+
+def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
+    """Make ``name`` (optionally ``name:key=value,...``) resolve to ``factory(env, **options)``. Raises
+    ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+    _register(_AGENTS, name, factory, replace)
+
+
+def register_prefix(prefix: str, factory: Callable[..., Policy], *, replace: bool = False) -> None:
+    """Make ``prefix:TARGET[,key=value,...]`` resolve to ``factory(env, target, **options)`` (e.g. ``az:``
+    followed by a run directory). A reserved prefix (``az``, ``baseline``) may be registered once."""
+    _register(_PREFIXES, prefix, factory, replace)
+
+
+def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
+    """Make a run directory whose checkpoint metadata says ``"algorithm": algorithm`` resolve to
+    ``loader(run_dir, env, **options)``."""
+    _register(_RUN_KINDS, algorithm, loader, replace)
+
+
+def _register(table: dict, name: str, factory: Callable, replace: bool) -> None:
+    if not name.isidentifier():
+        raise ValueError(f"agent name {name!r} must be an identifier (letters, digits, '_')")
+    if name in table and not replace:
+        raise ValueError(f"{name!r} is already registered; pass replace=True to override it")
+    table[name] = factory
+
+
+def agent_names() -> list[str]:
+    """The registered agent names (without options), sorted."""
+    return sorted(_AGENTS)
+
+
+# ------------------------------------------------------------------------------------------------------ resolver
+def resolve_agent(spec: str, env: Env) -> Policy:
+    """The policy named by agent ``spec`` for ``env`` (see the module docstring for the spec language).
+
+    Raises :class:`AgentSpecError` for an unknown name or prefix, a malformed option or one the agent does not take,
+    and :class:`~blokus_jax.errors.CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
+    another variant.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run "
+                             f"directory")
+    name, colon, rest = spec.partition(":")
+    if name in _AGENTS:
+        return _build(spec, name, _AGENTS[name], env, _parse_options(spec, rest) if colon else {})
+    if colon and (name in _PREFIXES or name in _RESERVED):
+        if name not in _PREFIXES:
+            raise AgentSpecError(f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not available yet in this "
+                                 f"version; use an agent from {agent_names()} or a run directory")
+        target, _, option_text = rest.partition(",")
+        if not target:
+            raise AgentSpecError(f"agent {spec!r} names no target; write {name}:TARGET[,key=value,...]")
+        return _build(spec, name, _PREFIXES[name], env, _parse_options(spec, option_text), target)
+    if os.path.isdir(spec):
+        return load_run(spec, env)
+    if os.path.sep in spec or spec.startswith("."):
+        raise AgentSpecError(f"agent {spec!r}: no such run directory; check the path (a run directory is the "
+                             f"--out of 'blokus-jax train')")
+    known = agent_names() + [f"{p}:..." for p in sorted(set(_PREFIXES) | set(_RESERVED))]
+    raise AgentSpecError(f"unknown agent {spec!r}; give an agent from {known} or a run directory")
+
+
+def _parse_options(spec: str, text: str) -> dict[str, str]:
+    options = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise AgentSpecError(f"bad option {item!r} in agent spec {spec!r}; write options as "
+                                 f"name:key=value,key=value")
+        if key in options:
+            raise AgentSpecError(f"option {key!r} given twice in agent spec {spec!r}")
+        options[key] = value
+    return options
+
+
+_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str, str], *target: str) -> Policy:
+    """``factory(env, *target, **typed options)``, each option converted to the type of the factory's default."""
+    signature = list(inspect.signature(factory).parameters.values())[1 + len(target):]
+    params = {p.name: p for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature)
+    described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
+    typed = {}
+    for key, text in options.items():
+        if key not in params and open_ended:
+            typed[key] = text
+            continue
+        if key not in params:
+            raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}; its options "
+                                 f"are: {described}")
+        typed[key] = _convert(spec, key, text, params[key])
+    try:
+        return factory(env, *target, **typed)
+    except (BlokusError, ValueError, TypeError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: {exc}") from exc
+
+
+def _convert(spec: str, key: str, text: str, param: inspect.Parameter) -> Any:
+    kind = type(param.default) if param.default is not inspect.Parameter.empty else None
+    if kind is None or kind not in _TYPES.values():
+        kind = _TYPES.get(str(param.annotation).split("|")[0].strip(), str)
+    try:
+        if kind is bool:
+            lowered = text.lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return lowered in ("true", "1", "yes")
+        if kind is int:
+            return int(text)
+        if kind is float:
+            value = float(text)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(text)
+            return value
+        return text
+    except ValueError:
+        raise AgentSpecError(f"bad options in agent spec {spec!r}: option {key}={text!r} must be "
+                             f"{'a finite number' if kind is float else 'an ' + kind.__name__}") from None
+
+
+# ------------------------------------------------------------------------------------------------ run directories
+def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
+    """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
+    :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint."""
+    from agents import checkpoint
+
+    meta = checkpoint.read_meta(run_dir)
+    algorithm = meta.get("algorithm", "ppo")
+    if algorithm not in _RUN_KINDS:
+        raise CheckpointError(f"{str(run_dir)!r} is a {algorithm!r} run, which this version cannot play; "
+                              f"known kinds: {sorted(_RUN_KINDS)}")
+    return _RUN_KINDS[algorithm](run_dir, env, **options)
+
+
+def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
+    """The PPO policy of the newest checkpoint in ``run_dir`` (see :mod:`agents.checkpoint`), for ``env``: argmax of
+    the masked policy when ``greedy``, else a sample. Raises ``CheckpointError`` when there is none, it is corrupt,
+    or it was trained on another variant."""
+    from agents import checkpoint
+
+    config, params = checkpoint.load_params(run_dir)
+    if config.variant != env.variant.name:
+        raise CheckpointError(f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
+                              f"{env.variant.name!r}; use --variant {config.variant}")
+    network = make_network(env, config.channels, config.blocks, config.value_hidden)
+    return network_policy(env, network, params, greedy)
+
+
+for _name, _factory in BOTS.items():
+    register_agent(_name, _factory)
+register_run_kind("ppo", load_policy)
+
+__all__ = ["AgentFactory", "AgentSpecError", "ParamPolicy", "Policy", "agent_names", "load_policy", "load_run",
+           "network_policy", "register_agent", "register_prefix", "register_run_kind", "resolve_agent"]

@@ -1,0 +1,79 @@
+"""The agent-spec resolver: registered names with typed options, run directories, prefixes, clear errors."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+import blokus_jax
+from agents import policies
+from agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
+from blokus_jax.errors import BlokusError
+
+
+@pytest.fixture(scope="module")
+def env():
+    return blokus_jax.make("simple")
+
+
+def test_bot_names_and_typed_options_resolve(env):
+    for name in ("random", "greedy", "corners", "mobility", "minimax"):
+        assert name in policies.agent_names()
+        action = resolve_agent(name, env)(jax.random.key(0), env.init())
+        assert bool(env.is_legal(env.init(), action))
+    assert callable(resolve_agent("minimax:k=3,depth=1", env))
+    assert callable(resolve_agent("corners:size_weight=2", env))          # an int text for a float option
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("alphazero", "unknown agent 'alphazero'"),
+    ("minimax:k", "key=value"),
+    ("minimax:k=", "key=value"),
+    ("minimax:k=2.5", "option k='2.5' must be an int"),
+    ("corners:size_weight=nan", "must be a finite number"),
+    ("minimax:k=3,k=4", "given twice"),
+    ("greedy:k=3", "bad options for agent 'greedy'.*unknown option 'k'"),
+    ("mobility:depth=2", "its options are: k=16, size_weight=1.0"),
+    ("az:runs/x,sims=8", "not available yet"),
+    ("baseline:duo", "not available yet"),
+    ("./no/such/run", "no such run directory"),
+    ("", "empty"),
+])
+def test_bad_specs_are_agent_spec_errors(env, spec, message):
+    with pytest.raises(AgentSpecError, match=message) as err:
+        resolve_agent(spec, env)
+    assert isinstance(err.value, BlokusError) and isinstance(err.value, ValueError)
+
+
+def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
+    monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
+    monkeypatch.setattr(policies, "_PREFIXES", dict(policies._PREFIXES))
+    seen = {}
+
+    def first_legal(env, sims: int = 64, greedy: bool = True):
+        seen.update(sims=sims, greedy=greedy)
+        return env.sample_action
+
+    register_agent("mcts", first_legal)
+    assert resolve_agent("mcts:sims=128,greedy=false", env) == env.sample_action
+    assert seen == {"sims": 128, "greedy": False}
+    with pytest.raises(ValueError, match="already registered"):
+        register_agent("mcts", first_legal)
+
+    def az(env, target: str, sims: int = 32):
+        seen.update(target=target, sims=sims)
+        return env.sample_action
+
+    register_prefix("az", az)
+    assert resolve_agent("az:runs/duo,sims=8", env) == env.sample_action
+    assert seen["target"] == "runs/duo" and seen["sims"] == 8
+    with pytest.raises(AgentSpecError, match="names no target"):
+        resolve_agent("az:", env)
+
+
+def test_adapters_resolve_opponents_with_the_same_resolver(env):
+    from blokus_jax.adapters._boundary import resolve_policy
+
+    assert callable(resolve_policy("minimax:k=2,depth=1", env))
+    with pytest.raises(AgentSpecError, match="unknown agent"):
+        resolve_policy("nobody", env)
