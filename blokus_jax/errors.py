@@ -23,6 +23,11 @@ class IllegalActionError(BlokusError, ValueError):
     """An action index or cell list that is out of range or not a legal placement here."""
 
 
+class ActionTypeError(IllegalActionError, TypeError):
+    """An action that is not one integer index (a float, a bool, an array of several values): raised when the step
+    is called or traced, since converting it would silently play a different action."""
+
+
 class RecordError(BlokusError, ValueError):
     """A corrupt, truncated or illegal game record."""
 
