@@ -173,23 +173,24 @@ class Game:
 
     @functools.cached_property
     def _initial(self) -> State:
-        """The starting position as NumPy arrays, computed eagerly even when first asked for inside a trace."""
+        """The starting position as NumPy arrays, computed once by one small compiled function (called as an AOT
+        executable, so it runs even when first asked for inside another function's trace)."""
+        return jax.device_get(jax.jit(self._build_initial).lower().compile()())
+
+    def _build_initial(self) -> State:
         t = self.tables
         rows, cols = self.variant.board_shape
         c, p, n = self.variant.num_colors, self.variant.num_pieces, self.variant.num_players
-        with jax.ensure_compile_time_eval():
-            board = jnp.zeros((rows, cols), jnp.int8)
-            remaining = jnp.broadcast_to(jnp.asarray(t.piece_copies, jnp.int8), (c, p))
-            placed = jnp.zeros((c,), jnp.int32)
-            color = jnp.int32(0)
-            state = State(
-                board=board, remaining=remaining, current_color=color,
-                current_player=self.player_of(color, placed), rewards=jnp.zeros((n,), jnp.float32),
-                terminated=jnp.bool_(False), truncated=jnp.bool_(False),
-                scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)), step_count=jnp.int32(0),
-                last_action=jnp.int32(-1), legal_bits=self.placement_bits(board, remaining, placed, color),
-                _passed=jnp.zeros((c,), bool), pieces_placed=placed, _last_was_monomino=jnp.zeros((c,), bool))
-            return jax.device_get(state)
+        board = jnp.zeros((rows, cols), jnp.int8)
+        remaining = jnp.broadcast_to(jnp.asarray(t.piece_copies, jnp.int8), (c, p))
+        placed = jnp.zeros((c,), jnp.int32)
+        color = jnp.int32(0)
+        return State(
+            board=board, remaining=remaining, current_color=color, current_player=self.player_of(color, placed),
+            rewards=jnp.zeros((n,), jnp.float32), terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)), step_count=jnp.int32(0),
+            last_action=jnp.int32(-1), legal_bits=self.placement_bits(board, remaining, placed, color),
+            _passed=jnp.zeros((c,), bool), pieces_placed=placed, _last_was_monomino=jnp.zeros((c,), bool))
 
 
 #: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
