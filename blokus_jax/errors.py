@@ -28,6 +28,11 @@ class ActionTypeError(IllegalActionError, TypeError):
     is called or traced, since converting it would silently play a different action."""
 
 
+class ConfigError(BlokusError, ValueError):
+    """A bad argument or option of an environment or adapter: an unknown agent name, a seat that is not a player, a
+    malformed seed or reset option."""
+
+
 class RecordError(BlokusError, ValueError):
     """A corrupt, truncated or illegal game record."""
 
