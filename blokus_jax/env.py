@@ -1,5 +1,10 @@
 """The environment: pure ``init`` / ``step`` / ``observe`` over an immutable :class:`State` pytree.
 
+Two layers, as in Pgx: :class:`Game` is the game itself (the starting position, placing a piece or passing, the next
+colour, scores, the terminal test, the packed legal mask) for legal actions only; :class:`Env` wraps it with the RL
+bookkeeping (action checks and the illegal-action penalty, the finished-game no-op, step counting and truncation,
+reward modes). Auto-reset is a generic wrapper, :class:`blokus_jax.wrappers.AutoReset`.
+
 Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
 its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
 anything (a colour that cannot place never can again: the board only fills up). The game terminates on the step in
@@ -12,8 +17,11 @@ players with the highest score share +1 (``1/k`` each on a k-way tie), everyone 
 each player's score minus the best opposing score, divided by the squares in one player's pieces.
 
 Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
-the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. Use the adapters
-(``blokus_jax.adapters``) for a boundary that raises :class:`~blokus_jax.errors.IllegalActionError` instead.
+the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. The range is judged
+before the action is narrowed to int32 (see :func:`action_id`), so ``np.int64(4294976750)`` is out of range, not
+action 9454; an action that is not an integer (a float, a bool) raises :class:`~blokus_jax.errors.ActionTypeError`,
+under ``jit`` at trace time. Use the adapters (``blokus_jax.adapters``) for a boundary that raises
+:class:`~blokus_jax.errors.IllegalActionError` instead.
 Stepping a finished game returns it unchanged with zero rewards.
 """
 
@@ -117,8 +125,8 @@ class Game:
         fields in :data:`POSITION_FIELDS` change.
 
         Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
-        that passes is marked and skipped from then on; the game terminates on the step in which the last colour
-        passes (so it is a fixed point of the transition afterwards only through :class:`Env`'s no-op rule).
+        that passes is marked and skipped from then on; ``terminated`` is set on the step in which the last colour
+        passes. Stepping a terminated position is not defined here (:class:`Env` makes it a no-op).
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
