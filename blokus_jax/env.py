@@ -120,9 +120,10 @@ class Game:
         colour to move: the piece placed, the next colour, passes, scores, ``terminated`` and the new mask."""
         return self.with_legal_bits(self.move(state, action))
 
-    def move(self, state: State, action: jax.Array) -> State:
+    def move(self, state: State, action: jax.Array, apply: jax.Array | bool = True) -> State:
         """:meth:`step` without the mask: ``legal_bits`` is left stale (call :meth:`with_legal_bits`). Only the
-        fields in :data:`POSITION_FIELDS` change.
+        fields in :data:`POSITION_FIELDS` change, and only where ``apply`` is true: a masked update, so that
+        :meth:`Env.advance` keeps the position on an illegal or finished step without a select per field.
 
         Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
         that passes is marked and skipped from then on; ``terminated`` is set on the step in which the last colour
@@ -130,26 +131,27 @@ class Game:
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
+        apply = jnp.asarray(apply, bool)
         num_colors = self.variant.num_colors
         color = state.current_color
         is_pass = action == t.pass_action
-        places = ~is_pass
+        places = apply & ~is_pass
         orientation = jnp.clip(t.split_action(action)[0], 0, t.num_orientations - 1)
         piece = jnp.asarray(t.orientation_piece)[orientation]
 
-        board = jnp.where(rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
+        board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
         remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
         pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
         last_mono = state._last_was_monomino.at[color].set(
             jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
-        passed = state._passed.at[color].set(state._passed[color] | is_pass)
+        passed = state._passed.at[color].set(state._passed[color] | (apply & is_pass))
         candidates = (color + 1 + jnp.arange(num_colors)) % num_colors
-        next_color = candidates[jnp.argmax(~passed[candidates])].astype(jnp.int32)
+        next_color = jnp.where(apply, candidates[jnp.argmax(~passed[candidates])], color).astype(jnp.int32)
         return state.replace(
             board=board, remaining=remaining, current_color=next_color,
             current_player=self.player_of(next_color, pieces_placed),
             scores=rules.color_scores(t, remaining, last_mono), pieces_placed=pieces_placed, _passed=passed,
-            _last_was_monomino=last_mono, terminated=jnp.all(passed))
+            _last_was_monomino=last_mono, terminated=jnp.where(apply, jnp.all(passed), state.terminated))
 
     def with_legal_bits(self, state: State) -> State:
         """``state`` with ``legal_bits`` recomputed for its colour to move."""
@@ -316,31 +318,37 @@ class Env:
 
     def step(self, state: State, action: jax.Array) -> State:
         """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
-        passes, termination, rewards and illegal actions).
+        passes, termination, rewards and illegal actions). The same as ``refresh(advance(state, action))``."""
+        return self.refresh(self.advance(state, action))
 
-        The bookkeeping around :meth:`Game.move`: every branch is a select on the small position fields (a
-        finished game or an illegal action keeps the old position), and the packed mask is then computed exactly
-        once, from the selected position. A kept position reproduces the stored mask, so ``legal_bits`` needs no
-        select of its own.
+    def advance(self, state: State, action: jax.Array) -> State:
+        """:meth:`step` without computing the new legal mask (``legal_bits`` is stale until :meth:`refresh`).
+
+        The bookkeeping around :meth:`Game.move`: the move is applied only when it is legal and the game is not
+        over (a masked update of the small position fields), so the mask can then be computed exactly once, from the
+        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select. :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a
+        finished one before the mask is computed.
         """
         action = action_id(action)
         done = state.terminated | state.truncated
         play = self._is_legal_id(state, action)
         illegal = ~play & ~done
-        moved = self.game.move(state, action)
-        position = {k: jnp.where(play, getattr(moved, k), getattr(state, k)) for k in POSITION_FIELDS}
-        terminated = position.pop("terminated") | illegal
+        moved = self.game.move(state, action, apply=play)
+        terminated = moved.terminated | illegal
         step_count = state.step_count + (~done).astype(jnp.int32)
         truncated = state.truncated
         if self.max_steps is not None:
             truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
         penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
             self.illegal_action_penalty)
-        rewards = jnp.where(play & terminated, self._final_rewards(position["scores"]),
+        rewards = jnp.where(play & terminated, self._final_rewards(moved.scores),
                             jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
-        next_state = state.replace(**position, terminated=terminated, truncated=truncated, step_count=step_count,
-                                   last_action=jnp.where(done, state.last_action, action), rewards=rewards)
-        return self.game.with_legal_bits(next_state)
+        return moved.replace(terminated=terminated, truncated=truncated, step_count=step_count,
+                             last_action=jnp.where(done, state.last_action, action), rewards=rewards)
+
+    def refresh(self, state: State) -> State:
+        """``state`` with its derived field, the legal mask of the colour to move, recomputed."""
+        return self.game.with_legal_bits(state)
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
         """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where

@@ -4,6 +4,11 @@
 block of endless batched rollouts (``jax.vmap(AutoReset(env).step)``). It knows nothing about Blokus: it needs an
 ``init(key)`` and a ``step(state, action)`` whose states carry boolean ``terminated`` / ``truncated`` and a
 ``rewards`` array.
+
+An env whose states carry costly derived fields may split its step into ``advance(state, action)`` (the new state
+with those fields stale) and ``refresh(state)`` (recompute them), with ``step = refresh(advance(...))``. The wrapper
+then selects the initial state *before* ``refresh``, so the derived fields are computed once per step and never
+selected (for Blokus the derived field is the packed legal mask, most of a step's cost).
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ class AutoReset:
         ``next_state`` is the initial position wherever ``done``. Works on one game (vmap it) or on a batch of
         states with leading axes matching ``done``.
         """
-        stepped = self.env.step(state, action)
+        split = hasattr(self.env, "advance") and hasattr(self.env, "refresh")
+        stepped = self.env.advance(state, action) if split else self.env.step(state, action)
         done = stepped.terminated | stepped.truncated
         start = self.env.init(key)
 
         def pick(fresh: jax.Array, kept: jax.Array) -> jax.Array:
             return jnp.where(done.reshape(done.shape + (1,) * (kept.ndim - done.ndim)), fresh, kept)
 
-        return jax.tree.map(pick, start, stepped), stepped.rewards, done
+        next_state = jax.tree.map(pick, start, stepped)
+        return (self.env.refresh(next_state) if split else next_state), stepped.rewards, done
