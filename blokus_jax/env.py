@@ -326,8 +326,9 @@ class Env:
 
         The bookkeeping around :meth:`Game.move`: the move is applied only when it is legal and the game is not
         over (a masked update of the small position fields), so the mask can then be computed exactly once, from the
-        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select. :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a
-        finished one before the mask is computed.
+        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select.
+        :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a finished
+        one before the mask is computed.
         """
         action = action_id(action)
         done = state.terminated | state.truncated
