@@ -465,3 +465,22 @@ def test_is_first_move():
     state = env.step(state, env.sample_action(jax.random.key(0), state))
     np.testing.assert_array_equal(rules.is_first_move(np.asarray(state.pieces_placed)), [False, True])
     assert bool(env.is_first_move(state)) and not bool(env.is_first_move(state, 0))
+
+
+def test_with_x64_a_traced_int64_is_judged_before_narrowing():
+    """With ``jax_enable_x64`` a jit argument keeps its int64 dtype and ``2**32 + legal`` is out of range, not the
+    legal action it would wrap to. (Without x64, ``jax.jit`` narrows 64-bit arguments before any code runs; see
+    ``blokus_jax.env.action_id``.) Run in a subprocess, since x64 is a process-wide switch."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import jax, numpy as np, blokus_jax as bj\n"
+            "env = bj.make('simple'); s = env.init()\n"
+            "legal = int(np.flatnonzero(np.asarray(s.legal_action_mask))[0])\n"
+            "step = jax.jit(env.step)\n"
+            "assert bool(step(s, np.int64(2**32 + legal)).terminated)\n"
+            "assert not bool(step(s, np.int64(legal)).terminated)\n")
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "JAX_ENABLE_X64": "1"},
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
