@@ -30,6 +30,7 @@ import numpy as np
 from tqdm import TqdmWarning
 
 from agents.policies import ParamPolicy, Policy
+from blokus_jax import rules
 from blokus_jax.env import Env, State
 
 with warnings.catch_warnings():                  # a notebook without ipywidgets falls back to text bars quietly
@@ -163,8 +164,7 @@ def _result(names: tuple[str, str], seats: np.ndarray, scores: np.ndarray, forfe
             steps: np.ndarray) -> MatchResult:
     """Win credits from final scores: the best score shares the win; forfeiting seats rank below everyone."""
     ranked = np.where(forfeited, -np.inf, scores.astype(np.float64))
-    winners = ranked == ranked.max(axis=1, keepdims=True)
-    share = winners / winners.sum(axis=1, keepdims=True)
+    share = np.asarray(rules.win_shares(ranked), np.float64)
     credit = np.stack([(share * (seats == i)).sum(1) for i in (0, 1)], axis=1)
     forfeits = np.asarray([int((forfeited & (seats == i)).any(1).sum()) for i in (0, 1)], np.int32)
     return MatchResult(names, seats, scores, credit, forfeits, steps.astype(np.int32))

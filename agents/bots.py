@@ -109,7 +109,7 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
 
     def masks(c):
         mine = rules.pack_rows(state.board == (c + 1).astype(jnp.int8))
-        return rules.forbidden_and_corners(env.tables, mine, occupied, state.pieces_placed[c] == 0, c)
+        return rules.forbidden_and_corners(env.tables, mine, occupied, rules.is_first_move(state.pieces_placed, c), c)
 
     forbidden, corners = jax.vmap(masks)(jnp.arange(env.num_colors, dtype=jnp.int32))
     corner_planes = rules.unpack_rows(corners, cols).astype(jnp.float32)            # [C, H, W]

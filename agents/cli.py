@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.arena import ArenaReport, round_robin
 from agents.policies import Policy, agent_names, resolve_agent
-from blokus_jax import benchmark, records, render, viewer
+from blokus_jax import benchmark, records, render, rollout, rules, viewer
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError, IllegalActionError
 from blokus_jax.variants import variant_names
@@ -197,7 +197,7 @@ def save_sample_games(env: Env, first: Policy, others: Policy, names: tuple[str,
     def mixed(key: jax.Array, state: State) -> jax.Array:
         return jnp.where(state.current_player == 0, first(key, state), others(key, state))
 
-    _, actions = records.rollout(env, jax.random.key(seed), count, mixed)
+    _, actions = rollout.rollout(env, jax.random.key(seed), count, mixed)
     players = [names[0]] + [names[1]] * (env.num_players - 1)
     games = records.from_rollout(env, actions, players=players, metadata={"event": "blokus-jax eval"})
     return records.save_records(games, directory, fmt=fmt)
@@ -412,9 +412,8 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
             state, show_board = step(state, action), True
     say(render.to_text(state, env))
     scores = [int(s) for s in np.asarray(env.player_scores(state))]
-    best = max(scores)
-    winners = [p for p, s in enumerate(scores) if s == best]
-    result = "you win" if winners == [seat] else ("a tie" if seat in winners else "you lose")
+    share = float(rules.win_shares(np.asarray(scores))[seat])
+    result = "you win" if share == 1.0 else ("a tie" if share > 0 else "you lose")
     say(f"game over: scores {scores}; {result}")
     return 0
 

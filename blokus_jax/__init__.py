@@ -8,17 +8,19 @@ Quick start::
     state = env.step(state, env.sample_action(jax.random.key(1), state))
 """
 
-from blokus_jax.env import REWARD_MODES, Env, State, make
-from blokus_jax.errors import (BlokusError, CheckpointError, IllegalActionError, PieceError, RecordError,
-                               VariantError)
+from blokus_jax.env import REWARD_MODES, Env, Game, State, make
+from blokus_jax.errors import (ActionTypeError, BlokusError, CheckpointError, ConfigError, IllegalActionError,
+                               PieceError, RecordError, VariantError)
 from blokus_jax.observe import OBS_VERSION, Observation
 from blokus_jax.pieces import STANDARD_SHAPES, Piece, standard_pieces
 from blokus_jax.variants import VARIANTS, Variant, get_variant, variant_names
+from blokus_jax.wrappers import AutoReset
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BlokusError", "CheckpointError", "Env", "IllegalActionError", "OBS_VERSION", "Observation", "Piece",
-    "PieceError", "REWARD_MODES", "RecordError", "STANDARD_SHAPES", "State", "VARIANTS", "Variant", "VariantError",
-    "get_variant", "make", "standard_pieces", "variant_names",
+    "ActionTypeError", "AutoReset", "BlokusError", "CheckpointError", "ConfigError", "Env", "Game",
+    "IllegalActionError", "OBS_VERSION", "Observation", "Piece", "PieceError", "REWARD_MODES", "RecordError",
+    "STANDARD_SHAPES", "State", "VARIANTS", "Variant", "VariantError", "get_variant", "make", "standard_pieces",
+    "variant_names",
 ]

@@ -14,6 +14,7 @@ import time
 import jax
 import numpy as np
 
+from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.render import to_text
 from blokus_jax.rollout import make_rollout
@@ -46,8 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     finished = np.asarray(states.terminated)
     placements = int(np.asarray(states.pieces_placed).sum())
     player_scores = np.asarray(jax.vmap(env.player_scores)(states))
-    winners = player_scores == player_scores.max(axis=1, keepdims=True)
-    win_share = winners / winners.sum(axis=1, keepdims=True)       # ties split evenly
+    win_share = np.asarray(rules.win_shares(player_scores))        # ties split evenly
     print(f"blokus-jax random play: {args.games} games of {args.variant!r} on {jax.devices()[0].device_kind}\n")
     print("| games | finished | games/s | placements/s | compile s | run s |")
     print("|---:|---:|---:|---:|---:|---:|")

@@ -1,5 +1,10 @@
 """The environment: pure ``init`` / ``step`` / ``observe`` over an immutable :class:`State` pytree.
 
+Two layers, as in Pgx: :class:`Game` is the game itself (the starting position, placing a piece or passing, the next
+colour, scores, the terminal test, the packed legal mask) for legal actions only; :class:`Env` wraps it with the RL
+bookkeeping (action checks and the illegal-action penalty, the finished-game no-op, step counting and truncation,
+reward modes). Auto-reset is a generic wrapper, :class:`blokus_jax.wrappers.AutoReset`.
+
 Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
 its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
 anything (a colour that cannot place never can again: the board only fills up). The game terminates on the step in
@@ -12,13 +17,19 @@ players with the highest score share +1 (``1/k`` each on a k-way tie), everyone 
 each player's score minus the best opposing score, divided by the squares in one player's pieces.
 
 Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
-the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. Use the adapters
-(``blokus_jax.adapters``) for a boundary that raises :class:`~blokus_jax.errors.IllegalActionError` instead.
+the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. The range is judged
+before the action is narrowed to int32 (see :func:`action_id`), so ``np.int64(4294976750)`` is out of range, not
+action 9454; an action that is not an integer (a float, a bool) raises :class:`~blokus_jax.errors.ActionTypeError`,
+under ``jit`` at trace time. Use the adapters (``blokus_jax.adapters``) for a boundary that raises
+:class:`~blokus_jax.errors.IllegalActionError` instead.
 Stepping a finished game returns it unchanged with zero rewards.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+import numbers
 from typing import Any
 
 import jax
@@ -27,7 +38,7 @@ import numpy as np
 from flax import struct
 
 from blokus_jax import rules
-from blokus_jax.errors import VariantError
+from blokus_jax.errors import ActionTypeError, VariantError
 from blokus_jax.observe import Observation, observe
 from blokus_jax.tables import Tables
 from blokus_jax.variants import Variant, get_variant
@@ -85,8 +96,157 @@ class State:
         return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
 
 
+class Game:
+    """The rules of one variant as pure functions over :class:`State` (Pgx's ``Game``): the starting position, the
+    transition for a legal action, the packed legal mask, the player to move and the scores.
+
+    :meth:`step` assumes ``action`` is legal for the colour to move and never looks at the bookkeeping fields
+    (``rewards``, ``truncated``, ``step_count``, ``last_action``), which it leaves as they are; :class:`Env` adds
+    them. The transition is split in two so that :meth:`Env.step` can select between the moved and the unmoved
+    position on the small fields and then compute the mask once: :meth:`move` (everything but the mask) and
+    :meth:`with_legal_bits` (the mask of the colour now to move).
+    """
+
+    def __init__(self, tables: Tables):
+        self.tables = tables
+        self.variant = tables.variant
+
+    def init(self) -> State:
+        """The starting position (precomputed once on the host, so inside a jitted function it is a constant)."""
+        return jax.tree.map(jnp.asarray, self._initial)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        """The position after the legal ``action`` (a placement or, when nothing can be placed, the pass) of the
+        colour to move: the piece placed, the next colour, passes, scores, ``terminated`` and the new mask."""
+        return self.with_legal_bits(self.move(state, action))
+
+    def move(self, state: State, action: jax.Array, apply: jax.Array | bool = True) -> State:
+        """:meth:`step` without the mask: ``legal_bits`` is left stale (call :meth:`with_legal_bits`). Only the
+        fields in :data:`POSITION_FIELDS` change, and only where ``apply`` is true: a masked update, so that
+        :meth:`Env.advance` keeps the position on an illegal or finished step without a select per field.
+
+        Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
+        that passes is marked and skipped from then on; ``terminated`` is set on the step in which the last colour
+        passes. Stepping a terminated position is not defined here (:class:`Env` makes it a no-op).
+        """
+        t = self.tables
+        action = jnp.asarray(action, jnp.int32)
+        apply = jnp.asarray(apply, bool)
+        num_colors = self.variant.num_colors
+        color = state.current_color
+        is_pass = action == t.pass_action
+        places = apply & ~is_pass
+        orientation = jnp.clip(t.split_action(action)[0], 0, t.num_orientations - 1)
+        piece = jnp.asarray(t.orientation_piece)[orientation]
+
+        board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
+        remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
+        pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
+        last_mono = state._last_was_monomino.at[color].set(
+            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
+        passed = state._passed.at[color].set(state._passed[color] | (apply & is_pass))
+        candidates = (color + 1 + jnp.arange(num_colors)) % num_colors
+        next_color = jnp.where(apply, candidates[jnp.argmax(~passed[candidates])], color).astype(jnp.int32)
+        return state.replace(
+            board=board, remaining=remaining, current_color=next_color,
+            current_player=self.player_of(next_color, pieces_placed),
+            scores=rules.color_scores(t, remaining, last_mono), pieces_placed=pieces_placed, _passed=passed,
+            _last_was_monomino=last_mono, terminated=jnp.where(apply, jnp.all(passed), state.terminated))
+
+    def with_legal_bits(self, state: State) -> State:
+        """``state`` with ``legal_bits`` recomputed for its colour to move."""
+        return state.replace(legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed,
+                                                            state.current_color))
+
+    def placement_bits(self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array,
+                       color: jax.Array) -> jax.Array:
+        """Packed legal placements ``uint32[O, H]`` of ``color`` in the position given by the other arguments."""
+        t = self.tables
+        own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
+        occupied = rules.pack_rows(board != 0)
+        forbidden, corners = rules.forbidden_and_corners(t, own, occupied, rules.is_first_move(pieces_placed, color),
+                                                         color)
+        bits = rules.legal_bits(t, forbidden, corners, remaining[color] > 0)
+        # Materialise the mask once: without the barrier XLA:CPU fuses the gathers into each consumer (the legality
+        # test, the sampler, the caller's selects) with a transposed layout, which made a step up to 30x slower.
+        return jax.lax.optimization_barrier(bits)
+
+    def player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
+        """``int32`` player who places ``color`` next (for a shared colour, the players take turns)."""
+        owner = jnp.asarray(self.tables.color_owner)[color]
+        shared_turn = pieces_placed[color] % self.variant.num_players
+        return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
+
+    def player_scores(self, state: State) -> jax.Array:
+        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        return rules.player_scores(self.tables, state.scores)
+
+    @functools.cached_property
+    def _initial(self) -> State:
+        """The starting position as NumPy arrays, computed once by one small compiled function (called as an AOT
+        executable, so it runs even when first asked for inside another function's trace)."""
+        return jax.device_get(jax.jit(self._build_initial).lower().compile()())
+
+    def _build_initial(self) -> State:
+        t = self.tables
+        rows, cols = self.variant.board_shape
+        c, p, n = self.variant.num_colors, self.variant.num_pieces, self.variant.num_players
+        board = jnp.zeros((rows, cols), jnp.int8)
+        remaining = jnp.broadcast_to(jnp.asarray(t.piece_copies, jnp.int8), (c, p))
+        placed = jnp.zeros((c,), jnp.int32)
+        color = jnp.int32(0)
+        return State(
+            board=board, remaining=remaining, current_color=color, current_player=self.player_of(color, placed),
+            rewards=jnp.zeros((n,), jnp.float32), terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)), step_count=jnp.int32(0),
+            last_action=jnp.int32(-1), legal_bits=self.placement_bits(board, remaining, placed, color),
+            _passed=jnp.zeros((c,), bool), pieces_placed=placed, _last_was_monomino=jnp.zeros((c,), bool))
+
+
+#: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
+#: remaining fields are the :class:`Env`'s bookkeeping.
+POSITION_FIELDS = ("board", "remaining", "current_color", "current_player", "scores", "pieces_placed", "_passed",
+                   "_last_was_monomino", "terminated")
+
+_INT32 = np.iinfo(np.int32)
+
+
+def action_id(action: Any) -> jax.Array:
+    """``action`` as an ``int32`` scalar, saturated to the int32 range so that a value outside ``[0, num_actions)``
+    stays outside it (a plain cast would wrap ``np.int64(4294976750)`` to 9454).
+
+    The range is judged on the host for a concrete Python or NumPy integer and in the array's own dtype for a JAX
+    array or tracer. Raises :class:`~blokus_jax.errors.ActionTypeError` (at trace time under ``jit``) for a bool,
+    a float or anything that is not one integer. Note that with x64 disabled (JAX's default) ``jax.jit`` itself
+    narrows a 64-bit NumPy *argument* to 32 bits before any function sees it: pass actions as int32 there.
+    """
+    if isinstance(action, (bool, np.bool_)):
+        raise ActionTypeError(f"action {action!r} is a bool; pass one integer action index")
+    if isinstance(action, numbers.Integral):
+        return jnp.int32(min(max(int(action), _INT32.min), _INT32.max))
+    if not isinstance(action, jax.Array):
+        if isinstance(action, (str, bytes, float, complex)) or action is None:
+            raise ActionTypeError(f"action {action!r} is a {type(action).__name__}; pass one integer action index")
+        action = np.asarray(action)
+    dtype = action.dtype
+    if not jnp.issubdtype(dtype, jnp.integer):
+        raise ActionTypeError(f"action {action!r} has dtype {dtype}; pass one integer action index (floats and "
+                              f"bools are not converted: 9454.9 would silently play 9454)")
+    if action.shape != ():
+        raise ActionTypeError(f"action has shape {action.shape}; pass one integer action index (shape ()), or "
+                              f"jax.vmap the step over a batch")
+    if isinstance(action, np.ndarray):
+        return action_id(int(action))
+    if dtype.itemsize < 4 or dtype == jnp.int32:
+        return action.astype(jnp.int32)
+    info = jnp.iinfo(dtype)
+    low = jnp.asarray(max(info.min, _INT32.min), dtype)
+    return jnp.clip(action, low, jnp.asarray(_INT32.max, dtype)).astype(jnp.int32)
+
+
 class Env:
-    """A Blokus variant as pure functions. Build one with :func:`blokus_jax.make`.
+    """A Blokus variant as an RL environment: the :class:`Game` plus the bookkeeping around it. Build one with
+    :func:`blokus_jax.make`.
 
     ``init``, ``step``, ``observe``, ``sample_action`` and ``legal_action_mask`` are pure and work under
     ``jax.jit`` and ``jax.vmap``; the action codec helpers (``action_cells`` and friends) are host-side NumPy.
@@ -94,12 +254,19 @@ class Env:
 
     def __init__(self, variant: Variant, reward: str = "winloss", illegal_action_penalty: float = -1.0,
                  max_steps: int | None = None):
-        if reward not in REWARD_MODES:
+        if not isinstance(variant, Variant):
+            raise VariantError(f"Env needs a Variant, got {type(variant).__name__}; use blokus_jax.make(name)")
+        if not isinstance(reward, str) or reward not in REWARD_MODES:
             raise VariantError(f"unknown reward mode {reward!r}; valid modes are {list(REWARD_MODES)}")
-        if max_steps is not None and int(max_steps) < 1:
-            raise VariantError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or isinstance(max_steps, bool)
+                                      or not 1 <= max_steps <= _INT32.max):
+            raise VariantError(f"max_steps must be a positive int (at most {_INT32.max}) or None, got {max_steps!r}")
+        if (not isinstance(illegal_action_penalty, numbers.Real) or isinstance(illegal_action_penalty, bool)
+                or not math.isfinite(illegal_action_penalty)):
+            raise VariantError(f"illegal_action_penalty must be a finite number, got {illegal_action_penalty!r}")
         self.variant = variant
         self.tables = Tables(variant)
+        self.game = Game(self.tables)
         self.reward = reward
         self.illegal_action_penalty = float(illegal_action_penalty)
         self.max_steps = None if max_steps is None else int(max_steps)
@@ -147,53 +314,55 @@ class Env:
     def init(self, key: jax.Array | None = None) -> State:
         """The starting position (Blokus has no chance moves, so ``key`` is accepted for API symmetry only)."""
         del key
-        t = self.tables
-        rows, cols = self.board_shape
-        c, p = self.num_colors, self.num_pieces
-        board = jnp.zeros((rows, cols), jnp.int8)
-        remaining = jnp.broadcast_to(jnp.asarray(t.piece_copies, jnp.int8), (c, p))
-        placed = jnp.zeros((c,), jnp.int32)
-        color = jnp.int32(0)
-        return State(
-            board=board,
-            remaining=remaining,
-            current_color=color,
-            current_player=self._player_of(color, placed),
-            rewards=jnp.zeros((self.num_players,), jnp.float32),
-            terminated=jnp.bool_(False),
-            truncated=jnp.bool_(False),
-            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)),
-            step_count=jnp.int32(0),
-            last_action=jnp.int32(-1),
-            legal_bits=self._compute_bits(board, remaining, placed, color),
-            _passed=jnp.zeros((c,), bool),
-            pieces_placed=placed,
-            _last_was_monomino=jnp.zeros((c,), bool),
-        )
+        return self.game.init()
 
     def step(self, state: State, action: jax.Array) -> State:
         """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
-        passes, termination, rewards and illegal actions)."""
-        return self._step(state, action, autoreset=False)[0]
+        passes, termination, rewards and illegal actions). The same as ``refresh(advance(state, action))``."""
+        return self.refresh(self.advance(state, action))
+
+    def advance(self, state: State, action: jax.Array) -> State:
+        """:meth:`step` without computing the new legal mask (``legal_bits`` is stale until :meth:`refresh`).
+
+        The bookkeeping around :meth:`Game.move`: the move is applied only when it is legal and the game is not
+        over (a masked update of the small position fields), so the mask can then be computed exactly once, from the
+        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select.
+        :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a finished
+        one before the mask is computed.
+        """
+        action = action_id(action)
+        done = state.terminated | state.truncated
+        play = self._is_legal_id(state, action)
+        illegal = ~play & ~done
+        moved = self.game.move(state, action, apply=play)
+        terminated = moved.terminated | illegal
+        step_count = state.step_count + (~done).astype(jnp.int32)
+        truncated = state.truncated
+        if self.max_steps is not None:
+            truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
+        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
+            self.illegal_action_penalty)
+        rewards = jnp.where(play & terminated, self._final_rewards(moved.scores),
+                            jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
+        return moved.replace(terminated=terminated, truncated=truncated, step_count=step_count,
+                             last_action=jnp.where(done, state.last_action, action), rewards=rewards)
+
+    def refresh(self, state: State) -> State:
+        """``state`` with its derived field, the legal mask of the colour to move, recomputed."""
+        return self.game.with_legal_bits(state)
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
         """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where
         ``rewards`` and ``done`` (terminated or truncated) describe the step just taken and ``next_state`` is the
-        initial position whenever ``done``. The building block for rollouts of endless batched play."""
-        return self._step(state, action, autoreset=True)
+        initial position whenever ``done``. The building block for rollouts of endless batched play; the same as
+        :class:`blokus_jax.wrappers.AutoReset` ``(env).step``."""
+        from blokus_jax.wrappers import AutoReset
+
+        return AutoReset(self).step(state, action)
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
         """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
-        rows, cols = self.board_shape
-        action = jnp.asarray(action, jnp.int32)
-        in_range = (action >= 0) & (action < self.num_actions)
-        any_placement = rules.has_placement(state.legal_bits)
-        safe = jnp.clip(action, 0, self.num_actions - 2)
-        o, rc = safe // (rows * cols), safe % (rows * cols)
-        word = state.legal_bits[o, rc // cols]
-        bit = ((word >> (rc % cols).astype(jnp.uint32)) & 1) == 1
-        ok = jnp.where(action == self.pass_action, ~any_placement, bit)
-        return in_range & ok & ~(state.terminated | state.truncated)
+        return self._is_legal_id(state, action_id(action))
 
     def legal_action_mask(self, state: State) -> jax.Array:
         """``bool[num_actions]``: same as ``state.legal_action_mask``."""
@@ -213,91 +382,34 @@ class Env:
         """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
         (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
         the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
-        return self._compute_bits(state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32))
+        return self.game.placement_bits(state.board, state.remaining, state.pieces_placed,
+                                        jnp.asarray(color, jnp.int32))
 
     def player_scores(self, state: State) -> jax.Array:
         """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
-        return state.scores @ jnp.asarray(self.tables.player_color_matrix.T)
+        return self.game.player_scores(state)
+
+    def is_first_move(self, state: State, color: jax.Array | int | None = None) -> jax.Array:
+        """``bool``: ``color``'s (default: the colour to move's) next placement is its first, so it must cover a
+        start cell."""
+        return rules.is_first_move(state.pieces_placed, state.current_color if color is None else color)
 
     # ------------------------------------------------------------------------------------------------- internals
-    def _player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
-        owner = jnp.asarray(self.tables.color_owner)[color]
-        shared_turn = pieces_placed[color] % self.num_players
-        return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
-
-    def _compute_bits(self, board, remaining, pieces_placed, color) -> jax.Array:
-        own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
-        occupied = rules.pack_rows(board != 0)
-        forbidden, corners = rules.forbidden_and_corners(self.tables, own, occupied, pieces_placed[color] == 0, color)
-        bits = rules.legal_bits(self.tables, forbidden, corners, remaining[color] > 0)
-        # Materialise the mask once: without the barrier XLA:CPU fuses the gathers into each consumer (the legality
-        # test, the sampler, the caller's selects) with a transposed layout, which made a step up to 30x slower.
-        return jax.lax.optimization_barrier(bits)
-
-    def _step(self, state: State, action: jax.Array, autoreset: bool) -> tuple[State, jax.Array, jax.Array]:
-        """Shared body of :meth:`step` and :meth:`step_autoreset`.
-
-        All branching is done with selects on the small fields (board, counters, flags); the packed mask is then
-        computed exactly once, from the selected position. A finished or illegal step leaves board, colour and
-        pieces as they were, so recomputing the mask reproduces the stored one and ``legal_bits`` never needs a
-        select of its own. With ``autoreset`` a game that ends here is replaced by the initial position. Returns
-        ``(state, rewards, done)``, the last two describing the step just taken.
-        """
+    def _is_legal_id(self, state: State, action: jax.Array) -> jax.Array:
+        """:meth:`is_legal` for an action already converted by :func:`action_id`."""
         t = self.tables
-        action = jnp.asarray(action, jnp.int32)
-        done = state.terminated | state.truncated
-        legal = self.is_legal(state, action)
-        play = legal & ~done
-        illegal = ~legal & ~done
-        color = state.current_color
-        is_pass = action == self.pass_action
-        places = play & ~is_pass
-        orientation = jnp.clip(action // (self.board_shape[0] * self.board_shape[1]), 0, t.num_orientations - 1)
-        piece = jnp.asarray(t.orientation_piece)[orientation]
-
-        board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
-        remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
-        pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
-        last_mono = state._last_was_monomino.at[color].set(
-            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
-        passed = state._passed.at[color].set(state._passed[color] | (play & is_pass))
-
-        candidates = (color + 1 + jnp.arange(self.num_colors)) % self.num_colors
-        can_move = ~passed[candidates]
-        next_color = jnp.where(play, candidates[jnp.argmax(can_move)], color).astype(jnp.int32)
-        scores = rules.color_scores(t, remaining, last_mono)
-        terminated = state.terminated | illegal | (play & jnp.all(passed))
-        step_count = state.step_count + (~done).astype(jnp.int32)
-        truncated = state.truncated
-        if self.max_steps is not None:
-            truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
-        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
-            self.illegal_action_penalty)
-        rewards = jnp.where(play & terminated, self._final_rewards(scores),
-                            jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
-        fields = dict(board=board, remaining=remaining, current_color=next_color, scores=scores,
-                      _passed=passed, pieces_placed=pieces_placed, _last_was_monomino=last_mono)
-        bookkeeping = dict(step_count=step_count, last_action=jnp.where(done, state.last_action, action),
-                           rewards=rewards, terminated=terminated, truncated=truncated)
-        if autoreset:
-            start = self.init()
-            reset = terminated | truncated
-            fields = {k: jnp.where(reset, getattr(start, k), v) for k, v in fields.items()}
-            bookkeeping = {k: jnp.where(reset, getattr(start, k), v) for k, v in bookkeeping.items()}
-        next_state = State(
-            **fields,
-            **bookkeeping,
-            current_player=self._player_of(fields["current_color"], fields["pieces_placed"]),
-            legal_bits=self._compute_bits(fields["board"], fields["remaining"], fields["pieces_placed"],
-                                         fields["current_color"]),
-        )
-        return next_state, rewards, terminated | truncated
+        in_range = (action >= 0) & (action < t.num_actions)
+        o, r, c = t.split_action(jnp.clip(action, 0, t.pass_action - 1))
+        bit = ((state.legal_bits[o, r] >> c.astype(jnp.uint32)) & 1) == 1
+        ok = jnp.where(action == t.pass_action, ~rules.has_placement(state.legal_bits), bit)
+        return in_range & ok & ~(state.terminated | state.truncated)
 
     def _final_rewards(self, scores: jax.Array) -> jax.Array:
-        player_scores = (scores @ jnp.asarray(self.tables.player_color_matrix.T)).astype(jnp.float32)
+        """``float32[num_players]`` terminal rewards from the colour scores, in the env's reward mode."""
+        player_scores = rules.player_scores(self.tables, scores).astype(jnp.float32)
         if self.reward == "winloss":
-            winners = player_scores == player_scores.max()
-            return jnp.where(winners, 1.0 / jnp.sum(winners), -1.0)
+            shares = rules.win_shares(player_scores)
+            return jnp.where(shares > 0, shares, -1.0)
         n = self.num_players
         others = jnp.where(jnp.eye(n, dtype=bool), -jnp.inf, player_scores[None, :]).max(axis=1)
         others = jnp.where(n > 1, others, 0.0)

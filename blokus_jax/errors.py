@@ -23,6 +23,16 @@ class IllegalActionError(BlokusError, ValueError):
     """An action index or cell list that is out of range or not a legal placement here."""
 
 
+class ActionTypeError(IllegalActionError, TypeError):
+    """An action that is not one integer index (a float, a bool, an array of several values): raised when the step
+    is called or traced, since converting it would silently play a different action."""
+
+
+class ConfigError(BlokusError, ValueError):
+    """A bad argument or option of an environment or adapter: an unknown agent name, a seat that is not a player, a
+    malformed seed or reset option."""
+
+
 class RecordError(BlokusError, ValueError):
     """A corrupt, truncated or illegal game record."""
 

@@ -53,7 +53,7 @@ def observe(tables: Tables, state, player: jax.Array) -> Observation:
     occupancy = state.board[None, :, :] == (colors + 1)[:, None, None].astype(jnp.int8)   # [C, H, W]
     own_rows = rules.pack_rows(occupancy)
     occupied = rules.pack_rows(state.board != 0)
-    first = state.pieces_placed == 0
+    first = rules.is_first_move(state.pieces_placed)
     _, corners = jax.vmap(lambda own, f, c: rules.forbidden_and_corners(tables, own, occupied, f, c))(
         own_rows, first, colors)
     corner_planes = rules.unpack_rows(corners, width)                                   # [C, H, W]

@@ -7,6 +7,7 @@ their sorted cell lists (the order the Pentobi reference vectors use).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -15,6 +16,14 @@ import numpy as np
 from blokus_jax.errors import PieceError
 
 Cells = tuple[tuple[int, int], ...]
+
+#: Most copies of one piece a colour may own: ``State.remaining`` counts them in an int8.
+MAX_COPIES = 127
+
+
+def is_int(value) -> bool:
+    """``value`` is an integer (Python or NumPy) and not a bool: the only numbers variant fields accept."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def normalize(cells: Iterable[Sequence[int]]) -> Cells:
@@ -43,11 +52,15 @@ def validate_cells(name: str, cells: Sequence[Sequence[int]]) -> Cells:
     Raises :class:`PieceError` naming the piece and the problem otherwise.
     """
     try:
-        pts = [(int(r), int(c)) for r, c in cells]
+        pts = [(r, c) for r, c in cells]
     except (TypeError, ValueError) as exc:
         raise PieceError(
             f"piece {name!r}: cells must be a list of (row, col) integer pairs, got {cells!r}"
         ) from exc
+    if not all(is_int(r) and is_int(c) for r, c in pts):
+        raise PieceError(f"piece {name!r}: cells must be a list of (row, col) integer pairs (ints, not floats, "
+                         f"bools or strings), got {cells!r}")
+    pts = [(int(r), int(c)) for r, c in pts]
     if not pts:
         raise PieceError(f"piece {name!r} has no cells; give at least one (row, col) pair")
     if len(set(pts)) != len(pts):
@@ -79,9 +92,13 @@ class Piece:
     copies: int = 1
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise PieceError(f"piece name {self.name!r} is a {type(self.name).__name__}; name pieces with strings")
         object.__setattr__(self, "cells", validate_cells(self.name, self.cells))
-        if int(self.copies) < 1:
-            raise PieceError(f"piece {self.name!r} has copies={self.copies}; each piece needs at least 1 copy")
+        if not is_int(self.copies) or not 1 <= self.copies <= MAX_COPIES:
+            raise PieceError(f"piece {self.name!r} has copies={self.copies!r}; each piece needs an int number of "
+                             f"copies in [1, {MAX_COPIES}]")
+        object.__setattr__(self, "copies", int(self.copies))
 
     @property
     def size(self) -> int:

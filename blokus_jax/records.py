@@ -240,15 +240,16 @@ class GameRecord:
     @property
     def player_scores(self) -> tuple[int, ...]:
         """Final score of each player (sum of its colours; a shared colour counts for nobody)."""
-        return tuple(sum(self.final_scores[c] for c in colors) for colors in self.variant.players_to_colors)
+        scores = rules.player_scores(_env(self.variant).tables, np.asarray(self.final_scores, np.int32))
+        return tuple(int(s) for s in np.asarray(scores))
 
     @property
     def winners(self) -> tuple[int, ...]:
         """Players with the best score once the game has ended (several on a tie; empty while unfinished)."""
         if not self.terminated:
             return ()
-        best = max(self.player_scores)
-        return tuple(p for p, s in enumerate(self.player_scores) if s == best)
+        shares = np.asarray(rules.win_shares(np.asarray(self.player_scores)))
+        return tuple(int(p) for p in np.flatnonzero(shares))
 
     @property
     def result(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from blokus_jax import rules
 from blokus_jax.errors import IllegalActionError, VariantError
 from blokus_jax.tables import Tables
 from blokus_jax.variants import VARIANTS, Variant, get_variant
@@ -184,14 +185,13 @@ def _live_corners(state: Any, variant: Variant) -> np.ndarray:
     """``bool[H, W]`` empty squares that some legal placement of the colour to move covers at a corner cell."""
     import jax.numpy as jnp
 
-    from blokus_jax import rules
     tables = Tables(variant)
     rows, cols = variant.board_shape
     board = np.asarray(state.board)
     color = int(state.current_color)
     own = rules.pack_rows(jnp.asarray(board == color + 1))
     occupied = rules.pack_rows(jnp.asarray(board != 0))
-    first = int(np.asarray(state.pieces_placed)[color]) == 0
+    first = bool(rules.is_first_move(np.asarray(state.pieces_placed), color))
     _, corners = rules.forbidden_and_corners(tables, own, occupied, jnp.bool_(first), jnp.int32(color))
     corner_plane = np.asarray(rules.unpack_rows(corners, cols))
     legal = np.asarray(rules.unpack_rows(state.legal_bits, cols))          # [O, H, W]
@@ -308,7 +308,7 @@ def _layout(state: Any, variant: Variant, cell: int, coords: bool, last_move: bo
             if v and (c == cols - 1 or board[r, c + 1] != v):
                 ops.append(_Line(x + cell, y, x + cell, y + cell, _INK, 1.5))
     mover = int(state.current_color)
-    if not (bool(state.terminated) or bool(state.truncated)) and int(np.asarray(state.pieces_placed)[mover]) == 0:
+    if not (bool(state.terminated) or bool(state.truncated)) and bool(rules.is_first_move(np.asarray(state.pieces_placed), mover)):
         for r, c in variant.start_cells[mover]:
             ops.append(_Circle(margin + (c + 0.5) * cell, top + (r + 0.5) * cell, cell * 0.3, None, fills[mover], 2))
     if last_move:

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_jax.tables import Tables
+from blokus_jax.tables import Tables, join_action
 
 ALL_ONES = np.uint32(0xFFFFFFFF)
 
@@ -146,17 +146,15 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
     o, k = _select_by_rank(per_orientation, k)
     r, k = _select_by_rank(counts[o], k)
     col = _nth_set_bit(bits[o, r], k)
-    action = (o * num_rows + r) * width + col
+    action = join_action(o, r, col, (num_rows, width))
     return jnp.where(total > 0, action, pass_action).astype(jnp.int32)
 
 
 def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
     """``bool[H, W]`` cells covered by placement ``action`` (all False for the pass)."""
     rows, cols = tables.variant.board_shape
-    o = action // (rows * cols)
-    r = (action // cols) % rows
-    c = action % cols
-    o = jnp.minimum(o, tables.num_orientations - 1)
+    o, r, c = tables.split_action(action)
+    o = jnp.clip(o, 0, tables.num_orientations - 1)
     offsets = jnp.asarray(tables.cell_offsets)[o]        # [K, 2]
     rr = offsets[:, 0] + r
     cc = offsets[:, 1] + c
@@ -164,6 +162,27 @@ def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
     rr = jnp.where(is_pass, rows, rr)                    # out of bounds -> dropped
     plane = jnp.zeros((rows, cols), bool)
     return plane.at[rr, cc].set(True, mode="drop")
+
+
+def is_first_move(pieces_placed: jax.Array, color=None) -> jax.Array:
+    """``bool``: ``color``'s next placement is its first (it must cover a start cell). ``pieces_placed`` is the
+    ``int32[..., C]`` field of the state (JAX or NumPy); without ``color``, ``bool[..., C]`` for every colour."""
+    placed = pieces_placed if color is None else pieces_placed[..., color]
+    return placed == 0
+
+
+def player_scores(tables: Tables, scores: jax.Array) -> jax.Array:
+    """``int32[..., num_players]`` player scores from the ``int32[..., C]`` colour scores (``State.scores``): the
+    sum over each player's colours (a shared colour counts for nobody)."""
+    return scores @ jnp.asarray(tables.player_color_matrix.T)
+
+
+def win_shares(player_scores: jax.Array) -> jax.Array:
+    """``float32[..., N]`` each player's share of the win: ``1/k`` for each of the ``k`` players with the best score,
+    0 for the others (batched over leading axes). The one definition of winners and ties."""
+    scores = jnp.asarray(player_scores)
+    winners = scores == scores.max(axis=-1, keepdims=True)
+    return winners.astype(jnp.float32) / jnp.sum(winners, axis=-1, keepdims=True)
 
 
 def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Array) -> jax.Array:
@@ -195,7 +214,7 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
     """
     tables = getattr(tables, "tables", tables)
     action = int(action)
-    rows, cols = tables.variant.board_shape
+    cols = tables.variant.board_shape[1]
     none = np.zeros((0, 2), np.int32)
     if bool(state.terminated) or bool(state.truncated):
         return "game_over", none
@@ -203,8 +222,7 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
         return "out_of_range", none
     if action == tables.pass_action:
         return ("cannot_pass", none) if bool(has_placement(jnp.asarray(state.legal_bits))) else None
-    o, rc = divmod(action, rows * cols)
-    r, c = divmod(rc, cols)
+    o, r, c = tables.split_action(action)
     cells = tables.orientation_cells[o] + np.asarray([r, c], np.int32)
     if not (int(tables.anchor_bits[o, r]) >> c) & 1:
         return "off_board", cells
@@ -214,7 +232,7 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
     board = jnp.asarray(state.board)
     own = pack_rows(board == color + 1)
     occupied = pack_rows(board != 0)
-    first = jnp.asarray(state.pieces_placed)[color] == 0
+    first = is_first_move(jnp.asarray(state.pieces_placed), color)
     forbidden, corners = forbidden_and_corners(tables, own, occupied, first, jnp.int32(color))
     piece = pack_rows(placement_plane(tables, jnp.int32(action)))
 

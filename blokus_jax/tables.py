@@ -14,6 +14,7 @@ heads need no gather.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -21,6 +22,25 @@ import numpy as np
 
 from blokus_jax.errors import IllegalActionError
 from blokus_jax.variants import Variant
+
+
+def split_action(action, board_shape: tuple[int, int]):
+    """``(orientation, row, col)`` of placement index ``action`` on a board of ``board_shape``: the one place that
+    unpacks the dense action layout.
+
+    Plain integer arithmetic, so it works on Python ints, NumPy arrays and traced JAX arrays alike (elementwise on
+    arrays). No range check: the pass gives orientation ``num_orientations``; :meth:`Tables.decode` is the checked
+    host-side version.
+    """
+    rows, cols = board_shape
+    return action // (rows * cols), (action // cols) % rows, action % cols
+
+
+def join_action(orientation, row, col, board_shape: tuple[int, int]):
+    """The placement index of ``orientation`` anchored at ``(row, col)``: the inverse of :func:`split_action`
+    (Python ints, NumPy or JAX arrays; no range check)."""
+    rows, cols = board_shape
+    return (orientation * rows + row) * cols + col
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,14 +153,21 @@ class Tables:
         return out
 
     # ----------------------------------------------------------------------------------------------- action codec
+    def split_action(self, action):
+        """``(orientation, row, col)`` of placement index ``action`` on this variant's board (see
+        :func:`split_action`)."""
+        return split_action(action, self.variant.board_shape)
+
+    def join_action(self, orientation, row, col):
+        """The placement index of ``orientation`` anchored at ``(row, col)`` (see :func:`join_action`)."""
+        return join_action(orientation, row, col, self.variant.board_shape)
+
     def decode(self, action: int) -> tuple[int, int, int, int]:
         """``(piece, orientation_in_piece, row, col)`` of a placement index; raises for the pass or a bad index."""
-        rows, cols = self.variant.board_shape
         action = self._check_index(action)
         if action == self.pass_action:
             raise IllegalActionError(f"action {action} is the pass; it has no piece or cells")
-        o, rc = divmod(action, rows * cols)
-        r, c = divmod(rc, cols)
+        o, r, c = self.split_action(action)
         return int(self.orientation_piece[o]), int(self.orientation_index_in_piece[o]), r, c
 
     def encode(self, piece: int, orientation: int, row: int, col: int) -> int:
@@ -156,8 +183,7 @@ class Tables:
             )
         if not (0 <= row < rows and 0 <= col < cols):
             raise IllegalActionError(f"anchor {(row, col)} is off the {rows}x{cols} board")
-        o = int(self.piece_first_orientation[piece]) + orientation
-        return (o * rows + row) * cols + col
+        return self.join_action(int(self.piece_first_orientation[piece]) + orientation, row, col)
 
     def action_cells(self, action: int) -> np.ndarray:
         """``int32[k, 2]`` board cells a placement covers (``[0, 2]`` for the pass); raises if off the board."""
@@ -165,8 +191,8 @@ class Tables:
         action = self._check_index(action)
         if action == self.pass_action:
             return np.zeros((0, 2), np.int32)
-        o, rc = divmod(action, rows * cols)
-        cells = self.orientation_cells[o] + np.asarray(divmod(rc, cols), np.int32)
+        o, r, c = self.split_action(action)
+        cells = self.orientation_cells[o] + np.asarray((r, c), np.int32)
         if cells[:, 0].max() >= rows or cells[:, 1].max() >= cols:
             raise IllegalActionError(
                 f"action {action} puts piece {self.variant.pieces[self.orientation_piece[o]].name!r} partly off "
@@ -193,17 +219,20 @@ class Tables:
                 f"cells {arr.tolist()} do not form a piece of variant {self.variant.name!r} "
                 f"(pieces: {[p.name for p in self.variant.pieces]})"
             )
-        return (o * rows + int(anchor[0])) * cols + int(anchor[1])
+        return self.join_action(o, int(anchor[0]), int(anchor[1]))
 
     @cached_property
     def _orientation_by_shape(self) -> dict[tuple, int]:
         return {tuple(map(tuple, c.tolist())): o for o, c in enumerate(self.orientation_cells)}
 
     def _check_index(self, action) -> int:
-        try:
-            action = int(action)
-        except (TypeError, ValueError) as exc:
-            raise IllegalActionError(f"action must be an integer index, got {action!r}") from exc
+        """``action`` as a Python int after checking it is one integer (not a bool or float) in range."""
+        value = np.asarray(action) if hasattr(action, "dtype") else action
+        if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+            value = int(value)
+        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+            raise IllegalActionError(f"action must be one integer index in [0, {self.num_actions}), got {action!r}")
+        action = int(value)
         if not 0 <= action < self.num_actions:
             raise IllegalActionError(f"action {action} out of range [0, {self.num_actions})")
         return action

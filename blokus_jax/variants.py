@@ -10,11 +10,20 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from blokus_jax.errors import VariantError
-from blokus_jax.pieces import JUNIOR_NAMES, Piece, standard_pieces
+import numpy as np
+
+from blokus_jax.errors import PieceError, VariantError
+from blokus_jax.pieces import JUNIOR_NAMES, Piece, is_int, standard_pieces
 
 #: Widest board the bitboard rules support (one uint32 word per row, with room for an out-of-board guard bit).
 MAX_BOARD_WIDTH = 30
+
+#: Most colours: the board stores colour ``c`` as ``c + 1`` in an int8.
+MAX_COLORS = 127
+
+#: Bound on ``num_orientations * rows * cols``: action ids are int32 and the sampler's float32 prefix sums over legal
+#: placements are exact below 2**24.
+MAX_PLACEMENTS = 2**24
 
 Cell = tuple[int, int]
 
@@ -46,17 +55,54 @@ class Variant:
 
     def __post_init__(self) -> None:
         _set = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (normalise user-given sequences)
+        if not isinstance(self.name, str):
+            raise VariantError(f"variant name {self.name!r} is a {type(self.name).__name__}; give a string")
+        _set("board_shape", self._ints("board_shape", self.board_shape, "(rows, cols)", depth=0))
+        _set("players_to_colors", self._ints("players_to_colors", self.players_to_colors,
+                                             "a list of colour lists (one per player)", depth=1))
+        _set("start_cells", self._ints("start_cells", self.start_cells,
+                                       "a list of (row, col) lists (one per colour)", depth=2))
+        for field, value in (("num_colors", self.num_colors), ("shared_color", self.shared_color)):
+            if not (is_int(value) or (field == "shared_color" and value is None)):
+                raise VariantError(f"variant {self.name!r}: {field} must be an int, got {value!r} "
+                                   f"({type(value).__name__})")
+        _set("num_colors", int(self.num_colors))
+        if self.shared_color is not None:
+            _set("shared_color", int(self.shared_color))
+        if not isinstance(self.bonus, (bool, np.bool_)):
+            raise VariantError(f"variant {self.name!r}: bonus must be True or False, got {self.bonus!r}")
+        _set("bonus", bool(self.bonus))
         try:
-            _set("board_shape", tuple(int(x) for x in self.board_shape))
-            _set("players_to_colors", tuple(tuple(int(c) for c in cs) for cs in self.players_to_colors))
-            _set("start_cells", tuple(tuple((int(r), int(c)) for r, c in cs) for cs in self.start_cells))
+            _set("pieces", tuple(p if isinstance(p, Piece) else Piece(*p) for p in self.pieces))
+        except PieceError:
+            raise
         except (TypeError, ValueError) as exc:
-            raise VariantError(
-                f"variant {self.name!r}: board_shape must be (rows, cols), players_to_colors a list of colour lists "
-                f"and start_cells a list of (row, col) lists per colour ({exc})"
-            ) from exc
-        _set("pieces", tuple(p if isinstance(p, Piece) else Piece(*p) for p in self.pieces))
+            raise VariantError(f"variant {self.name!r}: pieces must be a list of Piece(name, cells, copies), got "
+                               f"{self.pieces!r} ({exc})") from exc
         self._validate()
+
+    def _ints(self, field: str, value, shape: str, depth: int) -> tuple:
+        """``value`` as nested tuples of Python ints (``depth`` levels of lists around the int pairs/list), raising
+        :class:`VariantError` naming ``field`` for anything else (floats, bools and strings are not converted)."""
+        def convert(item, level):
+            if level < 0:
+                if not is_int(item):
+                    raise TypeError(f"{item!r} is a {type(item).__name__}, not an int")
+                return int(item)
+            if isinstance(item, (str, bytes)) or not hasattr(item, "__iter__"):
+                raise TypeError(f"{item!r} is not a list")
+            return tuple(convert(x, level - 1) for x in item)
+
+        try:
+            out = convert(value, depth)
+            if field == "board_shape" or depth == 2:
+                pairs = [out] if depth == 0 else [p for group in out for p in group]
+                if any(len(p) != 2 for p in pairs):
+                    raise TypeError("expected (row, col) pairs")
+            return out
+        except TypeError as exc:
+            raise VariantError(f"variant {self.name!r}: {field} must be {shape}, all ints, got {value!r} ({exc})") \
+                from exc
 
     def _validate(self) -> None:
         rows, cols = self.board_shape
@@ -67,6 +113,9 @@ class Variant:
                 f"variant {self.name!r}: board is {cols} columns wide; at most {MAX_BOARD_WIDTH} are supported "
                 f"(each row is one 32-bit word)"
             )
+        if not 1 <= self.num_colors <= MAX_COLORS:
+            raise VariantError(f"variant {self.name!r}: num_colors is {self.num_colors}; it must be in [1, "
+                               f"{MAX_COLORS}] (the board stores colour c as c + 1 in an int8)")
         if not self.pieces:
             raise VariantError(f"variant {self.name!r} has no pieces; give at least one Piece")
         names = [p.name for p in self.pieces]
@@ -86,8 +135,12 @@ class Variant:
                 f"variant {self.name!r}: board {rows}x{cols} is too small for pieces {fits}; enlarge the board "
                 f"or drop those pieces"
             )
-        if self.num_colors < 1:
-            raise VariantError(f"variant {self.name!r}: num_colors must be >= 1, got {self.num_colors}")
+        placements = sum(len(p.orientations) for p in self.pieces) * rows * cols
+        if placements >= MAX_PLACEMENTS:
+            raise VariantError(
+                f"variant {self.name!r}: {placements} placement ids (orientations x rows x cols) for a {rows}x{cols} "
+                f"board; at most {MAX_PLACEMENTS - 1} are supported: use a smaller board or fewer pieces"
+            )
         if len(self.start_cells) != self.num_colors:
             raise VariantError(
                 f"variant {self.name!r}: start_cells has {len(self.start_cells)} entries but there are "
@@ -181,14 +234,14 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
 }
 
 
-def get_variant(name: str | Variant, **overrides) -> Variant:
+def get_variant(name: str | Variant, /, **overrides) -> Variant:
     """The registered variant ``name`` (or a given :class:`Variant`) with fields replaced by ``overrides``.
 
     Raises :class:`VariantError` for an unknown name or field.
     """
     if isinstance(name, Variant):
         variant = name
-    elif name in VARIANTS:
+    elif isinstance(name, str) and name in VARIANTS:
         variant = VARIANTS[name]()
     else:
         raise VariantError(f"unknown variant {name!r}; valid names are {sorted(VARIANTS)}, or pass a Variant object")

@@ -14,7 +14,7 @@ import pytest
 
 import reference
 import blokus_jax as bj
-from blokus_jax import Piece, Variant
+from blokus_jax import Piece, Variant, rules
 
 MONO = Piece("1", ((0, 0),))
 DOMINO = Piece("2", ((0, 0), (0, 1)))
@@ -335,3 +335,152 @@ def test_placement_bits_of_the_colour_to_move_equal_the_stored_mask():
         assert bits(state, other).shape == state.legal_bits.shape
         key, sub = jax.random.split(key)
         state = step(state, sample(sub, state))
+
+
+# ------------------------------------------------------------------------------------ action values before narrowing
+@pytest.mark.parametrize("action", [2**40, -(2**40), np.int64(4294976750), np.int64(-(2**32) + 9454),
+                                    np.uint64(2**32 + 3), np.int64(2**31)])
+def test_out_of_range_values_are_illegal_before_narrowing(action):
+    """``np.int64(4294976750)`` wraps to the legal 9454 in int32; judged before narrowing it is out of range, so it
+    is the documented illegal action: the game ends with the penalty and the board untouched (with and without jit,
+    for a concrete value seen by the step)."""
+    env = bj.make("duo")
+    start = env.init()
+    wrapped = int(np.asarray(action).astype(np.int64).astype(np.int32)) if abs(int(action)) < 2**63 else 0
+    for after in (env.step(start, action), jax.jit(lambda s: env.step(s, action))(start)):
+        assert bool(after.terminated), action
+        np.testing.assert_array_equal(after.rewards, [-1.0, 0.0])
+        np.testing.assert_array_equal(after.board, start.board)
+        assert not 0 <= int(after.last_action) < env.num_actions
+    assert not bool(env.is_legal(start, action))
+    if 0 <= wrapped < env.num_actions and bool(start.legal_action_mask[wrapped]):
+        assert not bool(env.step(start, wrapped).terminated), "the narrowed value itself is a legal move"
+
+
+def test_traced_wide_dtypes_are_judged_in_their_own_dtype():
+    env = bj.make("duo")
+    start = env.init()
+    step = jax.jit(env.step)
+    for action in (np.uint32(2**32 - 1), np.uint32(2**31 + 9454), np.int16(-5)):    # out of range in any dtype
+        assert bool(step(start, action).terminated), action
+    legal = int(np.flatnonzero(np.asarray(start.legal_action_mask))[0])
+    for dtype in (np.int16, np.uint16, np.int32, np.uint32):
+        if legal <= np.iinfo(dtype).max:
+            assert not bool(step(start, dtype(legal)).terminated), dtype
+
+
+@pytest.mark.parametrize("action", [9454.9, 9454.0, np.float32(3), True, np.bool_(False), 1 + 2j, "5", None,
+                                    [3], np.array([1, 2]), jnp.float32(2.0), jnp.array([4])])
+def test_non_integer_actions_raise_with_and_without_jit(action):
+    env = bj.make("simple")
+    start = env.init()
+    with pytest.raises(bj.ActionTypeError, match="integer action index") as info:
+        env.step(start, action)
+    assert isinstance(info.value, (bj.IllegalActionError, TypeError))
+    with pytest.raises(bj.ActionTypeError):
+        env.is_legal(start, action)
+    if isinstance(action, (float, bool, np.floating, np.bool_, np.ndarray, jax.Array)):
+        with pytest.raises(bj.ActionTypeError):   # at trace time: the argument is a float/bool/array tracer
+            jax.jit(env.step)(start, action)
+
+
+# --------------------------------------------------------------------------------------- game core and wrappers
+def test_game_step_is_the_env_step_for_legal_actions_without_bookkeeping():
+    env = bj.make("simple")
+    step, game_step = jax.jit(env.step), jax.jit(env.game.step)
+    state, key = env.init(), jax.random.key(3)
+    while not bool(state.terminated):
+        key, sub = jax.random.split(key)
+        action = env.sample_action(sub, state)
+        expected = step(state, action)
+        moved = game_step(state, action)
+        bookkeeping = ("rewards", "step_count", "last_action", "truncated")
+        chex.assert_trees_all_equal(moved.replace(**{k: getattr(expected, k) for k in bookkeeping}), expected)
+        for k in bookkeeping:
+            chex.assert_trees_all_equal(getattr(moved, k), getattr(state, k))
+        state = expected
+
+
+class _BatchedEnv:
+    """Three games stepped together, as an env whose states have a leading batch axis."""
+
+    def __init__(self, env: bj.Env):
+        self.env = env
+
+    def init(self, key=None):
+        return jax.vmap(lambda _: self.env.init())(jnp.arange(3))
+
+    def step(self, states, actions):
+        return jax.vmap(self.env.step)(states, actions)
+
+
+def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
+    env = bj.make("simple")
+    assert bj.AutoReset(env).num_actions == env.num_actions          # attributes pass through to the env
+    wrapped = bj.AutoReset(_BatchedEnv(env))
+    step = jax.jit(jax.vmap(env.step))
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 3))
+    key = jax.random.key(1)
+    for _ in range(60):
+        key, sub = jax.random.split(key)
+        actions = jax.vmap(env.sample_action)(jax.random.split(sub, 3), states)
+        batched, rewards, done = jax.jit(wrapped.step)(states, actions)    # the wrapper itself is not vmapped
+        expected = jax.vmap(env.step_autoreset)(states, actions)
+        chex.assert_trees_all_equal((batched, rewards, done), expected)
+        np.testing.assert_array_equal(done, np.asarray(step(states, actions).terminated))
+        states = batched
+        if bool(done.any()):
+            i = int(np.flatnonzero(done)[0])
+            chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], states), env.init())
+            return
+    raise AssertionError("no game ended in 60 steps")
+
+
+def test_win_shares_split_the_win_among_the_best():
+    np.testing.assert_allclose(rules.win_shares(jnp.asarray([3, 7, 7, -2])), [0, 0.5, 0.5, 0])
+    np.testing.assert_allclose(rules.win_shares(np.asarray([[1, 2], [4, 4], [5, 0]])),
+                               [[0, 1], [0.5, 0.5], [1, 0]])
+    chex.assert_type(rules.win_shares(jnp.asarray([1, 1, 1])), jnp.float32)
+
+
+def test_action_codec_on_ints_numpy_and_traced_arrays():
+    env = bj.make("duo")
+    t = env.tables
+    actions = np.asarray([0, 1, 14, 195, 196, env.pass_action - 1])
+    o, r, c = t.split_action(actions)
+    for a, oo, rr, cc in zip(actions, o, r, c):
+        assert t.split_action(int(a)) == (oo, rr, cc) and t.join_action(int(oo), int(rr), int(cc)) == a
+    np.testing.assert_array_equal(t.join_action(o, r, c), actions)
+    traced = jax.jit(lambda a: t.join_action(*t.split_action(a)))(jnp.asarray(actions, jnp.int32))
+    np.testing.assert_array_equal(traced, actions)
+    piece, in_piece, row, col = env.decode_action(int(actions[-1]))
+    assert env.encode_action(piece, in_piece, row, col) == actions[-1]
+    assert t.split_action(env.pass_action)[0] == env.num_orientations
+
+
+def test_is_first_move():
+    env = bj.make("duo")
+    state = env.init()
+    assert bool(env.is_first_move(state)) and np.asarray(rules.is_first_move(state.pieces_placed)).all()
+    state = env.step(state, env.sample_action(jax.random.key(0), state))
+    np.testing.assert_array_equal(rules.is_first_move(np.asarray(state.pieces_placed)), [False, True])
+    assert bool(env.is_first_move(state)) and not bool(env.is_first_move(state, 0))
+
+
+def test_with_x64_a_traced_int64_is_judged_before_narrowing():
+    """With ``jax_enable_x64`` a jit argument keeps its int64 dtype and ``2**32 + legal`` is out of range, not the
+    legal action it would wrap to. (Without x64, ``jax.jit`` narrows 64-bit arguments before any code runs; see
+    ``blokus_jax.env.action_id``.) Run in a subprocess, since x64 is a process-wide switch."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import jax, numpy as np, blokus_jax as bj\n"
+            "env = bj.make('simple'); s = env.init()\n"
+            "legal = int(np.flatnonzero(np.asarray(s.legal_action_mask))[0])\n"
+            "step = jax.jit(env.step)\n"
+            "assert bool(step(s, np.int64(2**32 + legal)).terminated)\n"
+            "assert not bool(step(s, np.int64(legal)).terminated)\n")
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "JAX_ENABLE_X64": "1"},
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -7,7 +7,9 @@ import ast
 import sys
 from pathlib import Path
 
+import chex
 import gymnasium
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -110,6 +112,37 @@ def test_reset_options_fix_the_seat(simple):
     assert int(simple.state.step_count) == 1, "the opponent (player 0) moves first"
     with pytest.raises(ValueError, match="seat 5"):
         simple.reset(options={"seat": 5})
+
+
+def _env_snapshot(env):
+    """Everything a failed call must leave unchanged: the core state, seat, mask, RNG state and key."""
+    return (jax.device_get(env.state), env.seat, None if env._mask is None else env._mask.copy(),
+            env.np_random.bit_generator.state if env._np_random is not None else None, np.asarray(env._key))
+
+
+@pytest.mark.parametrize("kwargs", [dict(options={"seat": 5}), dict(options={"seat": -1}),
+                                    dict(options={"seat": 1.0}), dict(options={"seat": True}),
+                                    dict(options={"seat": "1"}), dict(options={"seats": 1}),
+                                    dict(options=[("seat", 1)]), dict(seed=-1), dict(seed=1.5), dict(seed="7"),
+                                    dict(seed=0, options={"seat": 5})])
+def test_a_failed_reset_leaves_the_env_as_it_was(simple, kwargs):
+    simple.reset(seed=3)
+    simple.step(int(np.flatnonzero(simple.action_masks())[0]))
+    before = _env_snapshot(simple)
+    with pytest.raises(blokus_jax.ConfigError):
+        simple.reset(**kwargs)
+    after = _env_snapshot(simple)
+    chex.assert_trees_all_equal(before[0], after[0])
+    assert before[1] == after[1] and np.array_equal(before[2], after[2]) and before[3] == after[3]
+    assert np.array_equal(before[4], after[4])
+    obs, reward, terminated, truncated, info = simple.step(int(np.flatnonzero(simple.action_masks())[0]))
+    assert int(simple.state.step_count) <= int(before[0].step_count) + 2, "the next step plays one turn, not a game"
+
+
+def test_numpy_integer_seeds_are_accepted(simple):
+    a = simple.reset(seed=np.int64(11))
+    b = simple.reset(seed=11)
+    assert all(np.array_equal(a[0][k], b[0][k]) for k in a[0]) and a[1]["seat"] == b[1]["seat"]
 
 
 # ----------------------------------------------------------------------------------------------- boundary errors
@@ -281,6 +314,24 @@ def test_vector_env_rejects_bad_batches():
         vec.step(np.array([legal, legal, pass_]))
     assert np.array_equal(np.asarray(vec.state.board), board)
     assert np.array_equal(vec.action_masks(), info["action_mask"].astype(bool))
+
+
+def test_vector_env_accepts_numpy_integer_seeds_and_rejects_bad_ones():
+    vec = BlokusVectorEnv(3, "simple", seat="random")
+    reference, _ = vec.reset(seed=5)
+    for seed in (np.int64(5), np.int32(5), np.uint8(5), [5, 6, 7], np.arange(5, 8), (np.int64(5), 6, np.int16(7))):
+        obs, info = vec.reset(seed=seed)
+        assert all(np.array_equal(obs[k], reference[k]) for k in obs), seed
+    obs, info = vec.reset(seed=0, options={"seat": 1})
+    assert (info["seat"] == 1).all()
+    before = (jax.device_get(vec.state), vec._seat.copy(), vec._mask.copy(), [r.bit_generator.state for r in vec._rngs])
+    for bad in (dict(seed=1.5), dict(seed=[1, 2]), dict(seed="abc"), dict(seed=[1, 2, -3]), dict(seed=[1, 2, 3.0]),
+                dict(seed=True), dict(seed=0, options={"seat": 2}), dict(seed=0, options={"colour": 1})):
+        with pytest.raises(blokus_jax.ConfigError):
+            vec.reset(**bad)
+        chex.assert_trees_all_equal(jax.device_get(vec.state), before[0])
+        assert np.array_equal(vec._seat, before[1]) and np.array_equal(vec._mask, before[2])
+        assert [r.bit_generator.state for r in vec._rngs] == before[3]
 
 
 # ------------------------------------------------------------------------------------------------------ example

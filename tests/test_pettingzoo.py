@@ -6,6 +6,7 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
@@ -131,3 +132,58 @@ def test_random_agents_example_runs(capsys):
     play = runpy.run_path(str(EXAMPLE))["play"]
     results = play("simple", games=2, seed=0, show=False)
     assert len(results) == 2 and all(sorted(r.values()) in ([-1.0, 1.0], [0.5, 0.5]) for r in results)
+
+
+def _finish(game) -> None:
+    """Play the first legal action until every agent is terminated or truncated."""
+    while not all(game.terminations[a] or game.truncations[a] for a in game.agents):
+        game.step(int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0]))
+
+
+@pytest.mark.parametrize("make", [raw_env, env])
+def test_done_agents_refuse_actions_with_game_over(make):
+    game = make("simple", max_steps=2)
+    game.reset()
+    _finish(game)
+    agent = game.agent_selection
+    board = np.asarray(game.unwrapped.state.board).copy()
+    for action in (0, game.unwrapped.core.pass_action, np.int64(3)):
+        with pytest.raises(RejectedActionError, match="call reset") as err:
+            game.step(action)
+        assert err.value.reason == "game_over"
+        assert game.agent_selection == agent and agent in game.agents
+        assert np.array_equal(np.asarray(game.unwrapped.state.board), board)
+    while game.agents:                        # None still retires the done agents, one by one
+        game.step(None)
+    if make is raw_env:
+        with pytest.raises(RejectedActionError, match="reset") as err:
+            game.step(0)
+        assert err.value.reason == "game_over"
+
+
+def test_unknown_agent_names_are_a_clear_error():
+    game = raw_env("simple")
+    game.reset()
+    for bad in ("player_2", "player_-1", "bob", "player_x", 0, None):
+        for call in (game.observe, game.observation_space, game.action_space):
+            with pytest.raises(blokus_jax.ConfigError, match=r"unknown agent .*\['player_0', 'player_1'\]"):
+                call(bad)
+        with pytest.raises(blokus_jax.ConfigError, match="unknown agent"):
+            game.act(bad, 0)
+    assert game.agent_selection == "player_0" and int(game.state.step_count) == 0
+
+
+def test_calls_before_reset_and_bad_reset_arguments():
+    game = raw_env("simple")
+    with pytest.raises(RejectedActionError, match="reset"):
+        game.step(0)
+    with pytest.raises(blokus_jax.ConfigError, match="reset"):
+        game.observe("player_0")
+    game.reset(seed=np.int64(3))
+    game.step(int(np.flatnonzero(game.observe("player_0")["action_mask"])[0]))
+    state = jax.device_get(game.state)
+    for bad in (dict(seed=1.5), dict(seed="1"), dict(options=[1])):
+        with pytest.raises(blokus_jax.ConfigError):
+            game.reset(**bad)
+        assert np.array_equal(np.asarray(game.state.board), state.board)
+        assert game.agent_selection == "player_1"

@@ -204,3 +204,93 @@ def test_custom_variant_random_game_to_the_end():
     assert int(np.count_nonzero(np.asarray(state.board))) == int(
         ((np.asarray(env.tables.piece_copies) - remaining) * env.tables.piece_sizes).sum())
     assert not np.asarray(state.legal_action_mask).any()
+
+
+# ------------------------------------------------------------------------------------------ field types and ranges
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(board_shape=(4.0, 4)), r"board_shape must be \(rows, cols\), all ints.*4.0 is a float"),
+    (dict(board_shape=(True, 4)), "board_shape .*True is a bool"),
+    (dict(board_shape=("4", 4)), "board_shape .*'4' is a str"),
+    (dict(board_shape=(4, 4, 1)), "board_shape must be"),
+    (dict(board_shape=(200_000, 30)), r"placement ids .* at most 16777215"),
+    (dict(num_colors=2.0), "num_colors must be an int, got 2.0"),
+    (dict(num_colors="2"), "num_colors must be an int"),
+    (dict(num_colors=True), "num_colors must be an int"),
+    (dict(num_colors=128, start_cells=(((0, 0),),) * 128, players_to_colors=(tuple(range(128)),)),
+     r"num_colors is 128; it must be in \[1, 127\]"),
+    (dict(num_colors=300, start_cells=(((0, 0),),) * 300, players_to_colors=(tuple(range(300)),)),
+     r"num_colors is 300; it must be in \[1, 127\]"),
+    (dict(players_to_colors=((0,), (1.0,))), "players_to_colors must be .*1.0 is a float"),
+    (dict(players_to_colors=((0,), ("1",))), "players_to_colors must be .*'1' is a str"),
+    (dict(players_to_colors=(0, 1)), "players_to_colors must be .*0 is not a list"),
+    (dict(start_cells=(((0, 0),), ((3.0, 3),))), "start_cells must be .*3.0 is a float"),
+    (dict(start_cells=(((0, 0),), ((3, 3, 3),))), r"start_cells must be .*\(row, col\) pairs"),
+    (dict(shared_color=1.0), "shared_color must be an int, got 1.0"),
+    (dict(shared_color=True), "shared_color must be an int, got True"),
+    (dict(bonus=1), "bonus must be True or False, got 1"),
+    (dict(bonus="yes"), "bonus must be True or False"),
+    (dict(name=7), "variant name 7 is a int"),
+    (dict(pieces=(5,)), "pieces must be a list of Piece"),
+    (dict(pieces=(Piece("1", ((0, 0),), copies=127),)), None),
+])
+def test_variant_fields_have_types_and_ranges(kwargs, message):
+    base = dict(name="bad", board_shape=(4, 4), num_colors=2, players_to_colors=((0,), (1,)),
+                start_cells=(((0, 0),), ((3, 3),)), pieces=_PIECES)
+    base.update(kwargs)
+    if message is None:
+        Variant(**base)
+        return
+    with pytest.raises(VariantError, match=message):
+        Variant(**base)
+
+
+@pytest.mark.parametrize("copies", [128, 1000, 10**9, 0, -1, 1.0, 2.5, True, "2", None])
+def test_piece_copies_fit_the_int8_counters(copies):
+    with pytest.raises(VariantError, match=r"copies in \[1, 127\]"):
+        Piece("1", ((0, 0),), copies=copies)
+
+
+@pytest.mark.parametrize("cells", [((0, 0.0),), ((0, 0), (True, 0)), ((0, "1"),)])
+def test_piece_cells_are_ints(cells):
+    with pytest.raises(VariantError, match="integer pairs"):
+        Piece("bad", cells)
+
+
+def test_piece_name_is_a_string():
+    with pytest.raises(VariantError, match="name pieces with strings"):
+        Piece(3, ((0, 0),))
+
+
+def test_numpy_integers_are_accepted_and_normalised():
+    variant = bj.get_variant("duo", board_shape=(np.int64(10), np.int32(10)), start_cells=[[(np.int8(3), 3)],
+                                                                                          [(6, np.uint8(6))]])
+    assert variant.board_shape == (10, 10) and all(type(x) is int for x in variant.board_shape)
+    assert type(variant.start_cells[1][0][1]) is int
+    assert Piece("1", ((0, 0),), copies=np.int64(127)).copies == 127
+
+
+def test_most_copies_start_with_positive_counts_and_negative_scores():
+    env = bj.make("simple", pieces=(Piece("1", ((0, 0),), copies=127),), board_shape=(16, 16),
+                  start_cells=(((0, 0),), ((15, 15),)))
+    state = env.init()
+    np.testing.assert_array_equal(state.remaining, 127)
+    np.testing.assert_array_equal(state.scores, -127)
+
+
+def test_get_variant_rejects_non_string_names_and_accepts_a_name_override():
+    with pytest.raises(VariantError, match="unknown variant"):
+        bj.get_variant(["duo"])
+    assert bj.get_variant("duo", name="my_duo").name == "my_duo"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_steps=2.5), "max_steps must be a positive int"),
+    (dict(max_steps=True), "max_steps must be a positive int"),
+    (dict(max_steps=2**31), "max_steps must be a positive int"),
+    (dict(illegal_action_penalty=float("nan")), "illegal_action_penalty must be a finite number"),
+    (dict(illegal_action_penalty="-1"), "illegal_action_penalty must be a finite number"),
+    (dict(reward=["winloss"]), "unknown reward mode"),
+])
+def test_env_arguments_have_types_and_ranges(kwargs, message):
+    with pytest.raises(VariantError, match=message):
+        bj.make("simple", **kwargs)

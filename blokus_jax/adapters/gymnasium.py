@@ -63,6 +63,8 @@ from gymnasium.vector.utils import batch_space
 from blokus_jax.adapters._boundary import (Policy, RejectedActionError, action_batch, action_index, rejection,
                                            render_state, resolve_opponents)
 from blokus_jax.env import Env, State, make
+from blokus_jax.errors import ConfigError
+from blokus_jax.pieces import is_int
 from blokus_jax.variants import Variant, get_variant
 
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
@@ -173,7 +175,7 @@ def _game(variant: str | Variant | Env, opponents: Any, reward: str, illegal_act
     ``SyncVectorEnv`` share compiled code); unhashable opponent specs get a private one."""
     if isinstance(variant, Env):
         if overrides:
-            raise ValueError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a variant "
+            raise ConfigError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a variant "
                              f"name or Variant instead")
     else:
         variant = get_variant(variant, **overrides)
@@ -195,11 +197,38 @@ def _draw_episode(rng: np.random.Generator, seat: int | str, num_players: int) -
 
 def _check_config(game: _Game, seat: int | str, illegal_action: str) -> None:
     n = game.env.num_players
-    if not (seat == "random" or (isinstance(seat, (int, np.integer)) and 0 <= seat < n)):
-        raise ValueError(f"seat {seat!r} is not a player of {game.env.variant.name!r}; pass an int in [0, {n}) "
-                         f"or 'random'")
+    if not (seat == "random" or (is_int(seat) and 0 <= seat < n)):
+        raise ConfigError(f"seat {seat!r} is not a player of {game.env.variant.name!r}; pass an int in [0, {n}) "
+                          f"or 'random'")
     if illegal_action not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action {illegal_action!r} is not one of {list(ILLEGAL_ACTION_MODES)}")
+        raise ConfigError(f"illegal_action {illegal_action!r} is not one of {list(ILLEGAL_ACTION_MODES)}")
+
+
+def _check_seed(seed: Any) -> int | None:
+    """``seed`` as a Python int (NumPy integers accepted) or ``None``; raises :class:`ConfigError` otherwise."""
+    if seed is None:
+        return None
+    if not is_int(seed) or seed < 0:
+        raise ConfigError(f"seed {seed!r} is not a non-negative int; pass an int >= 0 or None")
+    return int(seed)
+
+
+def _reset_seat(game: _Game, options: Any) -> int | None:
+    """The seat a ``reset`` option fixes for the episode (``None`` when not given), after checking the options."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise ConfigError(f"reset options {options!r} must be a dict such as {{'seat': 0}} or None")
+    unknown = sorted(map(repr, set(options) - {"seat"}))
+    if unknown:
+        raise ConfigError(f"unknown reset options {', '.join(unknown)}; the only option is 'seat'")
+    if "seat" not in options:
+        return None
+    seat = options["seat"]
+    n = game.env.num_players
+    if not is_int(seat) or not 0 <= seat < n:
+        raise ConfigError(f"seat {seat!r} is not a player of {game.env.variant.name!r}; pass an int in [0, {n})")
+    return int(seat)
 
 
 def _to_numpy(tree: Any) -> Any:
@@ -233,7 +262,7 @@ class BlokusGymEnv(gymnasium.Env):
         self._game = _game(variant, opponents, reward, illegal_action_penalty, max_steps, overrides)
         _check_config(self._game, seat, illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
+            raise ConfigError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
         self.core = self._game.env
         self.seat_option = seat
         self.illegal_action = illegal_action
@@ -253,12 +282,12 @@ class BlokusGymEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         """Start a new game (``seed`` reseeds the env's RNG; ``options={"seat": k}`` fixes the learner's seat for
-        this episode) and let the opponents before the learner move. Returns ``(observation, info)``."""
+        this episode) and let the opponents before the learner move. Returns ``(observation, info)``. Bad
+        arguments raise :class:`ConfigError` before anything changes."""
+        seed, seat = _check_seed(seed), _reset_seat(self._game, options)
         super().reset(seed=seed)
-        game_seed, self.seat = _draw_episode(self.np_random, self.seat_option, self.core.num_players)
-        if options and "seat" in options:
-            self.seat = int(options["seat"])
-            _check_config(self._game, self.seat, self.illegal_action)
+        game_seed, drawn = _draw_episode(self.np_random, self.seat_option, self.core.num_players)
+        self.seat = drawn if seat is None else seat
         obs, *_ = self._advance(self.core.pass_action, fresh=True, seed=game_seed)
         return obs, self._info()
 
@@ -322,13 +351,16 @@ class BlokusVectorEnv(VectorEnv):
                  illegal_action: str = "penalize", illegal_action_penalty: float = -1.0,
                  max_steps: int | None = None, autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                  render_mode: str | None = None, **overrides):
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        mode = AutoresetMode(autoreset_mode)
+        if not is_int(num_envs) or num_envs < 1:
+            raise ConfigError(f"num_envs must be a positive int, got {num_envs!r}")
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError as exc:
+            raise ConfigError(f"autoreset_mode {autoreset_mode!r} is not one of NEXT_STEP, SAME_STEP") from exc
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise ValueError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
+            raise ConfigError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
         if render_mode is not None:
-            raise ValueError("BlokusVectorEnv does not render; use BlokusGymEnv or blokus_jax.render on one state")
+            raise ConfigError("BlokusVectorEnv does not render; use BlokusGymEnv or blokus_jax.render on one state")
         self._game = _game(variant, opponents, reward, illegal_action_penalty, max_steps, overrides)
         _check_config(self._game, seat, illegal_action)
         self.core = self._game.env
@@ -356,19 +388,29 @@ class BlokusVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Start ``num_envs`` new games; sub-env ``i`` is seeded with ``seed + i`` (or ``seed[i]``). Returns the
-        batched ``(observations, infos)``."""
+        """Start ``num_envs`` new games; sub-env ``i`` is seeded with ``seed + i`` (or ``seed[i]``; NumPy integers
+        are accepted) and ``options={"seat": k}`` fixes the learner's seat of this episode in every sub-env. Returns
+        the batched ``(observations, infos)``. Bad arguments raise :class:`ConfigError` before anything changes."""
         n = self.num_envs
-        seeds = [None] * n if seed is None else [seed + i for i in range(n)] if isinstance(seed, int) else list(seed)
-        if len(seeds) != n:
-            raise ValueError(f"got {len(seeds)} seeds for {n} sub-environments; pass one int or {n} seeds")
-        self._rngs = [seeding.np_random(s)[0] for s in seeds]
-        first = [_draw_episode(rng, self.seat_option, self.core.num_players) for rng in self._rngs]
-        self._seat = np.asarray([s for _, s in first], np.int32)
-        self._next = [_draw_episode(rng, self.seat_option, self.core.num_players) for rng in self._rngs]
+        if seed is None:
+            seeds = [None] * n
+        elif is_int(seed):
+            seeds = [_check_seed(seed) + i for i in range(n)]
+        elif isinstance(seed, (str, bytes, dict)) or not hasattr(seed, "__len__"):
+            raise ConfigError(f"seed {seed!r} is neither an int nor a sequence of {n} ints; pass one of those")
+        else:
+            seeds = [_check_seed(s) for s in seed]
+            if len(seeds) != n:
+                raise ConfigError(f"got {len(seeds)} seeds for {n} sub-environments; pass one int or {n} seeds")
+        seat = _reset_seat(self._game, options)
+        rngs = [seeding.np_random(s)[0] for s in seeds]
+        first = [_draw_episode(rng, self.seat_option, self.core.num_players) for rng in rngs]
+        seats = np.asarray([s if seat is None else seat for _, s in first], np.int32)
+        upcoming = [_draw_episode(rng, self.seat_option, self.core.num_players) for rng in rngs]
         self._state, self._key, _, view, _ = self._game.batch_step(
-            self._state, self._key, self._seat, np.full(n, self.core.pass_action, np.int32), np.ones(n, bool),
-            np.asarray([s for s, _ in first], np.uint32), self._seat, np.zeros(n, np.uint32), same_step=False)
+            self._state, self._key, seats, np.full(n, self.core.pass_action, np.int32), np.ones(n, bool),
+            np.asarray([s for s, _ in first], np.uint32), seats, np.zeros(n, np.uint32), same_step=False)
+        self._rngs, self._seat, self._next = rngs, seats, upcoming
         obs, _, _, _, scores = _to_numpy(view)
         self._needs_reset[:] = False
         self._mask = obs["action_mask"]

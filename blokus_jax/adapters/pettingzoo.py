@@ -41,6 +41,8 @@ from pettingzoo.utils import wrappers
 
 from blokus_jax.adapters._boundary import RejectedActionError, action_index, rejection, render_state
 from blokus_jax.env import Env, State, make
+from blokus_jax.errors import ConfigError
+from blokus_jax.pieces import is_int
 from blokus_jax.variants import Variant, get_variant
 
 
@@ -62,10 +64,10 @@ class BlokusAECEnv(AECEnv):
                  max_steps: int | None = None, render_mode: str | None = None, **overrides):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
+            raise ConfigError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
         if isinstance(variant, Env):
             if overrides:
-                raise ValueError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a "
+                raise ConfigError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a "
                                  f"variant name or Variant instead")
             self._fns = _compiled(variant)
         else:
@@ -73,6 +75,7 @@ class BlokusAECEnv(AECEnv):
         self.core = core = self._fns.core
         self.render_mode = render_mode
         self.possible_agents = [f"player_{i}" for i in range(core.num_players)]
+        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         rows, cols = core.board_shape
         self._observation_spaces = {a: spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (rows, cols, 2 * core.num_colors), np.float32),
@@ -82,10 +85,10 @@ class BlokusAECEnv(AECEnv):
 
     # -------------------------------------------------------------------------------------------- pettingzoo API
     def observation_space(self, agent: str) -> spaces.Dict:
-        return self._observation_spaces[agent]
+        return self._observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        return self._action_spaces[agent]
+        return self._action_spaces[self._check_agent(agent)]
 
     @property
     def state(self) -> State:
@@ -93,7 +96,13 @@ class BlokusAECEnv(AECEnv):
         return self._state
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game (Blokus has no chance, so ``seed`` changes nothing; it is accepted for the API)."""
+        """Start a new game (Blokus has no chance, so ``seed`` changes nothing; it is accepted for the API, as are
+        ``options``, which are ignored). A seed that is not an int or options that are not a dict raise
+        :class:`ConfigError`, leaving the env as it was."""
+        if seed is not None and not is_int(seed):
+            raise ConfigError(f"seed {seed!r} is not an int; pass an int or None")
+        if options is not None and not isinstance(options, dict):
+            raise ConfigError(f"reset options {options!r} must be a dict or None")
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -104,7 +113,10 @@ class BlokusAECEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``agent``; the mask is all zero unless ``agent`` is to act."""
-        acting = agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent])
+        self._check_agent(agent)
+        if not hasattr(self, "_state"):
+            raise ConfigError("observe() before reset(); call reset() first")
+        acting = agent == self.agent_selection and agent in self.terminations and not self._is_done(agent)
         if self._player(agent) == self._planes_player:
             planes = self._planes.copy()
         else:
@@ -115,8 +127,9 @@ class BlokusAECEnv(AECEnv):
     def step(self, action: Any) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` for an agent that is already done). Raises
         :class:`RejectedActionError` for a malformed or illegal action and leaves the env unchanged."""
+        self._check_reset(action)
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._is_done(agent):
             self._was_dead_step(action)
             return
         index = action_index(action, self.core.num_actions)
@@ -136,6 +149,8 @@ class BlokusAECEnv(AECEnv):
     def act(self, agent: str, action: Any) -> None:
         """:meth:`step` for a caller that names who is acting: raises :class:`RejectedActionError` (reason
         ``"not_your_turn"``) when ``agent`` is not ``agent_selection``, leaving the env unchanged."""
+        self._check_agent(agent)
+        self._check_reset(action)
         if agent != self.agent_selection:
             raise RejectedActionError(f"{agent} tried action {action!r} but it is {self.agent_selection}'s turn; "
                                       f"act for env.agent_selection", action, "not_your_turn")
@@ -150,6 +165,32 @@ class BlokusAECEnv(AECEnv):
         """Nothing to release (the env holds only device arrays)."""
 
     # ------------------------------------------------------------------------------------------------- internals
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's removal of a done agent, which accepts only ``None``: any other action is refused with
+        :class:`RejectedActionError` (reason ``"game_over"``) and the env is left unchanged."""
+        if action is not None:
+            raise RejectedActionError(f"{self.agent_selection} is done (the game is over) and can only step with "
+                                      f"None; call reset() to start a new game", action, "game_over")
+        super()._was_dead_step(action)
+
+    def _check_agent(self, agent: Any) -> str:
+        """``agent`` if it is one of ``possible_agents``; raises :class:`ConfigError` naming the valid ones."""
+        if not isinstance(agent, str) or agent not in self._agent_index:
+            raise ConfigError(f"unknown agent {agent!r}; the agents of {self.core.variant.name!r} are "
+                              f"{self.possible_agents}")
+        return agent
+
+    def _check_reset(self, action: Any) -> None:
+        """Refuse a call before ``reset()`` or after every agent has left the finished game."""
+        if not hasattr(self, "_state"):
+            raise RejectedActionError("the env has not been reset; call reset() first", action, "game_over")
+        if self.agent_selection not in self.terminations:
+            raise RejectedActionError("the game is over and every agent is done; call reset() to start a new one",
+                                      action, "game_over")
+
+    def _is_done(self, agent: str) -> bool:
+        return self.terminations[agent] or self.truncations[agent]
+
     def _absorb(self, view: tuple) -> tuple[np.ndarray, bool, bool]:
         planes, mask, player, rewards, terminated, truncated = jax.device_get(view)  # one transfer
         self._planes, self._mask, self._planes_player = planes, mask, int(player)
@@ -157,9 +198,8 @@ class BlokusAECEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         return rewards, bool(terminated), bool(truncated)
 
-    @staticmethod
-    def _player(agent: str) -> int:
-        return int(agent.rsplit("_", 1)[1])
+    def _player(self, agent: str) -> int:
+        return self._agent_index[agent]
 
 
 def _view(core: Env, state: State) -> tuple:

@@ -1,0 +1,196 @@
+"""The environment contract, as one reusable check (in the spirit of Pgx's ``api_test``).
+
+``check_env(env)`` plays a uniformly random game of ``env`` to its end and asserts, step by step, everything the
+public API promises: shapes and dtypes of the state, the observation and the mask; the mask agreeing with
+``is_legal`` and with the packed ``legal_bits``; the pass legal exactly when nothing can be placed; zero rewards
+before the terminal step and terminal rewards as documented; illegal and finished-game steps; jit against eager and
+vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset. Run it on any variant,
+registered or custom (see ``tests/test_contract.py``).
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import blokus_jax as bj
+from blokus_jax import rules
+from blokus_jax.wrappers import AutoReset
+
+
+def state_size_bound(env: bj.Env) -> int:
+    """Most bytes one state may take: the int8 board and piece counts, the packed mask and a few words per colour
+    and player (no unpacked ``num_actions`` mask, no float planes)."""
+    rows, cols = env.board_shape
+    c, p, n = env.num_colors, env.num_pieces, env.num_players
+    return rows * cols + c * p + 4 * env.num_orientations * rows + 16 * c + 4 * n + 64
+
+
+def check_state(env: bj.Env, state: bj.State) -> None:
+    """Shapes and dtypes of one (unbatched) state, its mask and its observation."""
+    rows, cols = env.board_shape
+    c, p, n, o = env.num_colors, env.num_pieces, env.num_players, env.num_orientations
+    chex.assert_shape(state.board, (rows, cols))
+    chex.assert_type(state.board, jnp.int8)
+    chex.assert_shape(state.remaining, (c, p))
+    chex.assert_type(state.remaining, jnp.int8)
+    chex.assert_shape([state.current_color, state.current_player, state.step_count, state.last_action], ())
+    chex.assert_type([state.current_color, state.current_player, state.step_count, state.last_action], jnp.int32)
+    chex.assert_shape(state.rewards, (n,))
+    chex.assert_type(state.rewards, jnp.float32)
+    chex.assert_shape([state.terminated, state.truncated], ())
+    chex.assert_type([state.terminated, state.truncated], jnp.bool_)
+    chex.assert_shape([state.scores, state.pieces_placed], (c,))
+    chex.assert_type([state.scores, state.pieces_placed], jnp.int32)
+    chex.assert_shape(state.legal_bits, (o, rows))
+    chex.assert_type(state.legal_bits, jnp.uint32)
+    chex.assert_shape(state.legal_action_mask, (env.num_actions,))
+    chex.assert_type(state.legal_action_mask, jnp.bool_)
+    board = np.asarray(state.board)
+    assert board.min() >= 0 and board.max() <= c, "board values are 0 (empty) or colour + 1"
+    remaining = np.asarray(state.remaining)
+    assert (remaining >= 0).all() and (remaining <= env.tables.piece_copies).all(), "piece counts out of range"
+    assert 0 <= int(state.current_color) < c and 0 <= int(state.current_player) < n
+    size = sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves(state))
+    assert size <= state_size_bound(env), f"state takes {size} bytes, more than {state_size_bound(env)}"
+
+
+def check_observation(env: bj.Env, obs: bj.Observation) -> None:
+    rows, cols = env.board_shape
+    c, p = env.num_colors, env.num_pieces
+    chex.assert_shape(obs.planes, (rows, cols, 2 * c))
+    chex.assert_shape(obs.pieces, (c, p))
+    chex.assert_shape(obs.to_move, (c,))
+    chex.assert_type([obs.planes, obs.pieces, obs.to_move], jnp.float32)
+    for leaf in (obs.planes, obs.pieces, obs.to_move):
+        leaf = np.asarray(leaf)
+        assert ((leaf >= 0) & (leaf <= 1)).all(), "observation features are in [0, 1]"
+
+
+def check_terminal_rewards(env: bj.Env, state: bj.State) -> None:
+    """Rewards of the terminal step as the env module documents them."""
+    rewards = np.asarray(state.rewards)
+    scores = np.asarray(state.scores) @ env.tables.player_color_matrix.T
+    if env.reward == "winloss":
+        winners = scores == scores.max()
+        np.testing.assert_allclose(rewards[winners], 1.0 / winners.sum())
+        np.testing.assert_array_equal(rewards[~winners], -1.0)
+        np.testing.assert_allclose(rewards.sum(), 1.0 - (~winners).sum(), rtol=1e-6)
+    else:
+        best_other = [max([s for q, s in enumerate(scores) if q != p_], default=0) for p_ in range(env.num_players)]
+        squares = env.variant.squares_per_color * max(len(cs) for cs in env.variant.players_to_colors)
+        np.testing.assert_allclose(rewards, (scores - np.asarray(best_other)) / squares, rtol=1e-6)
+
+
+def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
+    """A uniformly random game to its end: all states (the initial one first) and the actions taken."""
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    limit = env.num_colors * (int(env.tables.piece_copies.sum()) + 1) + 1
+    key = jax.random.key(seed)
+    states, actions = [env.init(key)], []
+    for _ in range(limit):
+        if bool(states[-1].terminated) or bool(states[-1].truncated):
+            break
+        key, sub = jax.random.split(key)
+        actions.append(int(sample(sub, states[-1])))
+        states.append(step(states[-1], actions[-1]))
+    return states, actions
+
+
+def check_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
+    """Assert the whole environment contract on ``env`` with one random game (see the module doc). ``eager_steps``
+    steps are also replayed without ``jit`` (op by op, slow to compile: keep it small)."""
+    n_actions, pass_action = env.num_actions, env.pass_action
+    key = jax.random.key(seed)
+    step = jax.jit(env.step)
+
+    @jax.jit
+    def probe(state):
+        """Everything checked per state, in one compiled call."""
+        legal = jax.vmap(env.is_legal, (None, 0))(state, jnp.arange(n_actions))
+        bits = rules.unpack_rows(state.legal_bits, env.board_shape[1]).reshape(-1)
+        views = [env.observe(state)] + [env.observe(state, p) for p in range(env.num_players)]
+        return state.legal_action_mask, legal, bits, views
+
+    # init: pure, key-independent (no chance moves), the same under jit
+    start = env.init(key)
+    chex.assert_trees_all_equal(start, env.init(jax.random.key(seed + 1)), jax.jit(env.init)(key))
+    assert int(start.step_count) == 0 and int(start.last_action) == -1 and not bool(start.terminated)
+    np.testing.assert_array_equal(start.rewards, 0.0)
+
+    states, actions = random_game(env, seed)
+    final = states[-1]
+    assert bool(final.terminated) or bool(final.truncated), "a random game ends within the step bound"
+    for t, state in enumerate(states):
+        check_state(env, state)
+        mask, legal, bits, views = jax.device_get(probe(state))
+        for view in views:
+            check_observation(env, view)
+        done = bool(state.terminated) or bool(state.truncated)
+        np.testing.assert_array_equal(mask, legal, f"mask vs is_legal at step {t}")
+        np.testing.assert_array_equal(mask[:-1], bits & (not done), f"mask vs legal_bits at step {t}")
+        if done:
+            assert not mask.any(), "no action is legal once the game is over"
+        else:
+            assert mask[pass_action] == (not mask[:-1].any()), f"pass legal exactly when nothing else, step {t}"
+        if t < len(actions):
+            assert mask[actions[t]], f"sample_action chose illegal action {actions[t]} at step {t}"
+            after = states[t + 1]
+            assert int(after.step_count) == t + 1 and int(after.last_action) == actions[t]
+            if not bool(after.terminated):
+                np.testing.assert_array_equal(after.rewards, 0.0, f"non-zero reward before the end, step {t}")
+    if bool(final.terminated):
+        check_terminal_rewards(env, final)
+
+    # step purity: the same input gives the same output, and the input is not changed
+    mid, action = states[len(actions) // 2], actions[len(actions) // 2]
+    before = jax.tree.map(np.array, mid)
+    chex.assert_trees_all_equal(step(mid, action), step(mid, action), states[len(actions) // 2 + 1])
+    chex.assert_trees_all_equal(jax.tree.map(np.asarray, mid), before)
+
+    # jit against eager
+    for t in range(min(eager_steps, len(actions))):
+        chex.assert_trees_all_equal(env.step(states[t], actions[t]), states[t + 1])
+
+    # vmap against one by one (states from different points of the game)
+    picks = np.linspace(0, len(actions) - 1, vmap_batch).astype(int)
+    batch = jax.tree.map(lambda *xs: jnp.stack(xs), *[states[i] for i in picks])
+    stepped = jax.jit(jax.vmap(env.step))(batch, jnp.asarray([actions[i] for i in picks], jnp.int32))
+    for j, i in enumerate(picks):
+        chex.assert_trees_all_equal(jax.tree.map(lambda x: x[j], stepped), states[i + 1])
+
+    # a finished game is a fixed point with zero rewards
+    chex.assert_trees_all_equal(step(final, pass_action), final.replace(rewards=jnp.zeros_like(final.rewards)))
+
+    # illegal actions: out of range (judged before narrowing to int32) or forbidden end the game with the penalty
+    # for the mover and the board untouched; a non-integer action is refused when traced
+    expected = np.zeros(env.num_players, np.float32)
+    expected[int(start.current_player)] = env.illegal_action_penalty
+    forbidden = int(np.flatnonzero(~np.asarray(start.legal_action_mask))[0])
+    traced = (-1, n_actions, forbidden, np.uint32(2**31 + 1))             # jit arguments: int32 / uint32 tracers
+    host = (2**40, -(2**40), np.int64(2**32 + 5))                        # concrete values seen by the step itself
+    check_legal = jax.jit(lambda s, a: (env.step(s, a), env.is_legal(s, a)))
+    results = [check_legal(start, bad) for bad in traced]
+    results += jax.jit(lambda s: [(env.step(s, bad), env.is_legal(s, bad)) for bad in host])(start)
+    for bad, (after, legal) in zip(traced + host, results):
+        assert bool(after.terminated) and not bool(legal), bad
+        np.testing.assert_array_equal(after.rewards, expected)
+        np.testing.assert_array_equal(after.board, start.board)
+    for bad in (1.0, True, np.float32(3)):
+        try:
+            step(start, bad)
+        except bj.ActionTypeError:
+            pass
+        else:
+            raise AssertionError(f"action {bad!r} was accepted")
+
+    # auto-reset: a finished game restarts from the initial position, reporting the step that ended it
+    last = states[-2]
+    wrapped, method = jax.jit(lambda s, a: (AutoReset(env).step(s, a), env.step_autoreset(s, a)))(last, actions[-1])
+    reset_state, rewards, done = wrapped
+    assert bool(done)
+    np.testing.assert_array_equal(rewards, final.rewards)
+    chex.assert_trees_all_equal(reset_state, start)
+    chex.assert_trees_all_equal(method, wrapped)
