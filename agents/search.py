@@ -46,8 +46,9 @@ import mctx
 from flax import struct
 
 from agents.arena import ParamPolicy
-from agents.bots import Policy, corner_move_scores, greedy_bot, random_bot
+from agents.bots import Policy, corner_move_scores
 from agents.networks import MASKED_LOGIT
+from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
@@ -55,8 +56,8 @@ from blokus_jax.errors import VariantError
 #: the placements (illegal entries are ignored), value from the view of the side of the player to move.
 Evaluator = Callable[[Any, jax.Array, State, jax.Array], tuple[jax.Array, jax.Array]]
 
-#: Playout policies of the ``rollout`` evaluator by name.
-PLAYOUTS: dict[str, Callable[[Env], Policy]] = {"greedy": greedy_bot, "random": random_bot}
+#: Playout policies of the ``rollout`` evaluator (see :func:`blokus_jax.rules.playout`).
+PLAYOUTS = ("greedy", "random")
 
 
 @struct.dataclass
@@ -143,20 +144,16 @@ def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temp
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
     scores = corner_move_scores(env, size_weight)
-    move = PLAYOUTS[playout](env)
+    greedy = playout == "greedy"
     playouts = int(playouts)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
-        def live(carry):
-            return ~(carry[0].terminated | carry[0].truncated)
-
-        def body(carry):
-            state, total, key = carry
-            key, sub = jax.random.split(key)
-            state = env.step(state, move(sub, state))
-            return state, total + root_utility(state.rewards, root_player), key
-
-        return jax.lax.while_loop(live, body, (state, jnp.float32(0.0), key))[1]
+        remaining, last_mono = rules.playout(env.tables, key, state.board, state.remaining, state.pieces_placed,
+                                             state._last_was_monomino, state.current_color, greedy)
+        # The env's own final-reward rule (winloss or score) on the playout's final scores.
+        rewards = env._final_rewards(rules.color_scores(env.tables, remaining, last_mono))
+        done = state.terminated | state.truncated
+        return jnp.where(done, 0.0, root_utility(rewards, root_player))
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del params
