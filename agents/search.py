@@ -103,6 +103,18 @@ def side_sign(player: jax.Array, root_player: jax.Array) -> jax.Array:
     return jnp.where(player == root_player, 1.0, -1.0)
 
 
+def transition_signs(state: State, child: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(reward, discount)`` of the tree edge ``state -> child`` from the view of ``state``'s mover: the reward is
+    the final result for the mover's side when ``child`` ends the game (else 0); the discount is 0 into a finished
+    game, +1 when the child's mover is on the same side (the same player moves again, or in the paranoid reduction
+    another opponent of the root), -1 when the side to move changes."""
+    mover = side_sign(state.current_player, root_player)
+    reward = mover * root_utility(child.rewards, root_player)
+    same_side = side_sign(child.current_player, root_player) == mover
+    discount = jnp.where(child.terminated | child.truncated, 0.0, jnp.where(same_side, 1.0, -1.0))
+    return reward, discount
+
+
 # ------------------------------------------------------------------------------------------------------ candidates
 def top_candidates(env: Env, k: int, key: jax.Array, state: State, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The ``k`` legal placements with the largest ``logits`` (``f32[num_actions - 1]``; ties broken at random with
@@ -149,7 +161,7 @@ def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temp
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
         remaining, last_mono = rules.playout(env.tables, key, state.board, state.remaining, state.pieces_placed,
-                                             state._last_was_monomino, state.current_color, greedy)
+                                             state._last_was_monomino, state._passed, state.current_color, greedy)
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
         rewards = env._final_rewards(rules.color_scores(env.tables, remaining, last_mono))
         done = state.terminated | state.truncated
@@ -198,12 +210,8 @@ def make_search(env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, 
         return Node(state, actions, valid, root_player), prior, jnp.where(done, 0.0, value)
 
     def recurrent_one(params, key: jax.Array, slot: jax.Array, node: Node):
-        state = node.state
-        child = env.step(state, node.actions[slot])
-        mover = side_sign(state.current_player, node.root_player)
-        reward = mover * root_utility(child.rewards, node.root_player)
-        same_side = side_sign(child.current_player, node.root_player) == mover
-        discount = jnp.where(child.terminated | child.truncated, 0.0, jnp.where(same_side, 1.0, -1.0))
+        child = env.step(node.state, node.actions[slot])
+        reward, discount = transition_signs(node.state, child, node.root_player)
         child_node, prior, value = expand(params, key, child, node.root_player)
         return mctx.RecurrentFnOutput(reward=reward, discount=discount, prior_logits=prior, value=value), child_node
 
@@ -272,4 +280,4 @@ def az_policy(env: Env, run_dir: str, **options) -> ParamPolicy:
 
 __all__ = ["Evaluator", "Node", "PLAYOUTS", "SearchOutput", "az_policy", "full_action_weights", "make_search",
            "mcts_policy", "network_evaluator", "network_search_policy", "rollout_evaluator", "root_utility",
-           "side_sign", "top_candidates"]
+           "side_sign", "top_candidates", "transition_signs"]

@@ -196,13 +196,16 @@ def orientation_row_masks(tables: Tables) -> np.ndarray:
 
 
 def playout(tables: Tables, key: jax.Array, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array,
-            last_was_monomino: jax.Array, color: jax.Array, greedy: bool = True) -> tuple[jax.Array, jax.Array]:
+            last_was_monomino: jax.Array, passed: jax.Array, color: jax.Array,
+            greedy: bool = True) -> tuple[jax.Array, jax.Array]:
     """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
-    last_was_monomino bool[C])`` (score them with :func:`color_scores`).
+    last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
+    that are out already; ``color`` must not be one of them unless all are.
 
     Each turn the colour to move plays, from its exact packed legal placements, a uniformly random placement of its
     largest placeable piece size (``greedy``) or a uniformly random placement; with none it passes for good. Colours
-    are not asked again once passed; the loop ends when every colour has passed.
+    are not asked again once passed; the loop ends when every colour has passed. Same moves as ``Env.step`` with
+    ``greedy_bot`` (or ``random_bot``) for the same keys, about 3x faster.
     """
     rows, width = tables.variant.board_shape
     num_colors = remaining.shape[0]
@@ -252,7 +255,7 @@ def playout(tables: Tables, key: jax.Array, board: jax.Array, remaining: jax.Arr
         return ~jnp.all(carry[4])
 
     color = jnp.asarray(color, jnp.int32)
-    start = (own, remaining, pieces_placed, last_was_monomino, jnp.zeros((num_colors,), bool), color,
+    start = (own, remaining, pieces_placed, last_was_monomino, passed, color,
              bits_of(own, remaining, pieces_placed, color), key)
     final = jax.lax.while_loop(live, turn, start)
     return final[1], final[3]
