@@ -145,10 +145,12 @@ def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array
 
 # ------------------------------------------------------------------------------------------------------ evaluators
 def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temperature: float = 1.0,
-                      size_weight: float = 1.0) -> Evaluator:
+                      margin: float = 0.0, margin_scale: float = 10.0, size_weight: float = 1.0) -> Evaluator:
     """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = mean over ``playouts``
     games played to the end from the position by the ``playout`` policy (``"greedy"`` or ``"random"``), each
-    scored by :func:`root_utility` and signed for the mover's side. Returns an :data:`Evaluator`."""
+    scored by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with
+    ``tanh(score margin / margin_scale)`` of the root's player against the best other (a denser signal than win or
+    loss when playouts are few), and signed for the mover's side. Returns an :data:`Evaluator`."""
     if playout not in PLAYOUTS:
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
@@ -157,15 +159,21 @@ def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temp
         raise VariantError(f"temperature must be positive, got {temperature!r}")
     scores = corner_move_scores(env, size_weight)
     greedy = playout == "greedy"
-    playouts = int(playouts)
+    playouts, margin = int(playouts), float(margin)
+    player_colors = jnp.asarray(env.tables.player_color_matrix.T)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
         remaining, last_mono = rules.playout(env.tables, key, state.board, state.remaining, state.pieces_placed,
                                              state._last_was_monomino, state._passed, state.current_color, greedy)
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
-        rewards = env._final_rewards(rules.color_scores(env.tables, remaining, last_mono))
+        final = rules.color_scores(env.tables, remaining, last_mono)
+        result = root_utility(env._final_rewards(final), root_player)
+        if margin:
+            player_scores = (final @ player_colors).astype(jnp.float32)
+            best_other = jnp.where(jnp.arange(env.num_players) == root_player, -jnp.inf, player_scores).max()
+            result = (1 - margin) * result + margin * jnp.tanh((player_scores[root_player] - best_other) / margin_scale)
         done = state.terminated | state.truncated
-        return jnp.where(done, 0.0, root_utility(rewards, root_player))
+        return jnp.where(done, 0.0, result)
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del params
@@ -244,10 +252,10 @@ def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable
 
 
 def mcts_policy(env: Env, *, sims: int = 64, k: int = 32, playouts: int = 8, playout: str = "greedy",
-                considered: int = 16, temperature: float = 1.0, gumbel_scale: float = 1.0) -> Policy:
+                considered: int = 16, temperature: float = 1.0, margin: float = 0.0, gumbel_scale: float = 1.0) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
     evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``."""
-    evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature)
+    evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
     act = _single(make_search(env, evaluator, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale))
     return lambda key, state: act(None, key, state)
 
