@@ -11,8 +11,8 @@ import pytest
 
 import blokus_jax
 from agents.bots import greedy_bot
-from agents.search import (full_action_weights, make_search, mcts_policy, rollout_evaluator, root_utility,
-                           top_candidates, transition_signs)
+from agents.search import (full_action_weights, make_search, mcts_policy, network_search_policy, rollout_evaluator,
+                           root_utility, top_candidates, transition_signs)
 from blokus_jax import rules
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -240,3 +240,15 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
     assert together.tolist() == one_by_one
     again = [int(policy(keys[i], jax.tree.map(lambda x: x[i], states))) for i in range(len(together))]
     assert again == one_by_one
+
+
+def test_network_search_plays_legal_moves(duo):
+    from agents.networks import make_network
+
+    env, states = duo
+    network = make_network(env, channels=4, blocks=0, value_hidden=8)
+    params = network.init(jax.random.key(0), env.observe(env.init()))
+    policy = network_search_policy(env, network.apply, params, sims=4, k=4)
+    keys = jax.random.split(jax.random.key(3), states.board.shape[0])
+    actions = jax.jit(jax.vmap(policy))(keys, states)
+    assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()
