@@ -38,7 +38,8 @@ policies ``(key, state) -> action`` that can be jitted and vmapped, so thousands
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -291,6 +292,20 @@ def az_policy(env: Env, run_dir: str, **options) -> ParamPolicy:
     return network_search_policy(env, network.apply, params, **options)
 
 
-__all__ = ["Evaluator", "Node", "PLAYOUTS", "SearchOutput", "az_policy", "full_action_weights", "make_search",
-           "mcts_policy", "network_evaluator", "network_search_policy", "rollout_evaluator", "root_utility",
-           "side_sign", "top_candidates", "transition_signs"]
+__all__ = [
+    "PLAYOUTS",
+    "Evaluator",
+    "Node",
+    "SearchOutput",
+    "az_policy",
+    "full_action_weights",
+    "make_search",
+    "mcts_policy",
+    "network_evaluator",
+    "network_search_policy",
+    "rollout_evaluator",
+    "root_utility",
+    "side_sign",
+    "top_candidates",
+    "transition_signs",
+]

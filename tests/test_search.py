@@ -11,12 +11,20 @@ import pytest
 
 import blokus_jax
 from agents.bots import greedy_bot
-from agents.search import (full_action_weights, make_search, mcts_policy, network_search_policy, rollout_evaluator,
-                           root_utility, top_candidates, transition_signs)
+from agents.search import (
+    full_action_weights,
+    make_search,
+    mcts_policy,
+    network_search_policy,
+    rollout_evaluator,
+    root_utility,
+    top_candidates,
+    transition_signs,
+)
 from blokus_jax import rules
 
 #: Small search settings: compile time, not strength, is what matters here.
-SMALL = dict(sims=4, k=4, playouts=1)
+SMALL = {"sims": 4, "k": 4, "playouts": 1}
 BATCH = 4
 DEPTHS = (0, 9, 30, 60)
 
@@ -34,7 +42,7 @@ def random_positions(env, seed: int = 0):
         mask = np.asarray(states.legal_action_mask)
         only_pass = mask[:, -1] & (mask.sum(1) == 1)
         if only_pass.any() and len(pass_only) < 2:
-            pass_only.append(jax.tree.map(lambda x: x[only_pass][:1], states))
+            pass_only.append(jax.tree.map(lambda x, m=only_pass: x[m][:1], states))
         states = step(states, sample(jax.random.split(jax.random.key(seed * 1000 + t), BATCH), states))
     return jax.tree.map(lambda *xs: jnp.concatenate(xs), *collected, *pass_only), len(pass_only)
 
@@ -236,9 +244,12 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
     batched = jax.jit(jax.vmap(mcts_policy(env, **SMALL)))
     keys = jax.random.split(jax.random.key(11), states.board.shape[0])
     together = np.asarray(batched(keys, states))
-    one_by_one = [int(policy(keys[i], jax.tree.map(lambda x: x[i], states))) for i in range(len(together))]
+    def one(i):
+        return int(policy(keys[i], jax.tree.map(lambda x: x[i], states)))
+
+    one_by_one = [one(i) for i in range(len(together))]
     assert together.tolist() == one_by_one
-    again = [int(policy(keys[i], jax.tree.map(lambda x: x[i], states))) for i in range(len(together))]
+    again = [one(i) for i in range(len(together))]
     assert again == one_by_one
 
 
