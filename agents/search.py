@@ -266,11 +266,12 @@ def mcts_policy(env: Env, *, sims: int = 64, k: int = 16, playouts: int = 8, pla
     return lambda key, state: act(None, key, state)
 
 
-def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, sims: int = 64, k: int = 32,
-                          considered: int = 16, gumbel_scale: float = 1.0) -> ParamPolicy:
+def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, sims: int = 64, k: int = 16,
+                          considered: int = 16, gumbel_scale: float = 0.0) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
     -> (logits, value)``. Returns a :class:`~agents.arena.ParamPolicy` (a policy ``(key, state) -> int32`` whose
-    ``params`` the arena passes into its compiled match)."""
+    ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move; self-play
+    training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel sampling)."""
     search = make_search(env, network_evaluator(env, apply_fn), sims=sims, k=k, considered=considered,
                          gumbel_scale=gumbel_scale)
     return ParamPolicy(_single(search), params)
