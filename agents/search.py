@@ -277,10 +277,11 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, sims: in
     return ParamPolicy(_single(search), params)
 
 
-def az_policy(env: Env, run_dir: str, **options) -> ParamPolicy:
+def az_policy(env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered: int = 16,
+              gumbel_scale: float = 0.0) -> ParamPolicy:
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
-    with :func:`network_search_policy` (``options``: ``sims``, ``k``, ``considered``, ``gumbel_scale``). Raises
-    ``CheckpointError`` when the run has no checkpoint or was trained on another variant."""
+    with :func:`network_search_policy` and these options. Raises ``CheckpointError`` when the run has no checkpoint
+    or was trained on another variant."""
     from agents import checkpoint
     from agents.networks import make_network
     from blokus_jax.errors import CheckpointError
@@ -290,7 +291,8 @@ def az_policy(env: Env, run_dir: str, **options) -> ParamPolicy:
         raise CheckpointError(f"checkpoint {run_dir!r} was trained on variant {config.variant!r}, not "
                               f"{env.variant.name!r}; use --variant {config.variant}")
     network = make_network(env, config.channels, config.blocks, config.value_hidden)
-    return network_search_policy(env, network.apply, params, **options)
+    return network_search_policy(env, network.apply, params, sims=sims, k=k, considered=considered,
+                                 gumbel_scale=gumbel_scale)
 
 
 __all__ = [
