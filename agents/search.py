@@ -48,10 +48,10 @@ from flax import struct
 
 from agents.arena import ParamPolicy
 from agents.bots import Policy, corner_move_scores
-from agents.networks import MASKED_LOGIT
+from agents.networks import MASKED_LOGIT, make_network
 from blokus_jax import rules
 from blokus_jax.env import Env, State
-from blokus_jax.errors import VariantError
+from blokus_jax.errors import CheckpointError, VariantError
 
 #: An evaluator: ``(params, key, state, root_player) -> (logits f32[num_actions - 1], value f32)``; logits over
 #: the placements (illegal entries are ignored), value from the view of the side of the player to move.
@@ -282,9 +282,7 @@ def az_policy(env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
     with :func:`network_search_policy` and these options. Raises ``CheckpointError`` when the run has no checkpoint
     or was trained on another variant."""
-    from agents import checkpoint
-    from agents.networks import make_network
-    from blokus_jax.errors import CheckpointError
+    from agents import checkpoint  # orbax is an optional dependency (the `train` extra)
 
     config, params = checkpoint.load_params(run_dir)
     if config.variant != env.variant.name:
