@@ -252,15 +252,16 @@ def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable
     return act
 
 
-def mcts_policy(env: Env, *, sims: int = 64, k: int = 16, playouts: int = 8, playout: str = "greedy",
+def mcts_policy(env: Env, *, sims: int = 128, k: int = 16, playouts: int = 8, playout: str = "greedy",
                 considered: int = 16, temperature: float = 1.0, margin: float = 0.5, gumbel_scale: float = 0.0) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
     evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
 
-    Defaults chosen by 40-game Duo matches against ``minimax`` (2-core CPU, shared): 64 simulations over the top 16
-    candidates, 8 greedy playouts per leaf, values blending win/loss with the score margin (``margin=0.5``; 0.825
-    vs 0.79 without) and no Gumbel noise when playing (``gumbel_scale=0``; 0.86 vs 0.79 with); together 0.94.
-    4 playouts instead of 8 gave 0.86. About 0.2 s a move at batch 1."""
+    Defaults chosen on Duo against ``minimax`` (2-core CPU, shared; details in ``benchmarks/RESULTS.md``): with 64
+    simulations, in 40-game matches, blending the score margin into the value (``margin=0.5``) gave 0.83 vs 0.79
+    without, no Gumbel noise when playing (``gumbel_scale=0``) 0.86 vs 0.79, both 0.94, 4 playouts instead of 8
+    0.86; over 200 games that setting won 0.887, so the default doubles the simulations to 128 (0.96 in the first
+    40 games). Each top-16 candidate at the root is then visited at least twice by sequential halving."""
     evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
     act = _single(make_search(env, evaluator, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale))
     return lambda key, state: act(None, key, state)
