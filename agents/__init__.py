@@ -1,5 +1,5 @@
 """Agents for blokus-jax: heuristic bots (pure JAX policies), the agent-spec resolver, the arena that measures them,
-the PPO trainer and the CLI.
+batched tree search (``mcts``, ``az:``), the PPO trainer and the CLI.
 
 Quick start::
 
@@ -13,6 +13,7 @@ Quick start::
 from agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
 from agents.bots import BOTS, get_bot
 from agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
+from agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
 
-__all__ = ["BOTS", "AgentSpecError", "ArenaReport", "MatchResult", "ParamPolicy", "Policy", "get_bot", "play_match",
+__all__ = ["BOTS", "AgentSpecError", "ArenaReport", "MatchResult", "ParamPolicy", "Policy", "get_bot", "mcts_policy", "play_match",
            "register_agent", "register_prefix", "resolve_agent", "round_robin", "seat_patterns"]

@@ -147,7 +147,7 @@ def greedy_bot(env: Env) -> Policy:
     return policy
 
 
-def _corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Array]:
+def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Array]:
     """``state -> float32[O * H * W]`` integer-valued corner-balance scores plus ``size_weight`` times piece size."""
     kernels = _CornerKernels(env)
     size_bonus = jnp.asarray(size_weight * env.tables.orientation_size, jnp.float32)[:, None, None]
@@ -161,7 +161,7 @@ def _corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.A
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
     """A policy maximising the corner-balance change of :func:`corner_scores` plus ``size_weight`` times the piece
     size (integer ``size_weight`` keeps ties exact); returns ``policy(key, state) -> int32``."""
-    scores = _corner_move_scores(env, size_weight)
+    scores = corner_move_scores(env, size_weight)
 
     def policy(key: jax.Array, state: State) -> jax.Array:
         legal = _placement_mask(env, state)
@@ -193,7 +193,7 @@ def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
     """A one-ply lookahead policy: among the ``k`` best placements by the ``corners`` score, play the one after
     which own legal placements minus opponents' legal placements (all colours, from the packed legal masks) is
     largest; returns ``policy(key, state) -> int32``."""
-    scores = _corner_move_scores(env, size_weight)
+    scores = corner_move_scores(env, size_weight)
     step = jax.vmap(env.step, in_axes=(None, 0))
 
     def policy(key: jax.Array, state: State) -> jax.Array:
@@ -216,7 +216,7 @@ def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, siz
         raise VariantError(f"minimax is a two-player bot; variant {env.variant.name!r} has {env.num_players} players")
     if depth not in (1, 2):
         raise VariantError(f"minimax depth must be 1 or 2, got {depth!r}")
-    scores = _corner_move_scores(env, size_weight)
+    scores = corner_move_scores(env, size_weight)
     step = jax.vmap(env.step, in_axes=(None, 0))
 
     def leaf_value(state: State, me: jax.Array, weights: jax.Array) -> jax.Array:

@@ -11,8 +11,10 @@ in ``round_robin`` scripts and in the adapters' ``opponents=``. :func:`resolve_a
 ``greedy``                 a registered agent name (the bots of :mod:`agents.bots` are registered here)
 ``minimax:k=8,depth=1``    the same with typed options, passed to the factory as keyword arguments
 ``runs/duo``               a run directory: the policy of its newest checkpoint (PPO: argmax of the masked policy)
-``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options (``az:`` and ``baseline:`` are reserved:
-                           they answer "not available yet" until a module registers them)
+``mcts:sims=128,k=32``      the tree search agent (registered by :mod:`agents.search`)
+``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options: ``az:`` (registered by
+                           :mod:`agents.search`) plays a run directory's network with search; ``baseline:`` is
+                           reserved and answers "not available yet" until a module registers it
 ========================== ==========================================================================================
 
 The resolver is a small registry that other modules extend without editing it::
@@ -236,17 +238,22 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     return _RUN_KINDS[algorithm](run_dir, env, **options)
 
 
-def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
-    """The PPO policy of the newest checkpoint in ``run_dir`` (see :mod:`agents.checkpoint`), for ``env``: argmax of
-    the masked policy when ``greedy``, else a sample. Raises ``CheckpointError`` when there is none, it is corrupt,
-    or it was trained on another variant."""
+def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, Any]:
+    """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`agents.checkpoint`), built for
+    ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
     from agents import checkpoint
 
     config, params = checkpoint.load_params(run_dir)
     if config.variant != env.variant.name:
         raise CheckpointError(f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
                               f"{env.variant.name!r}; use --variant {config.variant}")
-    network = make_network(env, config.channels, config.blocks, config.value_hidden)
+    return make_network(env, config.channels, config.blocks, config.value_hidden), params
+
+
+def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
+    """The PPO policy of the newest checkpoint in ``run_dir`` for ``env``: argmax of the masked policy when
+    ``greedy``, else a sample. Raises ``CheckpointError`` as :func:`load_network` does."""
+    network, params = load_network(run_dir, env)
     return network_policy(env, network, params, greedy)
 
 
@@ -254,5 +261,6 @@ for _name, _factory in BOTS.items():
     register_agent(_name, _factory)
 register_run_kind("ppo", load_policy)
 
-__all__ = ["AgentFactory", "AgentSpecError", "ParamPolicy", "Policy", "agent_names", "load_policy", "load_run",
+__all__ = ["AgentFactory", "AgentSpecError", "ParamPolicy", "Policy", "agent_names", "load_network", "load_policy",
+           "load_run",
            "network_policy", "register_agent", "register_prefix", "register_run_kind", "resolve_agent"]

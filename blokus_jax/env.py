@@ -65,6 +65,8 @@ class State:
         legal_bits: ``uint32[O, H]`` legal placements of ``current_color``, packed (bit ``c`` of word ``[o, r]``:
             orientation ``o`` anchored at ``(r, c)``); ``legal_action_mask`` unpacks it.
         pieces_placed: ``int32[C]`` pieces each colour has placed (0 means its next placement is its first).
+        passed: ``bool[C]`` colours that have passed (and so can never place again).
+        last_was_monomino: ``bool[C]`` each colour's last placed piece was the monomino (for the +5 bonus).
     """
 
     board: jax.Array
@@ -78,9 +80,9 @@ class State:
     step_count: jax.Array
     last_action: jax.Array
     legal_bits: jax.Array
-    _passed: jax.Array              # bool[C] colours that have passed (and so can never place again)
+    passed: jax.Array
     pieces_placed: jax.Array
-    _last_was_monomino: jax.Array   # bool[C]
+    last_was_monomino: jax.Array
 
     @property
     def legal_action_mask(self) -> jax.Array:
@@ -142,16 +144,16 @@ class Game:
         board = jnp.where(places & rules.placement_plane(t, action), (color + 1).astype(jnp.int8), state.board)
         remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
         pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
-        last_mono = state._last_was_monomino.at[color].set(
-            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state._last_was_monomino[color]))
-        passed = state._passed.at[color].set(state._passed[color] | (apply & is_pass))
+        last_mono = state.last_was_monomino.at[color].set(
+            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state.last_was_monomino[color]))
+        passed = state.passed.at[color].set(state.passed[color] | (apply & is_pass))
         candidates = (color + 1 + jnp.arange(num_colors)) % num_colors
         next_color = jnp.where(apply, candidates[jnp.argmax(~passed[candidates])], color).astype(jnp.int32)
         return state.replace(
             board=board, remaining=remaining, current_color=next_color,
             current_player=self.player_of(next_color, pieces_placed),
-            scores=rules.color_scores(t, remaining, last_mono), pieces_placed=pieces_placed, _passed=passed,
-            _last_was_monomino=last_mono, terminated=jnp.where(apply, jnp.all(passed), state.terminated))
+            scores=rules.color_scores(t, remaining, last_mono), pieces_placed=pieces_placed, passed=passed,
+            last_was_monomino=last_mono, terminated=jnp.where(apply, jnp.all(passed), state.terminated))
 
     def with_legal_bits(self, state: State) -> State:
         """``state`` with ``legal_bits`` recomputed for its colour to move."""
@@ -200,13 +202,13 @@ class Game:
             rewards=jnp.zeros((n,), jnp.float32), terminated=jnp.bool_(False), truncated=jnp.bool_(False),
             scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)), step_count=jnp.int32(0),
             last_action=jnp.int32(-1), legal_bits=self.placement_bits(board, remaining, placed, color),
-            _passed=jnp.zeros((c,), bool), pieces_placed=placed, _last_was_monomino=jnp.zeros((c,), bool))
+            passed=jnp.zeros((c,), bool), pieces_placed=placed, last_was_monomino=jnp.zeros((c,), bool))
 
 
 #: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
 #: remaining fields are the :class:`Env`'s bookkeeping.
-POSITION_FIELDS = ("board", "remaining", "current_color", "current_player", "scores", "pieces_placed", "_passed",
-                   "_last_was_monomino", "terminated")
+POSITION_FIELDS = ("board", "remaining", "current_color", "current_player", "scores", "pieces_placed", "passed",
+                   "last_was_monomino", "terminated")
 
 _INT32 = np.iinfo(np.int32)
 
@@ -342,7 +344,7 @@ class Env:
             truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
         penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
             self.illegal_action_penalty)
-        rewards = jnp.where(play & terminated, self._final_rewards(moved.scores),
+        rewards = jnp.where(play & terminated, self.final_rewards(moved.scores),
                             jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
         return moved.replace(terminated=terminated, truncated=truncated, step_count=step_count,
                              last_action=jnp.where(done, state.last_action, action), rewards=rewards)
@@ -404,7 +406,7 @@ class Env:
         ok = jnp.where(action == t.pass_action, ~rules.has_placement(state.legal_bits), bit)
         return in_range & ok & ~(state.terminated | state.truncated)
 
-    def _final_rewards(self, scores: jax.Array) -> jax.Array:
+    def final_rewards(self, scores: jax.Array) -> jax.Array:
         """``float32[num_players]`` terminal rewards from the colour scores, in the env's reward mode."""
         player_scores = rules.player_scores(self.tables, scores).astype(jnp.float32)
         if self.reward == "winloss":

@@ -12,6 +12,8 @@ Everything here is shape-static and works under ``jax.jit`` and ``jax.vmap``.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -290,3 +292,85 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
         starts = where(variant.start_cells[int(state.current_color)])
         return f"{who}'s first piece {piece.name!r} at {placed} does not cover its start square {starts}"
     return f"{who}'s piece {piece.name!r} at {placed} does not touch another {who} piece corner to corner"
+
+
+# ------------------------------------------------------------------------------------ fast playouts (agents.search)
+# A playout plays a game to its end with a cheap policy and only needs the final scores, so it keeps the position as
+# per-colour row bitboards and skips everything ``Env.step`` maintains for players and observers (the int8 board,
+# rewards, turn owner, the legality re-check of the chosen action). Legal moves still come from :func:`legal_bits`,
+# so playouts follow the exact rules; a colour with no placement passes and never moves again.
+def orientation_row_masks(tables: Tables) -> np.ndarray:
+    """``uint32[O, R]``: row ``d`` of orientation ``o``'s bounding box as a bit mask anchored at column 0 (``R`` is
+    the tallest bounding box); placing ``o`` at ``(r, c)`` ORs ``mask[o, d] << c`` into row ``r + d``."""
+    rows = int(max(cells[:, 0].max() for cells in tables.orientation_cells)) + 1
+    masks = np.zeros((tables.num_orientations, rows), np.uint32)
+    for o, cells in enumerate(tables.orientation_cells):
+        for r, c in cells:
+            masks[o, r] |= np.uint32(1 << int(c))
+    return masks
+
+
+def playout(tables: Tables, key: jax.Array, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array,
+            last_was_monomino: jax.Array, passed: jax.Array, color: jax.Array,
+            greedy: bool = True) -> tuple[jax.Array, jax.Array]:
+    """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
+    last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
+    that are out already; ``color`` must not be one of them unless all are.
+
+    Each turn the colour to move plays, from its exact packed legal placements, a uniformly random placement of its
+    largest placeable piece size (``greedy``) or a uniformly random placement; with none it passes for good. Colours
+    are not asked again once passed; the loop ends when every colour has passed. Same moves as ``Env.step`` with
+    ``greedy_bot`` (or ``random_bot``) for the same keys, with less work per move.
+    """
+    rows, width = tables.variant.board_shape
+    num_colors = remaining.shape[0]
+    masks = jnp.asarray(orientation_row_masks(tables))
+    sizes = jnp.asarray(tables.orientation_size)
+    piece_of = jnp.asarray(tables.orientation_piece)
+    depth = masks.shape[1]
+    own = jax.vmap(lambda c: pack_rows(board == (c + 1).astype(board.dtype)))(jnp.arange(num_colors, dtype=jnp.int32))
+
+    def bits_of(own, remaining, placed, color):
+        # One-hot selects instead of gathers at ``color``: batched gathers and scatters are serial loops on CPU.
+        is_color = jnp.arange(num_colors) == color
+        mine = functools.reduce(jnp.bitwise_or, [jnp.where(is_color[i], own[i], 0) for i in range(num_colors)])
+        occupied = functools.reduce(jnp.bitwise_or, [own[i] for i in range(num_colors)])
+        first = jnp.sum(jnp.where(is_color, placed, 0)) == 0
+        available = jnp.sum(jnp.where(is_color[:, None], remaining, 0), axis=0) > 0
+        forbidden, corners = forbidden_and_corners(tables, mine, occupied, first, color)
+        return jax.lax.optimization_barrier(legal_bits(tables, forbidden, corners, available))
+
+    def turn(carry):
+        # The mask is computed at the end of the previous turn and read here from the loop carry: choosing a move
+        # from a mask computed in the same iteration made XLA:CPU pick a layout that was ~30x slower.
+        own, remaining, placed, last_mono, passed, color, bits, key = carry
+        key, sub = jax.random.split(key)
+        if greedy:
+            placeable = jnp.max(bits, axis=1) != 0
+            best = jnp.max(jnp.where(placeable, sizes, 0))
+            bits = jnp.where((sizes == best)[:, None], bits, jnp.uint32(0))
+        action = sample_from_bits(sub, bits, width, tables.pass_action)
+        moves = action != tables.pass_action
+        o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
+        r, c = (action // width) % rows, (action % width).astype(jnp.uint32)
+        offset = jnp.arange(rows) - r
+        piece_rows = jnp.where((offset >= 0) & (offset < depth), masks[o][jnp.clip(offset, 0, depth - 1)] << c, 0)
+        hit = (jnp.arange(num_colors) == color) & moves
+        own = jnp.where(hit[:, None], own | piece_rows, own)
+        is_piece = jnp.arange(remaining.shape[1]) == piece_of[o]
+        remaining = remaining - (hit[:, None] & is_piece).astype(remaining.dtype)
+        placed = placed + hit.astype(placed.dtype)
+        last_mono = jnp.where(hit, sizes[o] == 1, last_mono)
+        passed = passed | ((jnp.arange(num_colors) == color) & ~moves)
+        order = (color + 1 + jnp.arange(num_colors)) % num_colors
+        color = order[jnp.argmax(~passed[order])].astype(jnp.int32)
+        return own, remaining, placed, last_mono, passed, color, bits_of(own, remaining, placed, color), key
+
+    def live(carry):
+        return ~jnp.all(carry[4])
+
+    color = jnp.asarray(color, jnp.int32)
+    start = (own, remaining, pieces_placed, last_was_monomino, passed, color,
+             bits_of(own, remaining, pieces_placed, color), key)
+    final = jax.lax.while_loop(live, turn, start)
+    return final[1], final[3]

@@ -95,7 +95,7 @@ def test_scripted_stuck_game_turns_and_passes(stuck):
     assert not any(bool(s.terminated) for s in states[:-1])
     final = states[-1]
     assert bool(final.terminated) and not bool(final.truncated)
-    np.testing.assert_array_equal(final._passed, [True, True, True])
+    np.testing.assert_array_equal(final.passed, [True, True, True])
     assert int(final.step_count) == len(STUCK_SCRIPT)
     assert not np.asarray(final.legal_action_mask).any()
     np.testing.assert_array_equal(final.scores, [-2, 20, 20])
@@ -112,7 +112,7 @@ def test_every_colour_passes_once_before_the_game_ends():
     assert int(states[3].current_color) == 1
     final = states[-1]
     assert bool(final.terminated) and int(final.step_count) == 4
-    np.testing.assert_array_equal(final._passed, [True, True])
+    np.testing.assert_array_equal(final.passed, [True, True])
     np.testing.assert_array_equal(final.scores, [-2, -2])
     np.testing.assert_array_equal(final.rewards, [0.5, 0.5])
 
@@ -123,7 +123,7 @@ def test_a_lone_stuck_colour_ends_the_game_with_its_pass():
     state, final = _play_cells(env, jax.jit(env.step), [None])
     assert _legal_set(env, state) == [env.pass_action] and not bool(state.terminated)
     assert bool(final.terminated) and int(final.step_count) == 1
-    np.testing.assert_array_equal(final._passed, [True])
+    np.testing.assert_array_equal(final.passed, [True])
     np.testing.assert_array_equal(final.scores, [-5])
     np.testing.assert_array_equal(final.rewards, [1.0])                   # a lone player is always the winner
 
