@@ -8,7 +8,7 @@ import pytest
 import blokus_jax
 from agents import policies
 from agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
-from blokus_jax.errors import BlokusError
+from blokus_jax.errors import BlokusError, CheckpointError
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,6 @@ def test_bot_names_and_typed_options_resolve(env):
     ("minimax:k=3,k=4", "given twice"),
     ("greedy:k=3", "bad options for agent 'greedy'.*unknown option 'k'"),
     ("mobility:depth=2", "its options are: k=16, size_weight=1.0"),
-    ("az:runs/x,sims=8", "not available yet"),
     ("baseline:duo", "not available yet"),
     ("./no/such/run", "no such run directory"),
     ("", "empty"),
@@ -43,6 +42,14 @@ def test_bad_specs_are_agent_spec_errors(env, spec, message):
     with pytest.raises(AgentSpecError, match=message) as err:
         resolve_agent(spec, env)
     assert isinstance(err.value, BlokusError) and isinstance(err.value, ValueError)
+
+
+def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
+    assert "az" in policies._PREFIXES and "mcts" in policies.agent_names()
+    with pytest.raises(CheckpointError, match="no checkpoint in 'runs/x'"):
+        resolve_agent("az:runs/x,sims=8", env)
+    with pytest.raises(AgentSpecError, match="unknown option 'depth'"):
+        resolve_agent("az:runs/x,depth=3", env)
 
 
 def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
@@ -54,21 +61,21 @@ def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver
         seen.update(sims=sims, greedy=greedy)
         return env.sample_action
 
-    register_agent("mcts", first_legal)
-    assert resolve_agent("mcts:sims=128,greedy=false", env) == env.sample_action
+    register_agent("first_legal", first_legal)
+    assert resolve_agent("first_legal:sims=128,greedy=false", env) == env.sample_action
     assert seen == {"sims": 128, "greedy": False}
     with pytest.raises(ValueError, match="already registered"):
-        register_agent("mcts", first_legal)
+        register_agent("first_legal", first_legal)
 
-    def az(env, target: str, sims: int = 32):
+    def baseline(env, target: str, sims: int = 32):
         seen.update(target=target, sims=sims)
         return env.sample_action
 
-    register_prefix("az", az)
-    assert resolve_agent("az:runs/duo,sims=8", env) == env.sample_action
+    register_prefix("baseline", baseline)  # a reserved prefix may be registered once
+    assert resolve_agent("baseline:runs/duo,sims=8", env) == env.sample_action
     assert seen["target"] == "runs/duo" and seen["sims"] == 8
     with pytest.raises(AgentSpecError, match="names no target"):
-        resolve_agent("az:", env)
+        resolve_agent("baseline:", env)
 
 
 def test_adapters_resolve_opponents_with_the_same_resolver(env):
