@@ -15,5 +15,19 @@ from agents.bots import BOTS, get_bot
 from agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
 from agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
 
-__all__ = ["BOTS", "AgentSpecError", "ArenaReport", "MatchResult", "ParamPolicy", "Policy", "get_bot", "mcts_policy", "play_match",
-           "register_agent", "register_prefix", "resolve_agent", "round_robin", "seat_patterns"]
+__all__ = [
+    "BOTS",
+    "AgentSpecError",
+    "ArenaReport",
+    "MatchResult",
+    "ParamPolicy",
+    "Policy",
+    "get_bot",
+    "mcts_policy",
+    "play_match",
+    "register_agent",
+    "register_prefix",
+    "resolve_agent",
+    "round_robin",
+    "seat_patterns",
+]

@@ -21,8 +21,9 @@ import functools
 import itertools
 import math
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,7 @@ from agents.policies import ParamPolicy, Policy
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 
-with warnings.catch_warnings():                  # a notebook without ipywidgets falls back to text bars quietly
+with warnings.catch_warnings():  # a notebook without ipywidgets falls back to text bars quietly
     warnings.simplefilter("ignore", TqdmWarning)
     from tqdm.auto import tqdm
 
@@ -111,7 +112,7 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
         def one_step(carry, step_key):
             states, forfeited = carry
             keys = jax.random.split(step_key, seats.shape[0])
-            choices = jnp.stack([f(p, keys, states) for f, p in zip(batched, params)])   # [2, N]
+            choices = jnp.stack([f(p, keys, states) for f, p in zip(batched, params)])  # [2, N]
             mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
             actions = jnp.take_along_axis(choices, mover[None], axis=0)[0]
             live = ~(states.terminated | states.truncated)
@@ -125,8 +126,15 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
     return run
 
 
-def play_match(env: Env, policies: Sequence[Policy], names: Sequence[str], games: int, key: jax.Array,
-               chunk: int = 8, progress: bool = True) -> MatchResult:
+def play_match(
+    env: Env,
+    policies: Sequence[Policy],
+    names: Sequence[str],
+    games: int,
+    key: jax.Array,
+    chunk: int = 8,
+    progress: bool = True,
+) -> MatchResult:
     """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
     ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
 
@@ -160,8 +168,9 @@ def play_match(env: Env, policies: Sequence[Policy], names: Sequence[str], games
     return _result(tuple(names), np.asarray(seats), scores, np.asarray(forfeited), np.asarray(states.step_count))
 
 
-def _result(names: tuple[str, str], seats: np.ndarray, scores: np.ndarray, forfeited: np.ndarray,
-            steps: np.ndarray) -> MatchResult:
+def _result(
+    names: tuple[str, str], seats: np.ndarray, scores: np.ndarray, forfeited: np.ndarray, steps: np.ndarray
+) -> MatchResult:
     """Win credits from final scores: the best score shares the win; forfeiting seats rank below everyone."""
     ranked = np.where(forfeited, -np.inf, scores.astype(np.float64))
     share = np.asarray(rules.win_shares(ranked), np.float64)
@@ -190,8 +199,9 @@ def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
     return (mean - half, mean + half)
 
 
-def bradley_terry_elo(wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0,
-                      iterations: int = 2000) -> np.ndarray:
+def bradley_terry_elo(
+    wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000
+) -> np.ndarray:
     """Elo-scale ratings (first agent at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
 
     Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
@@ -241,25 +251,55 @@ class ArenaReport:
         pairings = []
         for m in self.matches:
             credit = float(m.credit[:, 0].sum())
-            pairings.append({
-                "a": m.names[0], "b": m.names[1], "games": m.games, "win_rate_a": credit / m.games,
-                "win_rate_a_ci": list(wilson_interval(credit, m.games)),
-                "mean_margin_a": float(m.margins(0).mean()), "mean_steps": float(m.steps.mean()),
-            })
-        agents = [{
-            "name": a.name, "games": a.games, "win_rate": a.win_rate, "win_rate_ci": list(a.win_rate_ci),
-            "mean_score": a.mean_score, "mean_score_ci": list(a.mean_score_ci), "mean_margin": a.mean_margin,
-            "mean_margin_ci": list(a.mean_margin_ci), "elo": a.elo, "forfeits": a.forfeits,
-        } for a in self.agents]
-        return {"variant": self.variant, "games": self.games_per_pairing, "seed": self.seed, "agents": agents,
-                "pairings": pairings}
+            pairings.append(
+                {
+                    "a": m.names[0],
+                    "b": m.names[1],
+                    "games": m.games,
+                    "win_rate_a": credit / m.games,
+                    "win_rate_a_ci": list(wilson_interval(credit, m.games)),
+                    "mean_margin_a": float(m.margins(0).mean()),
+                    "mean_steps": float(m.steps.mean()),
+                }
+            )
+        agents = [
+            {
+                "name": a.name,
+                "games": a.games,
+                "win_rate": a.win_rate,
+                "win_rate_ci": list(a.win_rate_ci),
+                "mean_score": a.mean_score,
+                "mean_score_ci": list(a.mean_score_ci),
+                "mean_margin": a.mean_margin,
+                "mean_margin_ci": list(a.mean_margin_ci),
+                "elo": a.elo,
+                "forfeits": a.forfeits,
+            }
+            for a in self.agents
+        ]
+        return {
+            "variant": self.variant,
+            "games": self.games_per_pairing,
+            "seed": self.seed,
+            "agents": agents,
+            "pairings": pairings,
+        }
 
     def rows(self) -> list[list[str]]:
         """Table rows (header first): agent, games, win rate with its interval, mean score, margin, Elo."""
         rows = [["agent", "games", "win rate", "95% CI", "mean score", "margin", "Elo"]]
         for a in sorted(self.agents, key=lambda a: -a.elo):
-            rows.append([a.name, str(a.games), f"{a.win_rate:.3f}", f"[{a.win_rate_ci[0]:.3f}, {a.win_rate_ci[1]:.3f}]",
-                         f"{a.mean_score:.1f}", f"{a.mean_margin:+.1f}", f"{a.elo:.0f}"])
+            rows.append(
+                [
+                    a.name,
+                    str(a.games),
+                    f"{a.win_rate:.3f}",
+                    f"[{a.win_rate_ci[0]:.3f}, {a.win_rate_ci[1]:.3f}]",
+                    f"{a.mean_score:.1f}",
+                    f"{a.mean_margin:+.1f}",
+                    f"{a.elo:.0f}",
+                ]
+            )
         return rows
 
     def markdown(self) -> str:
@@ -286,8 +326,9 @@ class ArenaReport:
         return out
 
 
-def round_robin(env: Env, policies: dict[str, Policy], games: int, seed: int = 0, chunk: int = 8,
-                progress: bool = True) -> ArenaReport:
+def round_robin(
+    env: Env, policies: dict[str, Policy], games: int, seed: int = 0, chunk: int = 8, progress: bool = True
+) -> ArenaReport:
     """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
     seat rotation) and return an :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 %
     intervals and Bradley-Terry Elo ratings. Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``."""
@@ -297,8 +338,17 @@ def round_robin(env: Env, policies: dict[str, Policy], games: int, seed: int = 0
     key = jax.random.key(seed)
     matches = []
     for k, (a, b) in enumerate(itertools.combinations(names, 2)):
-        matches.append(play_match(env, (policies[a], policies[b]), (a, b), games, jax.random.fold_in(key, k),
-                                  chunk=chunk, progress=progress))
+        matches.append(
+            play_match(
+                env,
+                (policies[a], policies[b]),
+                (a, b),
+                games,
+                jax.random.fold_in(key, k),
+                chunk=chunk,
+                progress=progress,
+            )
+        )
     return summarize(env.variant.name, games, seed, names, matches)
 
 
@@ -326,8 +376,18 @@ def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches
     agents = []
     for n in names:
         c, s, g = np.concatenate(credit[n]), np.concatenate(scores[n]), np.concatenate(margins[n])
-        agents.append(AgentStats(
-            name=n, games=len(c), win_rate=float(c.mean()), win_rate_ci=wilson_interval(float(c.sum()), len(c)),
-            mean_score=float(s.mean()), mean_score_ci=mean_interval(s), mean_margin=float(g.mean()),
-            mean_margin_ci=mean_interval(g), elo=float(elo[index[n]]), forfeits=forfeits[n]))
+        agents.append(
+            AgentStats(
+                name=n,
+                games=len(c),
+                win_rate=float(c.mean()),
+                win_rate_ci=wilson_interval(float(c.sum()), len(c)),
+                mean_score=float(s.mean()),
+                mean_score_ci=mean_interval(s),
+                mean_margin=float(g.mean()),
+                mean_margin_ci=mean_interval(g),
+                elo=float(elo[index[n]]),
+                forfeits=forfeits[n],
+            )
+        )
     return ArenaReport(variant, games, seed, agents, list(matches))

@@ -27,7 +27,7 @@ opponents, a shared colour (``classic_3p``) as neither.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -112,17 +112,17 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
         return rules.forbidden_and_corners(env.tables, mine, occupied, rules.is_first_move(state.pieces_placed, c), c)
 
     forbidden, corners = jax.vmap(masks)(jnp.arange(env.num_colors, dtype=jnp.int32))
-    corner_planes = rules.unpack_rows(corners, cols).astype(jnp.float32)            # [C, H, W]
+    corner_planes = rules.unpack_rows(corners, cols).astype(jnp.float32)  # [C, H, W]
     own_forbidden = rules.unpack_rows(forbidden[color], cols)
     own_corners = rules.unpack_rows(corners[color], cols)
     free = (~own_forbidden & ~own_corners).astype(jnp.float32)
     weights = _color_weights(env, state).at[color].set(0.0)
-    others = jnp.tensordot(-weights, corner_planes, axes=1)                          # + for opponents
-    planes = jnp.stack([free, -own_corners.astype(jnp.float32), others])             # [3, H, W]
+    others = jnp.tensordot(-weights, corner_planes, axes=1)  # + for opponents
+    planes = jnp.stack([free, -own_corners.astype(jnp.float32), others])  # [3, H, W]
     kh, kw = kernels.height, kernels.width
     padded = jnp.pad(planes, ((0, 0), (1, kh - 2), (1, kw - 2)))
-    shifted = jnp.stack([padded[:, i:i + rows, j:j + cols] for i in range(kh) for j in range(kw)], axis=1)
-    out = jnp.asarray(kernels.matrix) @ shifted.reshape(-1, rows * cols)             # [O, H * W]
+    shifted = jnp.stack([padded[:, i : i + rows, j : j + cols] for i in range(kh) for j in range(kw)], axis=1)
+    out = jnp.asarray(kernels.matrix) @ shifted.reshape(-1, rows * cols)  # [O, H * W]
     return out.reshape(-1, rows, cols)
 
 
@@ -171,8 +171,9 @@ def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
     return policy
 
 
-def _top_candidates(env: Env, scores: Callable[[State], jax.Array], k: int, key: jax.Array,
-                    state: State) -> tuple[jax.Array, jax.Array]:
+def _top_candidates(
+    env: Env, scores: Callable[[State], jax.Array], k: int, key: jax.Array, state: State
+) -> tuple[jax.Array, jax.Array]:
     """The ``k`` best legal placements by ``scores`` (ties random) and which of them exist: ``(int32[k], bool[k])``.
     When nothing can be placed, candidate 0 is the pass and marked valid."""
     legal = _placement_mask(env, state)

@@ -20,9 +20,10 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jax
 import numpy as np
@@ -57,8 +58,9 @@ def _quiet() -> Iterator[None]:
 def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = False):
     with _quiet():
         options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=create, enable_async_checkpointing=False)
-        manager = ocp.CheckpointManager(Path(run_dir).absolute() / SUBDIR, options=options,
-                                        item_names=("params", "state", "meta"))
+        manager = ocp.CheckpointManager(
+            Path(run_dir).absolute() / SUBDIR, options=options, item_names=("params", "state", "meta")
+        )
         try:
             yield manager
         finally:
@@ -93,16 +95,25 @@ def save(run_dir: str | os.PathLike, runner: Runner, config: PPOConfig, keep: in
     ``keep``), with content hashes; returns the update number saved. Saving the same update twice is a no-op."""
     step = int(runner.update)
     state = _state_item(runner)
-    meta = {"format_version": FORMAT_VERSION, "obs_version": OBS_VERSION, "algorithm": ALGORITHM,
-            "config": config.to_dict(),
-            "sha256": {"params": content_hash(config, runner.params), "state": content_hash(config, state)}}
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "obs_version": OBS_VERSION,
+        "algorithm": ALGORITHM,
+        "config": config.to_dict(),
+        "sha256": {"params": content_hash(config, runner.params), "state": content_hash(config, state)},
+    }
     with _manager(run_dir, keep, create=True) as manager:
         if step in manager.all_steps():
             return step
         with _quiet():
-            manager.save(step, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
-                                                       state=ocp.args.StandardSave(state),
-                                                       meta=ocp.args.JsonSave(meta)))
+            manager.save(
+                step,
+                args=ocp.args.Composite(
+                    params=ocp.args.StandardSave(runner.params),
+                    state=ocp.args.StandardSave(state),
+                    meta=ocp.args.JsonSave(meta),
+                ),
+            )
             manager.wait_until_finished()
     return step
 
@@ -124,8 +135,10 @@ def latest_step(run_dir: str | os.PathLike) -> int | None:
 def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
     steps = _steps(run_dir)
     if not steps:
-        raise CheckpointError(f"no checkpoint in {str(run_dir)!r} (expected {SUBDIR}/<update>/ from "
-                              f"'blokus-jax train --out DIR'); check the path or start a new run without --resume")
+        raise CheckpointError(
+            f"no checkpoint in {str(run_dir)!r} (expected {SUBDIR}/<update>/ from "
+            f"'blokus-jax train --out DIR'); check the path or start a new run without --resume"
+        )
     if step is not None and int(step) not in steps:
         raise CheckpointError(f"no checkpoint {step} in {str(run_dir)!r}; saved updates are {steps}")
     return steps[-1] if step is None else int(step)
@@ -139,17 +152,22 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
         with _quiet():
             meta = manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
     except Exception as exc:  # orbax raises many types (FileNotFoundError, ValueError, json errors, ...)
-        raise CheckpointError(f"{where} is corrupt or incomplete (metadata unreadable: {_short(exc)}); delete it "
-                              f"or resume from another") from exc
+        raise CheckpointError(
+            f"{where} is corrupt or incomplete (metadata unreadable: {_short(exc)}); delete it or resume from another"
+        ) from exc
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where} is corrupt or incomplete (metadata is {type(meta).__name__}, not an object)")
     version = meta.get("format_version")
     if type(version) is not int or version not in PLAYABLE_FORMATS:
-        raise CheckpointError(f"{where} has format {version!r}, this version reads format {FORMAT_VERSION}; retrain "
-                              f"or use a matching blokus-jax version")
+        raise CheckpointError(
+            f"{where} has format {version!r}, this version reads format {FORMAT_VERSION}; retrain "
+            f"or use a matching blokus-jax version"
+        )
     if meta.get("obs_version") != OBS_VERSION:
-        raise CheckpointError(f"{where} was trained on observation layout {meta.get('obs_version')!r}, this version "
-                              f"produces layout {OBS_VERSION}; retrain")
+        raise CheckpointError(
+            f"{where} was trained on observation layout {meta.get('obs_version')!r}, this version "
+            f"produces layout {OBS_VERSION}; retrain"
+        )
     if "config" not in meta:
         raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'config'")
     try:
@@ -202,22 +220,29 @@ def _target(trainer: PPOTrainer) -> Runner:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _restore_items(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict,
-                   items: dict[str, Any]) -> dict[str, Any]:
+def _restore_items(
+    manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict, items: dict[str, Any]
+) -> dict[str, Any]:
     """Restore ``items`` (name -> target) of checkpoint ``step`` and verify their hashes (format 2)."""
     where = f"checkpoint {step} in {str(run_dir)!r}"
     try:
         with _quiet():
-            restored = manager.restore(step, args=ocp.args.Composite(
-                **{name: ocp.args.StandardRestore(target) for name, target in items.items()}))
+            restored = manager.restore(
+                step,
+                args=ocp.args.Composite(**{name: ocp.args.StandardRestore(target) for name, target in items.items()}),
+            )
     except Exception as exc:  # shape mismatches and corrupt files surface as many exception types
-        raise CheckpointError(f"cannot restore {where}: it is corrupt or does not match the network/batch of its "
-                              f"config ({_short(exc)}); delete it or resume from another") from exc
+        raise CheckpointError(
+            f"cannot restore {where}: it is corrupt or does not match the network/batch of its "
+            f"config ({_short(exc)}); delete it or resume from another"
+        ) from exc
     if meta["format_version"] >= 2:
         for name in items:
             if content_hash(meta["config"], restored[name]) != meta["sha256"][name]:
-                raise CheckpointError(f"{where} is corrupt: the content hash of its {name!r} does not match the one "
-                                      f"saved with it; delete it or resume from another checkpoint")
+                raise CheckpointError(
+                    f"{where} is corrupt: the content hash of its {name!r} does not match the one "
+                    f"saved with it; delete it or resume from another checkpoint"
+                )
     return dict(restored)
 
 
@@ -231,15 +256,22 @@ def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = 
     with _manager(run_dir) as manager:
         meta = _read_meta(manager, run_dir, step)
         if meta["format_version"] < FORMAT_VERSION:
-            raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} has the old format "
-                                  f"{meta['format_version']} (no content hash, another optimiser state): it can be "
-                                  f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first")
+            raise CheckpointError(
+                f"checkpoint {step} in {str(run_dir)!r} has the old format "
+                f"{meta['format_version']} (no content hash, another optimiser state): it can be "
+                f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first"
+            )
         saved: PPOConfig = meta["config"]
         if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
-            diff = {k: (v, getattr(trainer.config, k)) for k, v in saved.to_dict().items()
-                    if getattr(trainer.config, k) != v}
-            raise CheckpointError(f"checkpoint {step} in {str(run_dir)!r} was made with a different config "
-                                  f"(field: (saved, requested)) {diff}; resume with the saved settings")
+            diff = {
+                k: (v, getattr(trainer.config, k))
+                for k, v in saved.to_dict().items()
+                if getattr(trainer.config, k) != v
+            }
+            raise CheckpointError(
+                f"checkpoint {step} in {str(run_dir)!r} was made with a different config "
+                f"(field: (saved, requested)) {diff}; resume with the saved settings"
+            )
         target = _target(trainer)
         items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": _state_item(target)})
     return Runner(params=items["params"], **items["state"])
@@ -254,8 +286,12 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PP
     config = meta["config"]
     with _manager(run_dir) as manager:
         if meta["format_version"] < FORMAT_VERSION:
-            _log.warning("checkpoint %s in %r has the old format %s without a content hash: loaded unverified",
-                         step, str(run_dir), meta["format_version"])
+            _log.warning(
+                "checkpoint %s in %r has the old format %s without a content hash: loaded unverified",
+                step,
+                str(run_dir),
+                meta["format_version"],
+            )
         params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_train(config)).params})
     return config, params["params"]
 
@@ -281,10 +317,17 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
         target = _target(trainer)
         device = jax.tree.leaves(target.params)[0].sharding
         old_adam = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5))
-        old_opt = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
-                               jax.eval_shape(old_adam.init, target.params))
-        old_state = {"opt_state": old_opt, "env_state": target.env_state, "key": target.key, "update": target.update,
-                     "lr_horizon": jax.ShapeDtypeStruct((), np.int32, sharding=device)}
+        old_opt = jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device),
+            jax.eval_shape(old_adam.init, target.params),
+        )
+        old_state = {
+            "opt_state": old_opt,
+            "env_state": target.env_state,
+            "key": target.key,
+            "update": target.update,
+            "lr_horizon": jax.ShapeDtypeStruct((), np.int32, sharding=device),
+        }
         with _manager(run_dir) as manager:
             items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": old_state})
         params, state = items["params"], items["state"]
@@ -293,13 +336,18 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
         fresh = trainer.optimizer.init(params)
         schedule = LinearDecayState(count=count, horizon=jax.numpy.asarray(state["lr_horizon"], jax.numpy.int32))
         opt_state = fresh._replace(
-            count=count,     # the rate of the last optimiser step taken, i.e. of the previous update, as optax keeps it
-            hyperparams={"learning_rate": jax.numpy.asarray(
-                trainer.learning_rate(jax.numpy.maximum(update - 1, 0), schedule.horizon), jax.numpy.float32)},
+            count=count,  # the rate of the last optimiser step taken, i.e. of the previous update, as optax keeps it
+            hyperparams={
+                "learning_rate": jax.numpy.asarray(
+                    trainer.learning_rate(jax.numpy.maximum(update - 1, 0), schedule.horizon), jax.numpy.float32
+                )
+            },
             hyperparams_states={"learning_rate": schedule},
-            inner_state=(*state["opt_state"], *fresh.inner_state[len(state["opt_state"]):]))
-        runner = Runner(params=params, opt_state=opt_state, env_state=state["env_state"], key=state["key"],
-                        update=update)
+            inner_state=(*state["opt_state"], *fresh.inner_state[len(state["opt_state"]) :]),
+        )
+        runner = Runner(
+            params=params, opt_state=opt_state, env_state=state["env_state"], key=state["key"], update=update
+        )
         old_dir = Path(run_dir) / "checkpoints_format1"
         old_dir.mkdir(exist_ok=True)
         shutil.move(str(Path(run_dir) / SUBDIR / str(step)), str(old_dir / str(step)))

@@ -13,8 +13,9 @@ import math
 import os
 import sys
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 import jax
 import jax.numpy as jnp
@@ -33,9 +34,11 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Handler]]] =
 
 def subcommand(name: str, help: str) -> Callable:
     """Register ``setup(parser) -> handler`` as the subcommand ``name`` with one-line ``help``."""
+
     def register(setup: Callable[[argparse.ArgumentParser], Handler]) -> Callable[[argparse.ArgumentParser], Handler]:
         _COMMANDS[name] = (help, setup)
         return setup
+
     return register
 
 
@@ -90,8 +93,9 @@ def output_file(text: str) -> str:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file name such as {text}/results.json")
     if not path.absolute().parent.is_dir():
-        raise argparse.ArgumentTypeError(f"the directory of {text!r} does not exist; create it first or choose "
-                                         f"another path")
+        raise argparse.ArgumentTypeError(
+            f"the directory of {text!r} does not exist; create it first or choose another path"
+        )
     _writable_dir_for(path.absolute().parent, "path")
     return text
 
@@ -127,8 +131,10 @@ def _variant(args: argparse.Namespace, specs: list[str]) -> str:
     return found or "duo"
 
 
-_AGENT_HELP = ("agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, or run directories "
-               "(the --out of 'blokus-jax train')")
+_AGENT_HELP = (
+    "agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, or run directories "
+    "(the --out of 'blokus-jax train')"
+)
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
@@ -153,21 +159,38 @@ def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
 # ------------------------------------------------------------------------------------------------------------ eval
 @subcommand("eval", "play every pair of agents against each other and print win rates, scores and Elo")
 def _eval(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("--variant", default=None, choices=variant_names(),
-                        help="variant to play (default: that of the run directories among the agents, else duo)")
+    parser.add_argument(
+        "--variant",
+        default=None,
+        choices=variant_names(),
+        help="variant to play (default: that of the run directories among the agents, else duo)",
+    )
     parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT", help=_AGENT_HELP)
-    parser.add_argument("--games", type=positive_int, default=100,
-                        help="games per pairing, rounded up to a multiple of the seat rotation (default 100)")
+    parser.add_argument(
+        "--games",
+        type=positive_int,
+        default=100,
+        help="games per pairing, rounded up to a multiple of the seat rotation (default 100)",
+    )
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed; the same seed gives the same results")
     parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the results as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print markdown tables instead of a rich table")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    parser.add_argument("--save-games", metavar="DIR", type=output_dir,
-                        help="also save sample games (first agent as player 0 against the second) as records in DIR")
-    parser.add_argument("--num-saved", type=positive_int, default=4,
-                        help="sample games to save with --save-games (default 4)")
-    parser.add_argument("--format", choices=["blksgf", "json"], default="blksgf",
-                        help="record format for --save-games (default blksgf; custom variants need json)")
+    parser.add_argument(
+        "--save-games",
+        metavar="DIR",
+        type=output_dir,
+        help="also save sample games (first agent as player 0 against the second) as records in DIR",
+    )
+    parser.add_argument(
+        "--num-saved", type=positive_int, default=4, help="sample games to save with --save-games (default 4)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=["blksgf", "json"],
+        default="blksgf",
+        help="record format for --save-games (default blksgf; custom variants need json)",
+    )
 
     def run(args: argparse.Namespace) -> int:
         if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
@@ -181,19 +204,31 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
                 json.dump(report.to_dict(), f, indent=2)
         if args.save_games:
             first, second = args.agents[:2]
-            paths = save_sample_games(env, policies[first], policies[second], (first, second), args.num_saved,
-                                      args.seed, args.save_games, args.format)
-            print(f"saved {len(paths)} games of {first} (player 0) vs {second} to {args.save_games}; "
-                  f"view one with: blokus-jax view {paths[0]}")
+            paths = save_sample_games(
+                env,
+                policies[first],
+                policies[second],
+                (first, second),
+                args.num_saved,
+                args.seed,
+                args.save_games,
+                args.format,
+            )
+            print(
+                f"saved {len(paths)} games of {first} (player 0) vs {second} to {args.save_games}; "
+                f"view one with: blokus-jax view {paths[0]}"
+            )
         return 0
 
     return run
 
 
-def save_sample_games(env: Env, first: Policy, others: Policy, names: tuple[str, str], count: int, seed: int,
-                      directory: str, fmt: str) -> list:
+def save_sample_games(
+    env: Env, first: Policy, others: Policy, names: tuple[str, str], count: int, seed: int, directory: str, fmt: str
+) -> list:
     """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
     as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
+
     def mixed(key: jax.Array, state: State) -> jax.Array:
         return jnp.where(state.current_player == 0, first(key, state), others(key, state))
 
@@ -211,8 +246,9 @@ def _print_report(report: ArenaReport, markdown: bool) -> None:
     print_table(report.rows(), title, sys.stdout)
     names = [a.name for a in report.agents]
     matrix = report.head_to_head()
-    rows = [["agent"] + names] + [[name] + ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))]
-                                  for i, name in enumerate(names)]
+    rows = [["agent"] + names] + [
+        [name] + ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))] for i, name in enumerate(names)
+    ]
     print_table(rows, "head to head: win rate of row vs column", sys.stdout)
 
 
@@ -240,9 +276,12 @@ def play_help(env: Env) -> str:
     orientation = min(1, len(pieces[index].orientations) - 1)
     action = env.encode_action(index, orientation, 0, 0)
     cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(action)]
-    return PLAY_HELP.format(example=f"{pieces[index].name} {orientation} {render.cell_name(env.variant, 0, 0)}",
-                            cells=" ".join(cells), cells_commas=",".join(cells),
-                            corner=render.cell_name(env.variant, env.variant.board_shape[0] - 1, 0))
+    return PLAY_HELP.format(
+        example=f"{pieces[index].name} {orientation} {render.cell_name(env.variant, 0, 0)}",
+        cells=" ".join(cells),
+        cells_commas=",".join(cells),
+        corner=render.cell_name(env.variant, env.variant.board_shape[0] - 1, 0),
+    )
 
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
@@ -254,8 +293,10 @@ def _piece_index(name: str, env: Env) -> int:
     """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
     names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
     if name.lower() not in names:
-        raise IllegalActionError(f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
-                                 f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)")
+        raise IllegalActionError(
+            f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
+            f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)"
+        )
     return names[name.lower()]
 
 
@@ -270,23 +311,28 @@ def parse_move(text: str, env: Env) -> int:
         piece = env.variant.pieces[index]
         orientation, count = int(tokens[1]), len(piece.orientations)
         if orientation >= count:
-            raise IllegalActionError(f"{piece.name!r} has orientations 0-{count - 1} (its distinct rotations and "
-                                     f"reflections; type 'show {piece.name}' to see them), not {orientation}")
+            raise IllegalActionError(
+                f"{piece.name!r} has orientations 0-{count - 1} (its distinct rotations and "
+                f"reflections; type 'show {piece.name}' to see them), not {orientation}"
+            )
         row, col = parse_cell(tokens[2], env)
         action = env.encode_action(index, orientation, row, col)
         try:
             env.action_cells(action)
         except IllegalActionError as exc:
-            raise IllegalActionError(f"{piece.name} {orientation} at {tokens[2]} does not fit on the board: "
-                                     f"{tokens[2]} is the top-left corner of the piece's bounding box") from exc
+            raise IllegalActionError(
+                f"{piece.name} {orientation} at {tokens[2]} does not fit on the board: "
+                f"{tokens[2]} is the top-left corner of the piece's bounding box"
+            ) from exc
         return action
     try:
         cells = [parse_cell(t, env) for t in tokens]
     except IllegalActionError as exc:
         if tokens and tokens[0].lower() in names:
-            raise IllegalActionError(f"{text!r}: write a piece move as <piece> <orientation> <cell>, e.g. "
-                                     f"'{env.variant.pieces[-1].name} 0 {render.cell_name(env.variant, 0, 0)}'") \
-                from exc
+            raise IllegalActionError(
+                f"{text!r}: write a piece move as <piece> <orientation> <cell>, e.g. "
+                f"'{env.variant.pieces[-1].name} 0 {render.cell_name(env.variant, 0, 0)}'"
+            ) from exc
         raise
     return env.action_from_cells(cells)
 
@@ -314,11 +360,17 @@ def _draw_orientations(env: Env, piece_name: str) -> str:
 
 @subcommand("play", "play a game in the terminal against a bot")
 def _play(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("--variant", default=None, choices=variant_names(),
-                        help="variant to play (default: that of a run directory given as --opponent, else duo)")
-    parser.add_argument("--opponent", default="greedy",
-                        help="agent for the other seats: an agent name (e.g. greedy, minimax:k=8) or a run "
-                             "directory (default greedy)")
+    parser.add_argument(
+        "--variant",
+        default=None,
+        choices=variant_names(),
+        help="variant to play (default: that of a run directory given as --opponent, else duo)",
+    )
+    parser.add_argument(
+        "--opponent",
+        default="greedy",
+        help="agent for the other seats: an agent name (e.g. greedy, minimax:k=8) or a run directory (default greedy)",
+    )
     parser.add_argument("--seat", type=nonnegative_int, default=0, help="your seat (player index; 0 moves first)")
     parser.add_argument("--hint-bot", default="corners", help="agent that answers 'hint' (default corners)")
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
@@ -327,14 +379,20 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
         env = make(_variant(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
-        return play_game(env, resolve_agent(args.opponent, env), resolve_agent(args.hint_bot, env), args.seat,
-                         args.seed, sys.stdin, sys.stdout)
+        return play_game(
+            env,
+            resolve_agent(args.opponent, env),
+            resolve_agent(args.hint_bot, env),
+            args.seat,
+            args.seed,
+            sys.stdin,
+            sys.stdout,
+        )
 
     return run
 
 
-def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int, stdin: TextIO,
-              out: TextIO) -> int:
+def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int, stdin: TextIO, out: TextIO) -> int:
     """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
     seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
     step, bot, hint, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(hint_bot), jax.jit(env.is_legal)
@@ -344,17 +402,21 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
     names = render.color_names(env.variant)
     mine = ", ".join(names[c] for c in env.variant.players_to_colors[seat])
     say = lambda *a: print(*a, file=out)  # noqa: E731
-    starts = "; ".join(f"{names[c]} starts on " + " or ".join(render.cell_name(env.variant, r, col)
-                                                             for r, col in env.variant.start_cells[c])
-                       for c in env.variant.players_to_colors[seat])
+    starts = "; ".join(
+        f"{names[c]} starts on "
+        + " or ".join(render.cell_name(env.variant, r, col) for r, col in env.variant.start_cells[c])
+        for c in env.variant.players_to_colors[seat]
+    )
     say(f"You are player {seat} ({mine}). {starts}. Type 'help' for commands.")
     show_board = True
     while not bool(state.terminated | state.truncated):
         if int(state.current_player) != seat:
             key, sub = jax.random.split(key)
             action = int(bot(sub, state))
-            say(f"player {int(state.current_player)} ({names[int(state.current_color)]}) plays "
-                f"{describe_move(env, action)}")
+            say(
+                f"player {int(state.current_player)} ({names[int(state.current_color)]}) plays "
+                f"{describe_move(env, action)}"
+            )
             state, show_board = step(state, action), True
             continue
         if not bool(np.asarray(state.legal_bits).any()):
@@ -390,8 +452,13 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
                 say("nothing to undo")
         elif lowered == "pieces":
             remaining = np.asarray(state.remaining)[int(state.current_color)]
-            say("  ".join(f"{p.name}({len(p.orientations)})" + (f"x{n}" if n > 1 else "")
-                          for p, n in zip(env.variant.pieces, remaining) if n > 0))
+            say(
+                "  ".join(
+                    f"{p.name}({len(p.orientations)})" + (f"x{n}" if n > 1 else "")
+                    for p, n in zip(env.variant.pieces, remaining)
+                    if n > 0
+                )
+            )
         elif lowered.startswith("show"):
             try:
                 say(_draw_orientations(env, command[4:].strip()))
@@ -404,8 +471,10 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
                 say(f"error: {exc}. Type 'help' for the move format.")
                 continue
             if not bool(legal(state, action)):
-                say(f"error: {describe_move(env, action)} is not legal here: "
-                    f"{records.explain_illegal(env.variant, state, action)}. Try 'hint'.")
+                say(
+                    f"error: {describe_move(env, action)} is not legal here: "
+                    f"{records.explain_illegal(env.variant, state, action)}. Try 'hint'."
+                )
                 continue
             history.append(state)
             say(f"you play {describe_move(env, action)}")
@@ -419,13 +488,22 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
 
 
 # ----------------------------------------------------------------------------------------------------------- bench
-@subcommand("bench", "measure environment throughput (placements per second) on this machine; on a CPU set "
-                    "XLA_FLAGS=--xla_force_host_platform_device_count=<cores> to use every core")
+@subcommand(
+    "bench",
+    "measure environment throughput (placements per second) on this machine; on a CPU set "
+    "XLA_FLAGS=--xla_force_host_platform_device_count=<cores> to use every core",
+)
 def _bench(parser: argparse.ArgumentParser) -> Handler:
-    parser.add_argument("--variants", nargs="+", default=["duo", "classic"], choices=variant_names(),
-                        help="variants to measure (default duo classic)")
-    parser.add_argument("--batch-sizes", nargs="+", type=positive_int, default=[1, 1024],
-                        help="batch sizes (default 1 1024)")
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=["duo", "classic"],
+        choices=variant_names(),
+        help="variants to measure (default duo classic)",
+    )
+    parser.add_argument(
+        "--batch-sizes", nargs="+", type=positive_int, default=[1, 1024], help="batch sizes (default 1 1024)"
+    )
     parser.add_argument("--steps", type=positive_int, default=100, help="steps per timed run (default 100)")
     parser.add_argument("--repeats", type=positive_int, default=3, help="timed runs per configuration (default 3)")
 
@@ -449,16 +527,23 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
-    parser.add_argument("--seed", type=nonnegative_int,
-                        help="seed; the same seed and settings give the same run on CPU")
+    parser.add_argument(
+        "--seed", type=nonnegative_int, help="seed; the same seed and settings give the same run on CPU"
+    )
     parser.add_argument("--out", default=None, type=output_dir, help="run directory (default runs/<variant>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
-    parser.add_argument("--eval-every", type=nonnegative_int, default=25,
-                        help="updates between evaluations (0: never; default 25)")
-    parser.add_argument("--eval-games", type=positive_int, default=64,
-                        help="games per evaluation against each bot (default 64)")
-    parser.add_argument("--checkpoint-every", type=nonnegative_int, default=50,
-                        help="updates between checkpoints (0: only at the end; default 50)")
+    parser.add_argument(
+        "--eval-every", type=nonnegative_int, default=25, help="updates between evaluations (0: never; default 25)"
+    )
+    parser.add_argument(
+        "--eval-games", type=positive_int, default=64, help="games per evaluation against each bot (default 64)"
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=nonnegative_int,
+        default=50,
+        help="updates between checkpoints (0: only at the end; default 50)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     def run(args: argparse.Namespace) -> int:
@@ -467,21 +552,37 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         checkpoint = importlib.import_module("agents.checkpoint")
         out = args.out or f"runs/{args.variant or 'simple'}"
         output_dir(out)
-        given = {"variant": args.variant, "num_envs": args.num_envs, "num_steps": args.num_steps,
-                 "channels": args.channels, "blocks": args.blocks, "learning_rate": args.lr, "seed": args.seed,
-                 "total_steps": args.total_steps}
+        given = {
+            "variant": args.variant,
+            "num_envs": args.num_envs,
+            "num_steps": args.num_steps,
+            "channels": args.channels,
+            "blocks": args.blocks,
+            "learning_rate": args.lr,
+            "seed": args.seed,
+            "total_steps": args.total_steps,
+        }
         given = {k: v for k, v in given.items() if v is not None}
         if args.resume:
             config = checkpoint.load_config(out).replace(**given)
         else:
             config = ppo.PPOConfig(**{"variant": "simple", "total_steps": 10**12, **given})
         minutes = args.minutes if args.minutes is not None or args.total_steps is not None else 5.0
-        summary = train.run(config, out, minutes=minutes, resume=args.resume, eval_every=args.eval_every,
-                            eval_games=args.eval_games, checkpoint_every=args.checkpoint_every,
-                            progress=not args.no_progress)
+        summary = train.run(
+            config,
+            out,
+            minutes=minutes,
+            resume=args.resume,
+            eval_every=args.eval_every,
+            eval_games=args.eval_games,
+            checkpoint_every=args.checkpoint_every,
+            progress=not args.no_progress,
+        )
         print(json.dumps(summary))
-        print(f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
-              f"'blokus-jax eval --agents {out} greedy'")
+        print(
+            f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
+            f"'blokus-jax eval --agents {out} greedy'"
+        )
         return 0
 
     return run
@@ -492,8 +593,9 @@ def _view(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
     parser.add_argument("--out", help="where to write the page, ending in .html (default: FILE with the suffix .html)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
-    parser.add_argument("--force", action="store_true",
-                        help="replace an existing viewer page even if it shows another record")
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing viewer page even if it shows another record"
+    )
 
     def run(args: argparse.Namespace) -> int:
         # Load and check the record, write the viewer page next to it (or to --out), print the page's path. The
@@ -503,26 +605,34 @@ def _view(parser: argparse.ArgumentParser) -> Handler:
         target = Path(args.out) if args.out is not None else source.with_suffix(".html")
         if target.suffix.lower() not in (".html", ".htm"):
             raise BlokusError(f"--out {str(target)!r}: the viewer page must be an .html file")
-        if source.exists() and (source.resolve() == target.resolve()
-                                or (target.exists() and os.path.samefile(source, target))):
-            raise BlokusError(f"the viewer page {str(target)!r} would overwrite its input file; give another "
-                              f"path with --out")
+        if source.exists() and (
+            source.resolve() == target.resolve() or (target.exists() and os.path.samefile(source, target))
+        ):
+            raise BlokusError(
+                f"the viewer page {str(target)!r} would overwrite its input file; give another path with --out"
+            )
         if target.is_dir():
             raise BlokusError(f"--out {str(target)!r} is a directory; give a file name such as {target}/game.html")
         folder = target.absolute().parent
         while not folder.exists():
             folder = folder.parent
         if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-            raise BlokusError(f"cannot write the viewer page {str(target)!r}: {str(folder)!r} is not a writable "
-                              f"directory; choose another path with --out")
+            raise BlokusError(
+                f"cannot write the viewer page {str(target)!r}: {str(folder)!r} is not a writable "
+                f"directory; choose another path with --out"
+            )
         if target.exists():
             shown = viewer.page_source(target)
             if shown is None:
-                raise BlokusError(f"{str(target)!r} exists and is not a blokus-jax viewer page; refusing to "
-                                  f"overwrite it (choose another path with --out)")
+                raise BlokusError(
+                    f"{str(target)!r} exists and is not a blokus-jax viewer page; refusing to "
+                    f"overwrite it (choose another path with --out)"
+                )
             if shown and shown != str(source.resolve()) and not args.force:
-                raise BlokusError(f"{str(target)!r} is the viewer page of another record ({shown}); choose "
-                                  f"another path with --out, or add --force to replace it")
+                raise BlokusError(
+                    f"{str(target)!r} is the viewer page of another record ({shown}); choose "
+                    f"another path with --out, or add --force to replace it"
+                )
         record = records.load(source)
         try:
             viewer.write_viewer(record, target, title=source.name, source=str(source.resolve()))
@@ -555,16 +665,20 @@ def _replay(parser: argparse.ArgumentParser) -> Handler:
         names = render.color_names(variant)
         movers = record.movers()
         players = [text(p) for p in record.players]
-        lines = [f"{text(Path(args.file).name)}: {text(variant.name)}, {' vs '.join(players)}, "
-                 f"{len(record.moves)} placements"]
+        lines = [
+            f"{text(Path(args.file).name)}: {text(variant.name)}, {' vs '.join(players)}, "
+            f"{len(record.moves)} placements"
+        ]
         lines += [f"  {text(k)}: {text(v)}" for k, v in record.metadata.items()]
         for k, (action, color, cells) in enumerate(zip(record.actions, record.colors, record.cells), start=1):
             if len(cells) == 0:
                 lines.append(f"{k:4d}. {names[color]:<7} pass")
                 continue
             piece = variant.pieces[env.decode_action(action)[0]]
-            lines.append(f"{k:4d}. {names[color]:<7} {text(piece.name):<3} {render.cells_text(variant, cells)}  "
-                         f"({players[movers[k - 1]]})")
+            lines.append(
+                f"{k:4d}. {names[color]:<7} {text(piece.name):<3} {render.cells_text(variant, cells)}  "
+                f"({players[movers[k - 1]]})"
+            )
             if args.boards:
                 lines.append(render.to_text(record.state_at(k), variant, ansi=args.ansi, pieces=False))
         lines.append(render.to_text(record.replay(), variant, ansi=args.ansi))

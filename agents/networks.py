@@ -38,7 +38,7 @@ def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: i
     """The gather table of the policy head and the padding it needs: ``(int32[O * H * W], pad)``. Entry ``a`` of the
     table is the flat index, into a ``[H + pad, W + pad, O]`` logit tensor, of placement ``a``'s orientation plane at
     the centre cell of its bounding box."""
-    offsets = np.asarray(centres, np.int64)                                            # [O, 2]
+    offsets = np.asarray(centres, np.int64)  # [O, 2]
     pad = int(offsets.max(initial=0))
     o, r, c = np.meshgrid(np.arange(len(offsets)), np.arange(rows), np.arange(cols), indexing="ij")
     rr, cc = r + offsets[o, 0], c + offsets[o, 1]
@@ -58,7 +58,7 @@ class Conv3x3(nn.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         rows, cols = x.shape[-3:-1]
         padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-        patches = jnp.concatenate([padded[:, i:i + rows, j:j + cols] for i in range(3) for j in range(3)], -1)
+        patches = jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
         return nn.Dense(self.features)(patches)
 
 
@@ -99,7 +99,7 @@ class PolicyValueNet(nn.Module):
         x = nn.relu(x)
 
         table, pad = centre_gather_table(self.centres, rows, cols)
-        planes = nn.Dense(len(self.centres))(x)                                        # 1x1 conv: [N, H, W, O]
+        planes = nn.Dense(len(self.centres))(x)  # 1x1 conv: [N, H, W, O]
         planes = jnp.pad(planes, ((0, 0), (0, pad), (0, pad), (0, 0)))
         placement = planes.reshape(n, -1)[:, table]
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)

@@ -37,8 +37,9 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -139,15 +140,18 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     another variant.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run "
-                             f"directory")
+        raise AgentSpecError(
+            f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run directory"
+        )
     name, colon, rest = spec.partition(":")
     if name in _AGENTS:
         return _build(spec, name, _AGENTS[name], env, _parse_options(spec, rest) if colon else {})
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
-            raise AgentSpecError(f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not available yet in this "
-                                 f"version; use an agent from {agent_names()} or a run directory")
+            raise AgentSpecError(
+                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not available yet in this "
+                f"version; use an agent from {agent_names()} or a run directory"
+            )
         target, _, option_text = rest.partition(",")
         if not target:
             raise AgentSpecError(f"agent {spec!r} names no target; write {name}:TARGET[,key=value,...]")
@@ -155,8 +159,10 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     if os.path.isdir(spec):
         return load_run(spec, env)
     if os.path.sep in spec or spec.startswith("."):
-        raise AgentSpecError(f"agent {spec!r}: no such run directory; check the path (a run directory is the "
-                             f"--out of 'blokus-jax train')")
+        raise AgentSpecError(
+            f"agent {spec!r}: no such run directory; check the path (a run directory is the "
+            f"--out of 'blokus-jax train')"
+        )
     known = agent_names() + [f"{p}:..." for p in sorted(set(_PREFIXES) | set(_RESERVED))]
     raise AgentSpecError(f"unknown agent {spec!r}; give an agent from {known} or a run directory")
 
@@ -167,8 +173,9 @@ def _parse_options(spec: str, text: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise AgentSpecError(f"bad option {item!r} in agent spec {spec!r}; write options as "
-                                 f"name:key=value,key=value")
+            raise AgentSpecError(
+                f"bad option {item!r} in agent spec {spec!r}; write options as name:key=value,key=value"
+            )
         if key in options:
             raise AgentSpecError(f"option {key!r} given twice in agent spec {spec!r}")
         options[key] = value
@@ -180,7 +187,7 @@ _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str, str], *target: str) -> Policy:
     """``factory(env, *target, **typed options)``, each option converted to the type of the factory's default."""
-    signature = list(inspect.signature(factory).parameters.values())[1 + len(target):]
+    signature = list(inspect.signature(factory).parameters.values())[1 + len(target) :]
     params = {p.name: p for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     open_ended = any(p.kind is p.VAR_KEYWORD for p in signature)
     described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
@@ -190,8 +197,9 @@ def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str,
             typed[key] = text
             continue
         if key not in params:
-            raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}; its options "
-                                 f"are: {described}")
+            raise AgentSpecError(
+                f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}; its options are: {described}"
+            )
         typed[key] = _convert(spec, key, text, params[key])
     try:
         return factory(env, *target, **typed)
@@ -220,8 +228,10 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter) -> Any:
             return value
         return text
     except ValueError:
-        raise AgentSpecError(f"bad options in agent spec {spec!r}: option {key}={text!r} must be "
-                             f"{'a finite number' if kind is float else 'an ' + kind.__name__}") from None
+        raise AgentSpecError(
+            f"bad options in agent spec {spec!r}: option {key}={text!r} must be "
+            f"{'a finite number' if kind is float else 'an ' + kind.__name__}"
+        ) from None
 
 
 # ------------------------------------------------------------------------------------------------ run directories
@@ -233,8 +243,10 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     meta = checkpoint.read_meta(run_dir)
     algorithm = meta.get("algorithm", "ppo")
     if algorithm not in _RUN_KINDS:
-        raise CheckpointError(f"{str(run_dir)!r} is a {algorithm!r} run, which this version cannot play; "
-                              f"known kinds: {sorted(_RUN_KINDS)}")
+        raise CheckpointError(
+            f"{str(run_dir)!r} is a {algorithm!r} run, which this version cannot play; "
+            f"known kinds: {sorted(_RUN_KINDS)}"
+        )
     return _RUN_KINDS[algorithm](run_dir, env, **options)
 
 
@@ -245,8 +257,10 @@ def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, 
 
     config, params = checkpoint.load_params(run_dir)
     if config.variant != env.variant.name:
-        raise CheckpointError(f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
-                              f"{env.variant.name!r}; use --variant {config.variant}")
+        raise CheckpointError(
+            f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
+            f"{env.variant.name!r}; use --variant {config.variant}"
+        )
     return make_network(env, config.channels, config.blocks, config.value_hidden), params
 
 
@@ -261,6 +275,18 @@ for _name, _factory in BOTS.items():
     register_agent(_name, _factory)
 register_run_kind("ppo", load_policy)
 
-__all__ = ["AgentFactory", "AgentSpecError", "ParamPolicy", "Policy", "agent_names", "load_network", "load_policy",
-           "load_run",
-           "network_policy", "register_agent", "register_prefix", "register_run_kind", "resolve_agent"]
+__all__ = [
+    "AgentFactory",
+    "AgentSpecError",
+    "ParamPolicy",
+    "Policy",
+    "agent_names",
+    "load_network",
+    "load_policy",
+    "load_run",
+    "network_policy",
+    "register_agent",
+    "register_prefix",
+    "register_run_kind",
+    "resolve_agent",
+]

@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -94,16 +95,27 @@ class PPOConfig:
         for name in ("blocks", "value_hidden", "seed"):
             if int(getattr(self, name)) < 0:
                 raise ValueError(f"PPOConfig.{name} must be a non-negative int, got {getattr(self, name)!r}")
-        for name, lo, hi in (("learning_rate", 0.0, math.inf), ("final_lr_fraction", 0.0, 1.0), ("gamma", 0.0, 1.0),
-                             ("gae_lambda", 0.0, 1.0), ("clip_eps", 0.0, math.inf), ("ent_coef", 0.0, math.inf),
-                             ("vf_coef", 0.0, math.inf), ("max_grad_norm", 0.0, math.inf)):
+        for name, lo, hi in (
+            ("learning_rate", 0.0, math.inf),
+            ("final_lr_fraction", 0.0, 1.0),
+            ("gamma", 0.0, 1.0),
+            ("gae_lambda", 0.0, 1.0),
+            ("clip_eps", 0.0, math.inf),
+            ("ent_coef", 0.0, math.inf),
+            ("vf_coef", 0.0, math.inf),
+            ("max_grad_norm", 0.0, math.inf),
+        ):
             value = float(getattr(self, name))
             if not (math.isfinite(value) and lo <= value <= hi) or (name == "learning_rate" and value == 0):
-                raise ValueError(f"PPOConfig.{name} must be a finite number in [{lo}, {hi}]"
-                                 f"{' above 0' if name == 'learning_rate' else ''}, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"PPOConfig.{name} must be a finite number in [{lo}, {hi}]"
+                    f"{' above 0' if name == 'learning_rate' else ''}, got {getattr(self, name)!r}"
+                )
         if self.num_steps % self.num_minibatches:
-            raise ValueError(f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
-                             f"({self.num_minibatches}): every minibatch takes the same share of each game's steps")
+            raise ValueError(
+                f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
+                f"({self.num_minibatches}): every minibatch takes the same share of each game's steps"
+            )
 
     @property
     def steps_per_update(self) -> int:
@@ -125,7 +137,7 @@ class PPOConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "PPOConfig":
+    def from_dict(cls, data: Any) -> PPOConfig:
         """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
         naming unknown fields, fields of the wrong type and invalid values."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -133,13 +145,21 @@ class PPOConfig:
             raise CheckpointError(f"a PPOConfig must be a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - set(fields))
         if unknown:
-            raise CheckpointError(f"unknown PPOConfig fields {unknown} (checkpoint from another version?); "
-                                  f"valid fields are {list(fields)}")
+            raise CheckpointError(
+                f"unknown PPOConfig fields {unknown} (checkpoint from another version?); "
+                f"valid fields are {list(fields)}"
+            )
         for name, value in data.items():
             kind = type(fields[name].default)
-            ok = isinstance(value, str) if kind is str else (
-                isinstance(value, int) and not isinstance(value, bool) if kind is int else
-                isinstance(value, (int, float)) and not isinstance(value, bool))
+            ok = (
+                isinstance(value, str)
+                if kind is str
+                else (
+                    isinstance(value, int) and not isinstance(value, bool)
+                    if kind is int
+                    else isinstance(value, (int, float)) and not isinstance(value, bool)
+                )
+            )
             if not ok:
                 raise CheckpointError(f"PPOConfig field {name!r} must be a {kind.__name__}, got {value!r}")
         try:
@@ -147,7 +167,7 @@ class PPOConfig:
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"invalid PPOConfig: {exc}") from exc
 
-    def replace(self, **changes) -> "PPOConfig":
+    def replace(self, **changes) -> PPOConfig:
         """A copy with ``changes`` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
@@ -156,13 +176,13 @@ class Transition(NamedTuple):
     """One rollout step of every game (leading axes ``[T, N]`` after the scan)."""
 
     obs: Observation
-    mask: jax.Array        # bool[A] legal actions
-    action: jax.Array      # int32
-    log_prob: jax.Array    # f32 under the acting policy
-    value: jax.Array       # f32 value of the seat to move
-    player: jax.Array      # int32 seat that moved
-    rewards: jax.Array     # f32[num_players] rewards of this step
-    done: jax.Array        # bool: the game ended on this step
+    mask: jax.Array  # bool[A] legal actions
+    action: jax.Array  # int32
+    log_prob: jax.Array  # f32 under the acting policy
+    value: jax.Array  # f32 value of the seat to move
+    player: jax.Array  # int32 seat that moved
+    rewards: jax.Array  # f32[num_players] rewards of this step
+    done: jax.Array  # bool: the game ended on this step
 
 
 class Runner(struct.PyTreeNode):
@@ -222,12 +242,19 @@ class LinearDecay:
 def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
     """Gradient clipping by global norm, Adam, and the learning rate of :class:`LinearDecay` over
     ``config.num_updates`` updates, injected as a hyperparameter (read it as ``opt_state.hyperparams``)."""
-    schedule = LinearDecay(config.learning_rate, config.learning_rate * config.final_lr_fraction,
-                           config.optimizer_steps_per_update, config.num_updates)
+    schedule = LinearDecay(
+        config.learning_rate,
+        config.learning_rate * config.final_lr_fraction,
+        config.optimizer_steps_per_update,
+        config.num_updates,
+    )
 
     def adam(learning_rate):
-        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5),
-                           optax.scale_by_learning_rate(learning_rate))
+        return optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm),
+            optax.scale_by_adam(eps=1e-5),
+            optax.scale_by_learning_rate(learning_rate),
+        )
 
     return optax.inject_hyperparams(adam)(learning_rate=schedule)
 
@@ -236,8 +263,9 @@ def with_lr_horizon(runner: Runner, horizon: int) -> Runner:
     """``runner`` with its learning rate decaying over ``horizon`` updates from now on (placed like the old value)."""
     states = dict(runner.opt_state.hyperparams_states)
     old = states["learning_rate"]
-    states["learning_rate"] = old._replace(horizon=jax.device_put(jnp.asarray(horizon, jnp.int32),
-                                                                  old.horizon.sharding))
+    states["learning_rate"] = old._replace(
+        horizon=jax.device_put(jnp.asarray(horizon, jnp.int32), old.horizon.sharding)
+    )
     return runner.replace(opt_state=runner.opt_state._replace(hyperparams_states=states))
 
 
@@ -258,13 +286,13 @@ class PPOTrainer:
     network: PolicyValueNet
     optimizer: optax.GradientTransformation
     mesh: Mesh | None
-    init_pure: Callable[[jax.Array], "Runner"]
-    init: Callable[[jax.Array], "Runner"]
+    init_pure: Callable[[jax.Array], Runner]
+    init: Callable[[jax.Array], Runner]
     rollout: Callable[..., tuple[State, Transition]]
-    update_pure: Callable[["Runner"], tuple["Runner", dict]]
-    update: Callable[["Runner"], tuple["Runner", dict]]
+    update_pure: Callable[[Runner], tuple[Runner, dict]]
+    update: Callable[[Runner], tuple[Runner, dict]]
     loss: Callable[..., tuple[jax.Array, dict]]
-    train: Callable[[jax.Array], tuple["Runner", dict]]
+    train: Callable[[jax.Array], tuple[Runner, dict]]
 
     def __call__(self, key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
         return self.train(key)
@@ -272,8 +300,9 @@ class PPOTrainer:
     def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
         """Learning rate of update number ``update`` when it decays over ``horizon`` updates."""
         c = self.config
-        return LinearDecay(c.learning_rate, c.learning_rate * c.final_lr_fraction, c.optimizer_steps_per_update,
-                           c.num_updates).at(update, horizon)
+        return LinearDecay(
+            c.learning_rate, c.learning_rate * c.final_lr_fraction, c.optimizer_steps_per_update, c.num_updates
+        ).at(update, horizon)
 
 
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
@@ -284,8 +313,10 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     network = make_network(env, c.channels, c.blocks, c.value_hidden)
     optimizer = make_optimizer(c)
     if mesh is not None and c.num_envs % mesh.size:
-        raise ValueError(f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
-                         f"split the games evenly")
+        raise ValueError(
+            f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
+            f"split the games evenly"
+        )
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
 
@@ -293,12 +324,14 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         init_key, key = jax.random.split(key)
         env_state = jax.vmap(env.init)(jax.random.split(init_key, c.num_envs))
         params = network.init(init_key, jax.tree.map(lambda x: x[:1], observe(env_state)))
-        return Runner(params=params, opt_state=optimizer.init(params), env_state=env_state, key=key,
-                      update=jnp.int32(0))
+        return Runner(
+            params=params, opt_state=optimizer.init(params), env_state=env_state, key=key, update=jnp.int32(0)
+        )
 
     # 1. rollout
     def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
         """Play ``num_steps`` self-play steps in every game; returns the final states and the ``[T, N]`` batch."""
+
         def one(states, step_key):
             obs = observe(states)
             mask = states.legal_action_mask
@@ -318,8 +351,15 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         # 2. per-seat GAE (see seat_gae below)
         _, last_value = network.apply(runner.params, observe(env_state))
         advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
-            traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value,
-            c.gamma, c.gae_lambda)
+            traj.player,
+            traj.rewards,
+            traj.done,
+            traj.value,
+            env_state.current_player,
+            last_value,
+            c.gamma,
+            c.gae_lambda,
+        )
         targets = advantages + traj.value
 
         # 3. epochs: each reshuffles the rollout into minibatches. Game-major layout [N, T, ...]: minibatches index
@@ -328,12 +368,13 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
 
         def epoch(carry, epoch_key):
             perms = jax.vmap(lambda k: jax.random.permutation(k, c.num_steps))(
-                jax.random.split(epoch_key, c.num_envs))                                 # [N, T]
+                jax.random.split(epoch_key, c.num_envs)
+            )  # [N, T]
 
             def split(x):
                 x = jnp.take_along_axis(x, perms.reshape(perms.shape + (1,) * (x.ndim - 2)), axis=1)
                 x = x.reshape(c.num_envs, c.num_minibatches, -1, *x.shape[2:])
-                return jnp.swapaxes(x, 0, 1)                                             # [M, N, T/M, ...]
+                return jnp.swapaxes(x, 0, 1)  # [M, N, T/M, ...]
 
             return jax.lax.scan(minibatch, carry, jax.tree.map(split, data))
 
@@ -344,23 +385,28 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
             steps, opt_state = optimizer.update(grads, opt_state, params)
             return (optax.apply_updates(params, steps), opt_state), terms
 
-        (params, opt_state), terms = jax.lax.scan(epoch, (runner.params, runner.opt_state),
-                                                  jax.random.split(shuffle_key, c.update_epochs))
+        (params, opt_state), terms = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, c.update_epochs)
+        )
         w = valid.astype(jnp.float32)
         residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
-        centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(
-            w.sum(), 1)
+        centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(w.sum(), 1)
         metrics = {k: v.mean() for k, v in terms.items()}
-        metrics.update(explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
-                       learning_rate=opt_state.hyperparams["learning_rate"],
-                       games_finished=jnp.sum(traj.done), valid_fraction=w.mean())
-        runner = runner.replace(params=params, opt_state=opt_state, env_state=env_state, key=key,
-                                update=runner.update + 1)
+        metrics.update(
+            explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
+            learning_rate=opt_state.hyperparams["learning_rate"],
+            games_finished=jnp.sum(traj.done),
+            valid_fraction=w.mean(),
+        )
+        runner = runner.replace(
+            params=params, opt_state=opt_state, env_state=env_state, key=key, update=runner.update + 1
+        )
         return runner, metrics
 
     # 5. loss
-    def loss(params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array,
-             valid: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+    def loss(
+        params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
         """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
         terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
         moves (one legal action)."""
@@ -380,9 +426,13 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
         entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
         total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
-        terms = dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
-                     approx_kl=mean((ratio - 1) - log_ratio, w_pi),
-                     clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi))
+        terms = dict(
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            entropy=entropy,
+            approx_kl=mean((ratio - 1) - log_ratio, w_pi),
+            clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi),
+        )
         return total, terms
 
     def train(key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
@@ -390,15 +440,32 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
 
     shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
     return PPOTrainer(
-        config=c, env=env, network=network, optimizer=optimizer, mesh=mesh, init_pure=init,
-        init=jax.jit(init, out_shardings=shardings), rollout=rollout, update_pure=update,
-        update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)), loss=loss,
-        train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)))
+        config=c,
+        env=env,
+        network=network,
+        optimizer=optimizer,
+        mesh=mesh,
+        init_pure=init,
+        init=jax.jit(init, out_shardings=shardings),
+        rollout=rollout,
+        update_pure=update,
+        update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)),
+        loss=loss,
+        train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)),
+    )
 
 
 # ------------------------------------------------------------------------------------------- per-seat GAE
-def seat_gae(players: jax.Array, rewards: jax.Array, dones: jax.Array, values: jax.Array, last_player: jax.Array,
-             last_value: jax.Array, gamma: float, lam: float) -> tuple[jax.Array, jax.Array]:
+def seat_gae(
+    players: jax.Array,
+    rewards: jax.Array,
+    dones: jax.Array,
+    values: jax.Array,
+    last_player: jax.Array,
+    last_value: jax.Array,
+    gamma: float,
+    lam: float,
+) -> tuple[jax.Array, jax.Array]:
     """Per-seat generalised advantage estimates for one game stream (see the module docstring for the method).
 
     Args: ``players`` ``int32[T]`` seat that moved at each step; ``rewards`` ``f32[T, num_players]`` rewards of each
@@ -409,10 +476,12 @@ def seat_gae(players: jax.Array, rewards: jax.Array, dones: jax.Array, values: j
     """
     num_players = rewards.shape[-1]
     seats = jnp.arange(num_players)
-    init = (jnp.where(seats == last_player, last_value, 0.0),     # value of each seat's next decision
-            jnp.zeros((num_players,)),                            # advantage of each seat's next decision
-            jnp.zeros((num_players,)),                            # rewards received since each seat last moved
-            seats == last_player)                                 # whether that next value is known
+    init = (
+        jnp.where(seats == last_player, last_value, 0.0),  # value of each seat's next decision
+        jnp.zeros((num_players,)),  # advantage of each seat's next decision
+        jnp.zeros((num_players,)),  # rewards received since each seat last moved
+        seats == last_player,
+    )  # whether that next value is known
 
     def back(carry, step):
         next_value, next_adv, reward_sum, known = carry
@@ -423,8 +492,12 @@ def seat_gae(players: jax.Array, rewards: jax.Array, dones: jax.Array, values: j
         delta = reward_sum[player] + gamma * next_value[player] - value
         adv = jnp.where(known[player], delta + gamma * lam * next_adv[player], 0.0)
         mine = seats == player
-        carry = (jnp.where(mine, value, next_value), jnp.where(mine, adv, next_adv),
-                 jnp.where(mine, 0.0, reward_sum), known | mine)
+        carry = (
+            jnp.where(mine, value, next_value),
+            jnp.where(mine, adv, next_adv),
+            jnp.where(mine, 0.0, reward_sum),
+            known | mine,
+        )
         return carry, (adv, known[player])
 
     _, (advantages, valid) = jax.lax.scan(back, init, (players, rewards, dones, values), reverse=True)
@@ -442,11 +515,25 @@ def runner_shardings(runner: Runner, mesh: Mesh) -> Runner:
     """Shardings of a :class:`Runner` on ``mesh``: the games' states split along their batch axis, the rest
     replicated. Returns a pytree of ``NamedSharding`` with the runner's structure."""
     split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
-    return runner.replace(params=jax.tree.map(lambda _: whole, runner.params),
-                          opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
-                          env_state=jax.tree.map(lambda _: split, runner.env_state),
-                          key=whole, update=whole)
+    return runner.replace(
+        params=jax.tree.map(lambda _: whole, runner.params),
+        opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
+        env_state=jax.tree.map(lambda _: split, runner.env_state),
+        key=whole,
+        update=whole,
+    )
 
 
-__all__ = ["LinearDecay", "PPOConfig", "PPOTrainer", "Runner", "Transition", "make_mesh", "make_optimizer",
-           "make_train", "runner_shardings", "seat_gae", "with_lr_horizon"]
+__all__ = [
+    "LinearDecay",
+    "PPOConfig",
+    "PPOTrainer",
+    "Runner",
+    "Transition",
+    "make_mesh",
+    "make_optimizer",
+    "make_train",
+    "runner_shardings",
+    "seat_gae",
+    "with_lr_horizon",
+]

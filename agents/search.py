@@ -145,8 +145,15 @@ def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array
 
 
 # ------------------------------------------------------------------------------------------------------ evaluators
-def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temperature: float = 1.0,
-                      margin: float = 0.0, margin_scale: float = 10.0, size_weight: float = 1.0) -> Evaluator:
+def rollout_evaluator(
+    env: Env,
+    playouts: int = 8,
+    playout: str = "greedy",
+    temperature: float = 1.0,
+    margin: float = 0.0,
+    margin_scale: float = 10.0,
+    size_weight: float = 1.0,
+) -> Evaluator:
     """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = mean over ``playouts``
     games played to the end from the position by the ``playout`` policy (``"greedy"`` or ``"random"``), each
     scored by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with
@@ -163,8 +170,17 @@ def rollout_evaluator(env: Env, playouts: int = 8, playout: str = "greedy", temp
     playouts, margin = int(playouts), float(margin)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
-        remaining, last_mono = rules.playout(env.tables, key, state.board, state.remaining, state.pieces_placed,
-                                             state.last_was_monomino, state.passed, state.current_color, greedy)
+        remaining, last_mono = rules.playout(
+            env.tables,
+            key,
+            state.board,
+            state.remaining,
+            state.pieces_placed,
+            state.last_was_monomino,
+            state.passed,
+            state.current_color,
+            greedy,
+        )
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
         final = rules.color_scores(env.tables, remaining, last_mono)
         result = root_utility(env.final_rewards(final), root_player)
@@ -188,6 +204,7 @@ def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
     """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value f32)`` (a
     :class:`~agents.networks.PolicyValueNet`'s ``apply``) on the mover's egocentric observation; logits of the
     placements as the prior, the value head as the mover's side value. Returns an :data:`Evaluator`."""
+
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del key, root_player
         logits, value = apply_fn(params, env.observe(state))
@@ -197,16 +214,18 @@ def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
 
 
 # ---------------------------------------------------------------------------------------------------------- search
-def make_search(env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, considered: int = 16,
-                gumbel_scale: float = 1.0) -> Callable[[Any, jax.Array, State], SearchOutput]:
+def make_search(
+    env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, considered: int = 16, gumbel_scale: float = 1.0
+) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search ``(params, key, states) -> SearchOutput`` (``states`` with a leading batch axis) running
     ``sims`` simulations of Gumbel MuZero over the top-``k`` candidates of every node, with sequential halving over
     ``considered`` root candidates and Gumbel noise scaled by ``gumbel_scale`` (0: deterministic given the
     priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``)."""
     sims, k, considered = int(sims), int(k), int(considered)
     if sims < 1 or k < 1 or considered < 1:
-        raise VariantError(f"sims, k and considered must be positive ints, got sims={sims}, k={k}, "
-                           f"considered={considered}")
+        raise VariantError(
+            f"sims, k and considered must be positive ints, got sims={sims}, k={k}, considered={considered}"
+        )
 
     def expand(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[Node, jax.Array, jax.Array]:
         """Evaluate a position: its node (candidate table), prior logits over the slots and value (0 once over)."""
@@ -232,9 +251,16 @@ def make_search(env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, 
         keys = jax.random.split(k_root, states.current_player.shape[0])
         nodes, prior, value = jax.vmap(expand, in_axes=(None, 0, 0, 0))(params, keys, states, states.current_player)
         root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=nodes)
-        out = mctx.gumbel_muzero_policy(params, k_search, root, recurrent_fn, num_simulations=sims,
-                                        invalid_actions=~nodes.valid, max_num_considered_actions=min(considered, k),
-                                        gumbel_scale=gumbel_scale)
+        out = mctx.gumbel_muzero_policy(
+            params,
+            k_search,
+            root,
+            recurrent_fn,
+            num_simulations=sims,
+            invalid_actions=~nodes.valid,
+            max_num_considered_actions=min(considered, k),
+            gumbel_scale=gumbel_scale,
+        )
         action = jnp.take_along_axis(nodes.actions, out.action[:, None], axis=1)[:, 0]
         weights = full_action_weights(nodes.actions, nodes.valid, out.action_weights, env.num_actions)
         root_value = out.search_tree.node_values[:, 0]
@@ -245,14 +271,25 @@ def make_search(env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, 
 
 def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable[[Any, jax.Array, State], jax.Array]:
     """``(params, key, state) -> action`` for one unbatched state from a batched search."""
+
     def act(params, key: jax.Array, state: State) -> jax.Array:
         return search(params, key, jax.tree_util.tree_map(lambda x: x[None], state)).action[0]
 
     return act
 
 
-def mcts_policy(env: Env, *, sims: int = 128, k: int = 16, playouts: int = 8, playout: str = "greedy",
-                considered: int = 16, temperature: float = 1.0, margin: float = 0.5, gumbel_scale: float = 0.0) -> Policy:
+def mcts_policy(
+    env: Env,
+    *,
+    sims: int = 128,
+    k: int = 16,
+    playouts: int = 8,
+    playout: str = "greedy",
+    considered: int = 16,
+    temperature: float = 1.0,
+    margin: float = 0.5,
+    gumbel_scale: float = 0.0,
+) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
     evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
 
@@ -266,30 +303,40 @@ def mcts_policy(env: Env, *, sims: int = 128, k: int = 16, playouts: int = 8, pl
     return lambda key, state: act(None, key, state)
 
 
-def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, sims: int = 64, k: int = 16,
-                          considered: int = 16, gumbel_scale: float = 0.0) -> ParamPolicy:
+def network_search_policy(
+    env: Env,
+    apply_fn: Callable,
+    params: Any,
+    *,
+    sims: int = 64,
+    k: int = 16,
+    considered: int = 16,
+    gumbel_scale: float = 0.0,
+) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
     -> (logits, value)``. Returns a :class:`~agents.policies.ParamPolicy` (a policy ``(key, state) -> int32`` whose
     ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move; self-play
     training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel sampling)."""
-    search = make_search(env, network_evaluator(env, apply_fn), sims=sims, k=k, considered=considered,
-                         gumbel_scale=gumbel_scale)
+    search = make_search(
+        env, network_evaluator(env, apply_fn), sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale
+    )
     return ParamPolicy(_single(search), params)
 
 
-def az_policy(env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered: int = 16,
-              gumbel_scale: float = 0.0) -> ParamPolicy:
+def az_policy(
+    env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
+) -> ParamPolicy:
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
     with :func:`network_search_policy` and these options. Raises ``CheckpointError`` when the run has no checkpoint
     or was trained on another variant."""
     network, params = load_network(run_dir, env)
-    return network_search_policy(env, network.apply, params, sims=sims, k=k, considered=considered,
-                                 gumbel_scale=gumbel_scale)
+    return network_search_policy(
+        env, network.apply, params, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale
+    )
 
 
-
-register_agent("mcts", mcts_policy)        # "mcts", "mcts:sims=128,k=32"
-register_prefix("az", az_policy)           # "az:runs/duo", "az:runs/duo,sims=64"
+register_agent("mcts", mcts_policy)  # "mcts", "mcts:sims=128,k=32"
+register_prefix("az", az_policy)  # "az:runs/duo", "az:runs/duo,sims=64"
 
 __all__ = [
     "PLAYOUTS",

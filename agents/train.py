@@ -22,12 +22,14 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import jax
 import numpy as np
+
 from agents import checkpoint
 from agents.arena import play_match, tqdm
 from agents.policies import network_policy, resolve_agent
@@ -52,8 +54,14 @@ def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: 
     agent = network_policy(trainer.env, trainer.network, params, greedy=True)
     out = {}
     for i, name in enumerate(opponents):
-        result = play_match(trainer.env, (agent, _bot(trainer.env, name)), ("agent", name), games,
-                            jax.random.fold_in(key, i), progress=False)
+        result = play_match(
+            trainer.env,
+            (agent, _bot(trainer.env, name)),
+            ("agent", name),
+            games,
+            jax.random.fold_in(key, i),
+            progress=False,
+        )
         out[f"win_rate_vs_{name}"] = float(result.credit[:, 0].mean())
     return out
 
@@ -117,9 +125,11 @@ def run_lock(out: Path) -> Iterator[None]:
         except FileExistsError:
             owner = _lock_owner(path)
             if owner is not None:
-                raise CheckpointError(f"{str(out)!r} is in use by another trainer ({owner}); wait for it to finish "
-                                      f"or choose another output directory (delete {str(path)!r} if it is gone)")
-            path.unlink(missing_ok=True)                   # stale: its process is dead
+                raise CheckpointError(
+                    f"{str(out)!r} is in use by another trainer ({owner}); wait for it to finish "
+                    f"or choose another output directory (delete {str(path)!r} if it is gone)"
+                ) from None
+            path.unlink(missing_ok=True)  # stale: its process is dead
             continue
         with os.fdopen(fd, "w") as f:
             f.write(mine + "\n")
@@ -145,19 +155,19 @@ def _lock_owner(path: Path) -> str | None:
     except (OSError, ValueError):
         return None
     if host and host != socket.gethostname():
-        return f"pid {pid} on {host}"                      # cannot check another machine: assume it is alive
+        return f"pid {pid} on {host}"  # cannot check another machine: assume it is alive
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return None
     except PermissionError:
-        pass                                               # alive, owned by another user
+        pass  # alive, owned by another user
     return f"pid {pid}"
 
 
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
     """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
-    from matplotlib.figure import Figure              # no pyplot: the caller's backend (e.g. a notebook's) is kept
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
@@ -178,10 +188,20 @@ def _estimated_horizon(config: PPOConfig, runner: Runner, seconds_left: float, s
     return int(min(config.num_updates, int(runner.update) + seconds_left / max(seconds_per_update, 1e-9)))
 
 
-def run(config: PPOConfig, out_dir: str | os.PathLike, *, minutes: float | None = None, resume: bool = False,
-        eval_every: int = 10, eval_games: int = 32, opponents: Sequence[str] = ("random", "greedy"),
-        checkpoint_every: int = 50, until_update: int | None = None, progress: bool = True,
-        mesh: Any = "auto") -> dict:
+def run(
+    config: PPOConfig,
+    out_dir: str | os.PathLike,
+    *,
+    minutes: float | None = None,
+    resume: bool = False,
+    eval_every: int = 10,
+    eval_games: int = 32,
+    opponents: Sequence[str] = ("random", "greedy"),
+    checkpoint_every: int = 50,
+    until_update: int | None = None,
+    progress: bool = True,
+    mesh: Any = "auto",
+) -> dict:
     """Train with PPO self-play until ``config.total_steps`` env steps, ``minutes`` of wall time or update number
     ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
 
@@ -199,13 +219,34 @@ def run(config: PPOConfig, out_dir: str | os.PathLike, *, minutes: float | None 
         raise CheckpointError(f"output directory {str(out)!r} is a file; choose a directory for the run")
     out.mkdir(parents=True, exist_ok=True)
     with run_lock(out):
-        return _run(config, out, minutes, resume, eval_every, eval_games, tuple(opponents), checkpoint_every,
-                    until_update, progress, mesh)
+        return _run(
+            config,
+            out,
+            minutes,
+            resume,
+            eval_every,
+            eval_games,
+            tuple(opponents),
+            checkpoint_every,
+            until_update,
+            progress,
+            mesh,
+        )
 
 
-def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval_every: int, eval_games: int,
-         opponents: tuple[str, ...], checkpoint_every: int, until_update: int | None, progress: bool,
-         mesh: Any) -> dict:
+def _run(
+    config: PPOConfig,
+    out: Path,
+    minutes: float | None,
+    resume: bool,
+    eval_every: int,
+    eval_games: int,
+    opponents: tuple[str, ...],
+    checkpoint_every: int,
+    until_update: int | None,
+    progress: bool,
+    mesh: Any,
+) -> dict:
     start = time.perf_counter()
     deadline = None if minutes is None else start + 60.0 * minutes
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
@@ -215,9 +256,11 @@ def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval
         _truncate_metrics(out, int(runner.update))
     else:
         if checkpoint.latest_step(out) is not None:
-            raise CheckpointError(f"{str(out)!r} already holds checkpoints; pass resume=True (--resume) "
-                                  f"to continue that run or choose another output directory")
-        _truncate_metrics(out, -1)                 # metrics of a run killed before its first checkpoint
+            raise CheckpointError(
+                f"{str(out)!r} already holds checkpoints; pass resume=True (--resume) "
+                f"to continue that run or choose another output directory"
+            )
+        _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
         runner = trainer.init(jax.random.PRNGKey(config.seed))
     last = config.num_updates if until_update is None else min(config.num_updates, until_update)
     eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
@@ -250,12 +293,21 @@ def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval
         say(f"evaluating the initial network against {', '.join(opponents)} ({eval_games} games each)...")
         log({"update": 0, "env_steps": 0, "time_s": time.perf_counter() - start, **evaluation(runner.params, 0)})
     if minutes:
-        bar = tqdm(total=round(60 * minutes), initial=min(round(time.perf_counter() - start), round(60 * minutes)),
-                   disable=not progress, desc=f"train {config.variant}",
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}")
+        bar = tqdm(
+            total=round(60 * minutes),
+            initial=min(round(time.perf_counter() - start), round(60 * minutes)),
+            disable=not progress,
+            desc=f"train {config.variant}",
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}",
+        )
     else:
-        bar = tqdm(total=(last - int(runner.update)) * spu, disable=not progress, unit="step", unit_scale=True,
-                   desc=f"train {config.variant}")
+        bar = tqdm(
+            total=(last - int(runner.update)) * spu,
+            disable=not progress,
+            unit="step",
+            unit_scale=True,
+            desc=f"train {config.variant}",
+        )
     rates: list[float] = []
     out_of_time = lambda: deadline is not None and time.perf_counter() >= deadline  # noqa: E731
     done = int(runner.update) >= last or out_of_time()
@@ -269,12 +321,17 @@ def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval
         if deadline is not None and update == 2 and not resume:
             horizon = _estimated_horizon(config, runner, deadline - time.perf_counter(), seconds)
             runner = with_lr_horizon(runner, max(horizon, update))
-        done = update >= last or out_of_time()          # decided once: the last update is evaluated and saved
-        record = {"update": update, "env_steps": update * spu, "time_s": time.perf_counter() - start,
-                  "steps_per_s": spu / seconds, **metrics}
+        done = update >= last or out_of_time()  # decided once: the last update is evaluated and saved
+        record = {
+            "update": update,
+            "env_steps": update * spu,
+            "time_s": time.perf_counter() - start,
+            "steps_per_s": spu / seconds,
+            **metrics,
+        }
         if eval_every > 0 and (update % eval_every == 0 or done):
             record.update(evaluation(runner.params, update))
-        log(record)                                     # before the checkpoint: a resume drops what comes after it
+        log(record)  # before the checkpoint: a resume drops what comes after it
         if done or (checkpoint_every > 0 and update % checkpoint_every == 0):
             checkpoint.save(out, runner, config)
         bar.update(min(bar.total, round(time.perf_counter() - start)) - bar.n if minutes else spu)
@@ -287,6 +344,11 @@ def _run(config: PPOConfig, out: Path, minutes: float | None, resume: bool, eval
     plot_win_rates(records, out / PLOT_FILE, f"PPO self-play on {config.variant}")
     evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
     final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
-    return {"updates": update, "env_steps": update * spu, "seconds": time.perf_counter() - start,
-            "compile_s": compile_s, "steps_per_s": float(np.mean(rates[1:] or rates)) if rates else math.nan,
-            **final}
+    return {
+        "updates": update,
+        "env_steps": update * spu,
+        "seconds": time.perf_counter() - start,
+        "compile_s": compile_s,
+        "steps_per_s": float(np.mean(rates[1:] or rates)) if rates else math.nan,
+        **final,
+    }

@@ -35,10 +35,11 @@ def _moves(state) -> int:
 def bench_single(variant: str, steps: int) -> tuple[float, float]:
     """``(learner steps/s, moves/s)`` of one ``BlokusGymEnv``."""
     from blokus_jax.adapters.gymnasium import BlokusGymEnv
+
     env = BlokusGymEnv(variant)
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=0)
-    env.step(_random_actions(rng, info["action_mask"][None])[0])           # compile
+    env.step(_random_actions(rng, info["action_mask"][None])[0])  # compile
     elapsed, moves, done = 0.0, 0, True
     for _ in range(steps):
         if done:
@@ -59,11 +60,15 @@ def bench_vector(variant: str, num_envs: int, steps: int, sync: bool) -> tuple[f
     from gymnasium.vector import SyncVectorEnv
 
     from blokus_jax.adapters.gymnasium import BlokusGymEnv, BlokusVectorEnv
-    envs = (SyncVectorEnv([lambda: BlokusGymEnv(variant) for _ in range(num_envs)]) if sync
-            else BlokusVectorEnv(num_envs, variant))
+
+    envs = (
+        SyncVectorEnv([lambda: BlokusGymEnv(variant) for _ in range(num_envs)])
+        if sync
+        else BlokusVectorEnv(num_envs, variant)
+    )
     rng = np.random.default_rng(0)
     obs, info = envs.reset(seed=0)
-    obs, *_, info = envs.step(_random_actions(rng, info["action_mask"]))   # compile
+    obs, *_, info = envs.step(_random_actions(rng, info["action_mask"]))  # compile
     elapsed, moves = 0.0, 0
     for _ in range(steps):
         actions = _random_actions(rng, info["action_mask"])
@@ -72,7 +77,7 @@ def bench_vector(variant: str, num_envs: int, steps: int, sync: bool) -> tuple[f
         obs, _, term, trunc, info = envs.step(actions)
         elapsed += time.perf_counter() - t
         after = _move_counts(envs, sync)
-        moves += int(np.where(after >= before, after - before, after).sum())   # a restarted game counts from 0
+        moves += int(np.where(after >= before, after - before, after).sum())  # a restarted game counts from 0
     return steps * num_envs / elapsed, moves / elapsed
 
 
@@ -86,6 +91,7 @@ def _move_counts(envs, sync: bool) -> np.ndarray:
 def bench_pettingzoo(variant: str, steps: int) -> tuple[float, float]:
     """``(moves/s, moves/s)`` of the wrapped AEC env in the standard ``agent_iter`` loop with random agents."""
     from blokus_jax.adapters.pettingzoo import env as aec_env
+
     game = aec_env(variant)
     rng = np.random.default_rng(0)
 
@@ -102,7 +108,7 @@ def bench_pettingzoo(variant: str, steps: int) -> tuple[float, float]:
                 moves += 1
         return moves, elapsed
 
-    play_game(0)                                                   # compiles; not counted
+    play_game(0)  # compiles; not counted
     moves, elapsed = 0, 0.0
     while moves < steps:
         m, e = play_game(moves)

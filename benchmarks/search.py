@@ -61,10 +61,18 @@ def search_row(variant: str, batch: int, sims: int, k: int, playouts: int, depth
     states = positions(env, batch, depth)
     search = jax.jit(make_search(env, rollout_evaluator(env, playouts=playouts), sims=sims, k=k))
     compile_s, seconds = _timed(lambda key: search(None, key, states).action, (jax.random.key(0),), repeats)
-    return {"variant": variant, "batch": batch, "sims": sims, "k": k, "playouts": playouts,
-            "compile_s": round(compile_s, 2), "seconds": round(seconds, 4),
-            "sims_per_s": round(batch * sims / seconds, 1), "moves_per_s": round(batch / seconds, 2),
-            "s_per_move_call": round(seconds, 4)}
+    return {
+        "variant": variant,
+        "batch": batch,
+        "sims": sims,
+        "k": k,
+        "playouts": playouts,
+        "compile_s": round(compile_s, 2),
+        "seconds": round(seconds, 4),
+        "sims_per_s": round(batch * sims / seconds, 1),
+        "moves_per_s": round(batch / seconds, 2),
+        "s_per_move_call": round(seconds, 4),
+    }
 
 
 def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
@@ -82,9 +90,11 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
 
     def fast(keys, states):
         def one(key, s):
-            remaining, _ = rules.playout(env.tables, key, s.board, s.remaining, s.pieces_placed, s.last_was_monomino,
-                                         s.passed, s.current_color)
+            remaining, _ = rules.playout(
+                env.tables, key, s.board, s.remaining, s.pieces_placed, s.last_was_monomino, s.passed, s.current_color
+            )
             return jnp.sum(s.remaining.astype(jnp.int32) - remaining)
+
         return jnp.sum(jax.vmap(one)(keys, states))
 
     def through_env(policy):
@@ -94,15 +104,21 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
                     s, key = c
                     key, sub = jax.random.split(key)
                     return env.step(s, policy(sub, s)), key
+
                 final, _ = jax.lax.while_loop(lambda c: ~c[0].terminated, body, (s, key))
                 return final
+
             return jnp.sum(jax.vmap(one)(keys, states).pieces_placed) - placed0
+
         return run
 
     keys = jax.random.split(jax.random.key(1), batch)
     row = {"variant": variant, "batch": batch}
-    for name, fn in (("fast_playout", fast), ("env_greedy", through_env(greedy)),
-                     ("env_random", through_env(env.sample_action))):
+    for name, fn in (
+        ("fast_playout", fast),
+        ("env_greedy", through_env(greedy)),
+        ("env_random", through_env(env.sample_action)),
+    ):
         fn = jax.jit(fn)
         placements = int(fn(keys, states))
         _, seconds = _timed(fn, (keys, states), repeats)
@@ -135,23 +151,30 @@ def main(argv: list[str] | None = None) -> int:
             row = search_row(variant, batch, args.sims, args.k, args.playouts, args.depth, args.repeats)
             prow = playout_row(variant, batch, args.depth, args.repeats)
             row["playout_placements_per_s_in_search"] = round(
-                row["moves_per_s"] * args.sims * args.playouts * prow["placements_per_playout"])
+                row["moves_per_s"] * args.sims * args.playouts * prow["placements_per_playout"]
+            )
             rows.append(row)
             playout_rows.append(prow)
             print(row, prow, file=sys.stderr, flush=True)
-    print(f"\nsearch ({device.device_kind}; sims={args.sims}, k={args.k}, playouts={args.playouts}, "
-          f"positions after {args.depth} random moves)\n")
+    print(
+        f"\nsearch ({device.device_kind}; sims={args.sims}, k={args.k}, playouts={args.playouts}, "
+        f"positions after {args.depth} random moves)\n"
+    )
     print("| variant | batch | compile s | s per call | simulations/s | moves/s | playout placements/s in search |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['variant']} | {r['batch']} | {r['compile_s']:.1f} | {r['seconds']:.3f} | {r['sims_per_s']:,.0f} "
-              f"| {r['moves_per_s']:,.1f} | {r['playout_placements_per_s_in_search']:,} |")
+        print(
+            f"| {r['variant']} | {r['batch']} | {r['compile_s']:.1f} | {r['seconds']:.3f} | {r['sims_per_s']:,.0f} "
+            f"| {r['moves_per_s']:,.1f} | {r['playout_placements_per_s_in_search']:,} |"
+        )
     print("\nplayout engines, placements/s from the same positions\n")
     print("| variant | batch | fast playout (greedy) | env.step greedy | env.step random (bare env) | fast / bare |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in playout_rows:
-        print(f"| {r['variant']} | {r['batch']} | {r['fast_playout']:,} | {r['env_greedy']:,} | {r['env_random']:,} "
-              f"| {r['fast_playout'] / r['env_random']:.1f}x |")
+        print(
+            f"| {r['variant']} | {r['batch']} | {r['fast_playout']:,} | {r['env_greedy']:,} | {r['env_random']:,} "
+            f"| {r['fast_playout'] / r['env_random']:.1f}x |"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": device.device_kind, "search": rows, "playouts": playout_rows}, f, indent=2)

@@ -41,18 +41,33 @@ def bot_speed(env, spec: str, batch: int, repeats: int, seed: int = 0) -> dict:
         start = time.perf_counter()
         jax.block_until_ready(policy(keys, states))
         best = min(best, time.perf_counter() - start)
-    return {"variant": env.variant.name, "agent": spec, "batch": batch, "device": jax.devices()[0].platform,
-            "moves_per_s": batch / best, "compile_s": compile_s}
+    return {
+        "variant": env.variant.name,
+        "agent": spec,
+        "batch": batch,
+        "device": jax.devices()[0].platform,
+        "moves_per_s": batch / best,
+        "compile_s": compile_s,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the round robins and speed measurements described by the command line; returns 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", nargs="+", default=["duo", "classic"], choices=variant_names())
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "corners", "mobility"],
-                        help=f"bot names {sorted(BOTS)} (options as name:key=value) or checkpoint directories")
-    parser.add_argument("--games", type=int, nargs="+", default=[1000],
-                        help="games per pairing, one value for all variants or one per variant")
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random", "greedy", "corners", "mobility"],
+        help=f"bot names {sorted(BOTS)} (options as name:key=value) or checkpoint directories",
+    )
+    parser.add_argument(
+        "--games",
+        type=int,
+        nargs="+",
+        default=[1000],
+        help="games per pairing, one value for all variants or one per variant",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--speed-batch", type=int, default=1024, help="batch for the moves/s table (0: skip)")
     parser.add_argument("--repeats", type=int, default=3)
@@ -69,19 +84,31 @@ def main(argv: list[str] | None = None) -> int:
         report = round_robin(env, {a: resolve_agent(a, env) for a in agents}, n, seed=args.seed)
         elapsed = time.perf_counter() - start
         print_table(report.rows(), f"{variant}: {n} games per pairing, seed {args.seed}", sys.stdout)
-        blocks.append(f"### {variant}: {report.games_per_pairing} games per pairing (seat-rotated), seed {args.seed}, "
-                      f"{elapsed:.0f} s on {jax.devices()[0].platform}\n\n{report.markdown()}")
+        blocks.append(
+            f"### {variant}: {report.games_per_pairing} games per pairing (seat-rotated), seed {args.seed}, "
+            f"{elapsed:.0f} s on {jax.devices()[0].platform}\n\n{report.markdown()}"
+        )
 
     if args.speed_batch > 0:
-        rows = [bot_speed(make(v), a, args.speed_batch, args.repeats) for v in args.variants for a in args.agents
-                if not (a.startswith("minimax") and make(v).num_players != 2)]
+        rows = [
+            bot_speed(make(v), a, args.speed_batch, args.repeats)
+            for v in args.variants
+            for a in args.agents
+            if not (a.startswith("minimax") and make(v).num_players != 2)
+        ]
         table = [["variant", "agent", "batch", "device", "moves/s", "compile s"]]
-        table += [[r["variant"], r["agent"], str(r["batch"]), r["device"], f"{r['moves_per_s']:.0f}",
-                   f"{r['compile_s']:.1f}"] for r in rows]
+        table += [
+            [r["variant"], r["agent"], str(r["batch"]), r["device"], f"{r['moves_per_s']:.0f}", f"{r['compile_s']:.1f}"]
+            for r in rows
+        ]
         print_table(table, "bot speed", sys.stdout)
-        blocks.append("### Bot speed\n\n" + "\n".join(
-            ["| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
-            + ["| " + " | ".join(r) + " |" for r in table[1:]]))
+        blocks.append(
+            "### Bot speed\n\n"
+            + "\n".join(
+                ["| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
+                + ["| " + " | ".join(r) + " |" for r in table[1:]]
+            )
+        )
 
     print("\n<!-- markdown for benchmarks/RESULTS.md -->\n")
     print("\n\n".join(blocks))

@@ -40,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     devices = jax.local_devices()
     if args.devices:
         devices = devices[: args.devices]
-    print(f"jax {jax.__version__}, backend {jax.default_backend()}, {len(devices)} device(s): "
-          f"{devices[0].device_kind}", file=sys.stderr)
+    print(
+        f"jax {jax.__version__}, backend {jax.default_backend()}, {len(devices)} device(s): {devices[0].device_kind}",
+        file=sys.stderr,
+    )
     rows = run_benchmark(args.variants, args.batch_sizes, args.steps, args.repeats, devices=devices)
     if not args.no_baseline:
         rows += [numpy_baseline(make(v)) for v in args.variants]

@@ -31,6 +31,7 @@ def env_only_seconds(trainer: PPOTrainer, repeats: int = 3) -> float:
         def one(states, k):
             states, rewards, done = step(states, sample(jax.random.split(k, c.num_envs), states))
             return states, done
+
         return jax.lax.scan(one, states, jax.random.split(key, c.num_steps))
 
     states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), c.num_envs))
@@ -57,25 +58,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None, help="run directory (default runs/bench_<variant>)")
     args = parser.parse_args(argv)
     out = args.out or f"runs/bench_{args.variant}"
-    config = PPOConfig(variant=args.variant, num_envs=args.num_envs, num_steps=args.num_steps,
-                       total_steps=10**12, channels=args.channels, blocks=args.blocks, seed=args.seed)
+    config = PPOConfig(
+        variant=args.variant,
+        num_envs=args.num_envs,
+        num_steps=args.num_steps,
+        total_steps=10**12,
+        channels=args.channels,
+        blocks=args.blocks,
+        seed=args.seed,
+    )
     summary = run(config, out, minutes=args.minutes, eval_every=args.eval_every, eval_games=args.eval_games)
     env_s = env_only_seconds(make_train(config))
     update_s = config.steps_per_update / summary["steps_per_s"]
     device = jax.devices()[0]
-    print(f"\n## {args.variant}: {summary['updates']} updates, {summary['env_steps']} env steps in "
-          f"{summary['seconds'] / 60:.1f} min on {device.platform} ({device.device_kind})\n")
+    print(
+        f"\n## {args.variant}: {summary['updates']} updates, {summary['env_steps']} env steps in "
+        f"{summary['seconds'] / 60:.1f} min on {device.platform} ({device.device_kind})\n"
+    )
     print("| update | env steps | minutes | " + " | ".join(f"vs {b}" for b in ("random", "greedy")) + " |")
     print("|---|---|---|---|---|")
     for r in read_metrics(out):
         if "win_rate_vs_random" in r:
-            print(f"| {r['update']} | {r['env_steps']} | {r['time_s'] / 60:.1f} | {r['win_rate_vs_random']:.2f} | "
-                  f"{r.get('win_rate_vs_greedy', float('nan')):.2f} |")
+            print(
+                f"| {r['update']} | {r['env_steps']} | {r['time_s'] / 60:.1f} | {r['win_rate_vs_random']:.2f} | "
+                f"{r.get('win_rate_vs_greedy', float('nan')):.2f} |"
+            )
     print("\n| variant | num_envs x num_steps | device | train env-steps/s | env share | network+learning share |")
     print("|---|---|---|---|---|---|")
     share = min(env_s / update_s, 1.0)
-    print(f"| {args.variant} | {config.num_envs} x {config.num_steps} | {device.platform} | "
-          f"{summary['steps_per_s']:.0f} | {share:.1%} | {1 - share:.1%} |")
+    print(
+        f"| {args.variant} | {config.num_envs} x {config.num_steps} | {device.platform} | "
+        f"{summary['steps_per_s']:.0f} | {share:.1%} | {1 - share:.1%} |"
+    )
     print("\nsummary: " + json.dumps(summary))
 
 

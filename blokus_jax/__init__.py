@@ -9,8 +9,16 @@ Quick start::
 """
 
 from blokus_jax.env import REWARD_MODES, Env, Game, State, make
-from blokus_jax.errors import (ActionTypeError, BlokusError, CheckpointError, ConfigError, IllegalActionError,
-                               PieceError, RecordError, VariantError)
+from blokus_jax.errors import (
+    ActionTypeError,
+    BlokusError,
+    CheckpointError,
+    ConfigError,
+    IllegalActionError,
+    PieceError,
+    RecordError,
+    VariantError,
+)
 from blokus_jax.observe import OBS_VERSION, Observation
 from blokus_jax.pieces import STANDARD_SHAPES, Piece, standard_pieces
 from blokus_jax.variants import VARIANTS, Variant, get_variant, variant_names
@@ -19,8 +27,27 @@ from blokus_jax.wrappers import AutoReset
 __version__ = "0.1.0"
 
 __all__ = [
-    "ActionTypeError", "AutoReset", "BlokusError", "CheckpointError", "ConfigError", "Env", "Game",
-    "IllegalActionError", "OBS_VERSION", "Observation", "Piece", "PieceError", "REWARD_MODES", "RecordError",
-    "STANDARD_SHAPES", "State", "VARIANTS", "Variant", "VariantError", "get_variant", "make", "standard_pieces",
+    "ActionTypeError",
+    "AutoReset",
+    "BlokusError",
+    "CheckpointError",
+    "ConfigError",
+    "Env",
+    "Game",
+    "IllegalActionError",
+    "OBS_VERSION",
+    "Observation",
+    "Piece",
+    "PieceError",
+    "REWARD_MODES",
+    "RecordError",
+    "STANDARD_SHAPES",
+    "State",
+    "VARIANTS",
+    "Variant",
+    "VariantError",
+    "get_variant",
+    "make",
+    "standard_pieces",
     "variant_names",
 ]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -22,8 +22,9 @@ from blokus_jax.env import Env, State, make
 from blokus_jax.rollout import make_rollout
 
 
-def make_random_rollout(env: Env, batch_size: int, num_steps: int,
-                        devices: Sequence[jax.Device] | None = None) -> Callable[[jax.Array], tuple[State, jax.Array]]:
+def make_random_rollout(
+    env: Env, batch_size: int, num_steps: int, devices: Sequence[jax.Device] | None = None
+) -> Callable[[jax.Array], tuple[State, jax.Array]]:
     """A jitted ``rollout(key) -> (final_states, placements)`` playing ``batch_size`` uniformly random games for
     ``num_steps`` steps each, restarting finished games, and counting real placements (passes excluded).
 
@@ -35,8 +36,13 @@ def make_random_rollout(env: Env, batch_size: int, num_steps: int,
     if batch_size % len(devices):
         raise ValueError(f"batch_size {batch_size} must be a multiple of the {len(devices)} devices it is split over")
     sharding = NamedSharding(Mesh(np.asarray(devices), ("batch",)), PartitionSpec("batch"))
-    play = make_rollout(env, batch_size, num_steps, autoreset=True,
-                        constrain=partial(jax.lax.with_sharding_constraint, shardings=sharding))
+    play = make_rollout(
+        env,
+        batch_size,
+        num_steps,
+        autoreset=True,
+        constrain=partial(jax.lax.with_sharding_constraint, shardings=sharding),
+    )
 
     @jax.jit
     def rollout(key: jax.Array) -> tuple[State, jax.Array]:
@@ -46,8 +52,14 @@ def make_random_rollout(env: Env, batch_size: int, num_steps: int,
     return rollout
 
 
-def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: int = 0,
-            devices: Sequence[jax.Device] | None = None) -> dict:
+def measure(
+    env: Env,
+    batch_size: int,
+    num_steps: int,
+    repeats: int = 3,
+    seed: int = 0,
+    devices: Sequence[jax.Device] | None = None,
+) -> dict:
     """Compile once, then time ``repeats`` rollouts; return a result row (median placements/s, compile seconds)."""
     devices = list(devices or jax.local_devices()[:1])
     if batch_size % len(devices):
@@ -75,9 +87,14 @@ def measure(env: Env, batch_size: int, num_steps: int, repeats: int = 3, seed: i
     }
 
 
-def run_benchmark(variants: Sequence[str] = ("classic", "duo"), batch_sizes: Sequence[int] = (1, 64, 1024, 4096),
-                  num_steps: int = 64, repeats: int = 3, devices: Sequence[jax.Device] | None = None,
-                  progress: bool = True) -> list[dict]:
+def run_benchmark(
+    variants: Sequence[str] = ("classic", "duo"),
+    batch_sizes: Sequence[int] = (1, 64, 1024, 4096),
+    num_steps: int = 64,
+    repeats: int = 3,
+    devices: Sequence[jax.Device] | None = None,
+    progress: bool = True,
+) -> list[dict]:
     """Measure every (variant, batch size) pair and return the rows (see :func:`measure`). The batch is split over
     ``devices`` (default: all local devices); batches that do not divide evenly run on the first device only."""
     devices = list(devices or jax.local_devices())
@@ -93,8 +110,10 @@ def format_table(rows: Sequence[dict]) -> str:
     header = "| variant | batch | device | placements/s | compile s | runs |"
     lines = [header, "|---|---:|---|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['batch']} | {r['device']} | {r['placements_per_s']:,.0f} | "
-                     f"{r['compile_s']:.1f} | {r['runs']} |")
+        lines.append(
+            f"| {r['variant']} | {r['batch']} | {r['device']} | {r['placements_per_s']:,.0f} | "
+            f"{r['compile_s']:.1f} | {r['runs']} |"
+        )
     return "\n".join(lines)
 
 
@@ -120,5 +139,11 @@ def numpy_baseline(env: Env, num_games: int = 1, seed: int = 0) -> dict:
             placed += int(action) != env.pass_action
             state = step(state, action)
     elapsed = time.perf_counter() - start
-    return {"variant": env.variant.name, "batch": 1, "device": "host loop", "placements_per_s": placed / elapsed,
-            "compile_s": float("nan"), "runs": num_games}
+    return {
+        "variant": env.variant.name,
+        "batch": 1,
+        "device": "host loop",
+        "placements_per_s": placed / elapsed,
+        "compile_s": float("nan"),
+        "runs": num_games,
+    }

@@ -47,12 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     finished = np.asarray(states.terminated)
     placements = int(np.asarray(states.pieces_placed).sum())
     player_scores = np.asarray(jax.vmap(env.player_scores)(states))
-    win_share = np.asarray(rules.win_shares(player_scores))        # ties split evenly
+    win_share = np.asarray(rules.win_shares(player_scores))  # ties split evenly
     print(f"blokus-jax random play: {args.games} games of {args.variant!r} on {jax.devices()[0].device_kind}\n")
     print("| games | finished | games/s | placements/s | compile s | run s |")
     print("|---:|---:|---:|---:|---:|---:|")
-    print(f"| {args.games} | {finished.sum()} | {args.games / elapsed:,.0f} | {placements / elapsed:,.0f} | "
-          f"{compile_s:.1f} | {elapsed:.2f} |\n")
+    print(
+        f"| {args.games} | {finished.sum()} | {args.games / elapsed:,.0f} | {placements / elapsed:,.0f} | "
+        f"{compile_s:.1f} | {elapsed:.2f} |\n"
+    )
     print("| player | mean score | win share |")
     print("|---:|---:|---:|")
     for p in range(env.num_players):

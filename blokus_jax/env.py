@@ -145,29 +145,39 @@ class Game:
         remaining = state.remaining.at[color, piece].add(-places.astype(jnp.int8))
         pieces_placed = state.pieces_placed.at[color].add(places.astype(jnp.int32))
         last_mono = state.last_was_monomino.at[color].set(
-            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state.last_was_monomino[color]))
+            jnp.where(places, jnp.asarray(t.piece_sizes)[piece] == 1, state.last_was_monomino[color])
+        )
         passed = state.passed.at[color].set(state.passed[color] | (apply & is_pass))
         candidates = (color + 1 + jnp.arange(num_colors)) % num_colors
         next_color = jnp.where(apply, candidates[jnp.argmax(~passed[candidates])], color).astype(jnp.int32)
         return state.replace(
-            board=board, remaining=remaining, current_color=next_color,
+            board=board,
+            remaining=remaining,
+            current_color=next_color,
             current_player=self.player_of(next_color, pieces_placed),
-            scores=rules.color_scores(t, remaining, last_mono), pieces_placed=pieces_placed, passed=passed,
-            last_was_monomino=last_mono, terminated=jnp.where(apply, jnp.all(passed), state.terminated))
+            scores=rules.color_scores(t, remaining, last_mono),
+            pieces_placed=pieces_placed,
+            passed=passed,
+            last_was_monomino=last_mono,
+            terminated=jnp.where(apply, jnp.all(passed), state.terminated),
+        )
 
     def with_legal_bits(self, state: State) -> State:
         """``state`` with ``legal_bits`` recomputed for its colour to move."""
-        return state.replace(legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed,
-                                                            state.current_color))
+        return state.replace(
+            legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed, state.current_color)
+        )
 
-    def placement_bits(self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array,
-                       color: jax.Array) -> jax.Array:
+    def placement_bits(
+        self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array, color: jax.Array
+    ) -> jax.Array:
         """Packed legal placements ``uint32[O, H]`` of ``color`` in the position given by the other arguments."""
         t = self.tables
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
-        forbidden, corners = rules.forbidden_and_corners(t, own, occupied, rules.is_first_move(pieces_placed, color),
-                                                         color)
+        forbidden, corners = rules.forbidden_and_corners(
+            t, own, occupied, rules.is_first_move(pieces_placed, color), color
+        )
         bits = rules.legal_bits(t, forbidden, corners, remaining[color] > 0)
         # Materialise the mask once: without the barrier XLA:CPU fuses the gathers into each consumer (the legality
         # test, the sampler, the caller's selects) with a transposed layout, which made a step up to 30x slower.
@@ -198,17 +208,36 @@ class Game:
         placed = jnp.zeros((c,), jnp.int32)
         color = jnp.int32(0)
         return State(
-            board=board, remaining=remaining, current_color=color, current_player=self.player_of(color, placed),
-            rewards=jnp.zeros((n,), jnp.float32), terminated=jnp.bool_(False), truncated=jnp.bool_(False),
-            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)), step_count=jnp.int32(0),
-            last_action=jnp.int32(-1), legal_bits=self.placement_bits(board, remaining, placed, color),
-            passed=jnp.zeros((c,), bool), pieces_placed=placed, last_was_monomino=jnp.zeros((c,), bool))
+            board=board,
+            remaining=remaining,
+            current_color=color,
+            current_player=self.player_of(color, placed),
+            rewards=jnp.zeros((n,), jnp.float32),
+            terminated=jnp.bool_(False),
+            truncated=jnp.bool_(False),
+            scores=rules.color_scores(t, remaining, jnp.zeros((c,), bool)),
+            step_count=jnp.int32(0),
+            last_action=jnp.int32(-1),
+            legal_bits=self.placement_bits(board, remaining, placed, color),
+            passed=jnp.zeros((c,), bool),
+            pieces_placed=placed,
+            last_was_monomino=jnp.zeros((c,), bool),
+        )
 
 
 #: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
 #: remaining fields are the :class:`Env`'s bookkeeping.
-POSITION_FIELDS = ("board", "remaining", "current_color", "current_player", "scores", "pieces_placed", "passed",
-                   "last_was_monomino", "terminated")
+POSITION_FIELDS = (
+    "board",
+    "remaining",
+    "current_color",
+    "current_player",
+    "scores",
+    "pieces_placed",
+    "passed",
+    "last_was_monomino",
+    "terminated",
+)
 
 _INT32 = np.iinfo(np.int32)
 
@@ -232,11 +261,15 @@ def action_id(action: Any) -> jax.Array:
         action = np.asarray(action)
     dtype = action.dtype
     if not jnp.issubdtype(dtype, jnp.integer):
-        raise ActionTypeError(f"action {action!r} has dtype {dtype}; pass one integer action index (floats and "
-                              f"bools are not converted: 9454.9 would silently play 9454)")
+        raise ActionTypeError(
+            f"action {action!r} has dtype {dtype}; pass one integer action index (floats and "
+            f"bools are not converted: 9454.9 would silently play 9454)"
+        )
     if action.shape != ():
-        raise ActionTypeError(f"action has shape {action.shape}; pass one integer action index (shape ()), or "
-                              f"jax.vmap the step over a batch")
+        raise ActionTypeError(
+            f"action has shape {action.shape}; pass one integer action index (shape ()), or "
+            f"jax.vmap the step over a batch"
+        )
     if isinstance(action, np.ndarray):
         return action_id(int(action))
     if dtype.itemsize < 4 or dtype == jnp.int32:
@@ -254,17 +287,28 @@ class Env:
     ``jax.jit`` and ``jax.vmap``; the action codec helpers (``action_cells`` and friends) are host-side NumPy.
     """
 
-    def __init__(self, variant: Variant, reward: str = "winloss", illegal_action_penalty: float = -1.0,
-                 max_steps: int | None = None):
+    def __init__(
+        self,
+        variant: Variant,
+        reward: str = "winloss",
+        illegal_action_penalty: float = -1.0,
+        max_steps: int | None = None,
+    ):
         if not isinstance(variant, Variant):
             raise VariantError(f"Env needs a Variant, got {type(variant).__name__}; use blokus_jax.make(name)")
         if not isinstance(reward, str) or reward not in REWARD_MODES:
             raise VariantError(f"unknown reward mode {reward!r}; valid modes are {list(REWARD_MODES)}")
-        if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or isinstance(max_steps, bool)
-                                      or not 1 <= max_steps <= _INT32.max):
+        if max_steps is not None and (
+            not isinstance(max_steps, numbers.Integral)
+            or isinstance(max_steps, bool)
+            or not 1 <= max_steps <= _INT32.max
+        ):
             raise VariantError(f"max_steps must be a positive int (at most {_INT32.max}) or None, got {max_steps!r}")
-        if (not isinstance(illegal_action_penalty, numbers.Real) or isinstance(illegal_action_penalty, bool)
-                or not math.isfinite(illegal_action_penalty)):
+        if (
+            not isinstance(illegal_action_penalty, numbers.Real)
+            or isinstance(illegal_action_penalty, bool)
+            or not math.isfinite(illegal_action_penalty)
+        ):
             raise VariantError(f"illegal_action_penalty must be a finite number, got {illegal_action_penalty!r}")
         self.variant = variant
         self.tables = Tables(variant)
@@ -342,12 +386,17 @@ class Env:
         truncated = state.truncated
         if self.max_steps is not None:
             truncated = truncated | (play & ~terminated & (step_count >= self.max_steps))
-        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(
-            self.illegal_action_penalty)
-        rewards = jnp.where(play & terminated, self.final_rewards(moved.scores),
-                            jnp.where(illegal, penalty, 0.0)).astype(jnp.float32)
-        return moved.replace(terminated=terminated, truncated=truncated, step_count=step_count,
-                             last_action=jnp.where(done, state.last_action, action), rewards=rewards)
+        penalty = jnp.zeros((self.num_players,), jnp.float32).at[state.current_player].set(self.illegal_action_penalty)
+        rewards = jnp.where(
+            play & terminated, self.final_rewards(moved.scores), jnp.where(illegal, penalty, 0.0)
+        ).astype(jnp.float32)
+        return moved.replace(
+            terminated=terminated,
+            truncated=truncated,
+            step_count=step_count,
+            last_action=jnp.where(done, state.last_action, action),
+            rewards=rewards,
+        )
 
     def refresh(self, state: State) -> State:
         """``state`` with its derived field, the legal mask of the colour to move, recomputed."""
@@ -384,8 +433,9 @@ class Env:
         """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
         (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
         the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
-        return self.game.placement_bits(state.board, state.remaining, state.pieces_placed,
-                                        jnp.asarray(color, jnp.int32))
+        return self.game.placement_bits(
+            state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32)
+        )
 
     def player_scores(self, state: State) -> jax.Array:
         """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
@@ -436,9 +486,19 @@ class Env:
         return self.tables.encode(piece, orientation, row, col)
 
 
-def make(variant: str | Variant = "classic", *, reward: str = "winloss", illegal_action_penalty: float = -1.0,
-         max_steps: int | None = None, **overrides) -> Env:
+def make(
+    variant: str | Variant = "classic",
+    *,
+    reward: str = "winloss",
+    illegal_action_penalty: float = -1.0,
+    max_steps: int | None = None,
+    **overrides,
+) -> Env:
     """Build an :class:`Env` for a registered variant name (see :data:`blokus_jax.variants.VARIANTS`) or a custom
     :class:`Variant`; ``overrides`` replace variant fields (e.g. ``board_shape``, ``start_cells``)."""
-    return Env(get_variant(variant, **overrides), reward=reward, illegal_action_penalty=illegal_action_penalty,
-               max_steps=max_steps)
+    return Env(
+        get_variant(variant, **overrides),
+        reward=reward,
+        illegal_action_penalty=illegal_action_penalty,
+        max_steps=max_steps,
+    )

@@ -50,13 +50,14 @@ def observe(tables: Tables, state, player: jax.Array) -> Observation:
     num_colors = tables.variant.num_colors
     order = color_order(tables, state, jnp.asarray(player, jnp.int32))
     colors = jnp.arange(num_colors)
-    occupancy = state.board[None, :, :] == (colors + 1)[:, None, None].astype(jnp.int8)   # [C, H, W]
+    occupancy = state.board[None, :, :] == (colors + 1)[:, None, None].astype(jnp.int8)  # [C, H, W]
     own_rows = rules.pack_rows(occupancy)
     occupied = rules.pack_rows(state.board != 0)
     first = rules.is_first_move(state.pieces_placed)
     _, corners = jax.vmap(lambda own, f, c: rules.forbidden_and_corners(tables, own, occupied, f, c))(
-        own_rows, first, colors)
-    corner_planes = rules.unpack_rows(corners, width)                                   # [C, H, W]
+        own_rows, first, colors
+    )
+    corner_planes = rules.unpack_rows(corners, width)  # [C, H, W]
     planes = jnp.concatenate([occupancy[order], corner_planes[order]], axis=0)
     copies = jnp.asarray(tables.piece_copies, jnp.float32)
     return Observation(

@@ -8,8 +8,8 @@ their sorted cell lists (the order the Pentobi reference vectors use).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -54,12 +54,12 @@ def validate_cells(name: str, cells: Sequence[Sequence[int]]) -> Cells:
     try:
         pts = [(r, c) for r, c in cells]
     except (TypeError, ValueError) as exc:
-        raise PieceError(
-            f"piece {name!r}: cells must be a list of (row, col) integer pairs, got {cells!r}"
-        ) from exc
+        raise PieceError(f"piece {name!r}: cells must be a list of (row, col) integer pairs, got {cells!r}") from exc
     if not all(is_int(r) and is_int(c) for r, c in pts):
-        raise PieceError(f"piece {name!r}: cells must be a list of (row, col) integer pairs (ints, not floats, "
-                         f"bools or strings), got {cells!r}")
+        raise PieceError(
+            f"piece {name!r}: cells must be a list of (row, col) integer pairs (ints, not floats, "
+            f"bools or strings), got {cells!r}"
+        )
     pts = [(int(r), int(c)) for r, c in pts]
     if not pts:
         raise PieceError(f"piece {name!r} has no cells; give at least one (row, col) pair")
@@ -96,8 +96,10 @@ class Piece:
             raise PieceError(f"piece name {self.name!r} is a {type(self.name).__name__}; name pieces with strings")
         object.__setattr__(self, "cells", validate_cells(self.name, self.cells))
         if not is_int(self.copies) or not 1 <= self.copies <= MAX_COPIES:
-            raise PieceError(f"piece {self.name!r} has copies={self.copies!r}; each piece needs an int number of "
-                             f"copies in [1, {MAX_COPIES}]")
+            raise PieceError(
+                f"piece {self.name!r} has copies={self.copies!r}; each piece needs an int number of "
+                f"copies in [1, {MAX_COPIES}]"
+            )
         object.__setattr__(self, "copies", int(self.copies))
 
     @property

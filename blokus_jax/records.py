@@ -55,7 +55,7 @@ __all__ = [
     "variant_to_dict",
 ]
 
-SGF_GAMES = sgf.GAMES            # kept under their old names for existing callers
+SGF_GAMES = sgf.GAMES  # kept under their old names for existing callers
 SGF_METADATA = sgf.METADATA
 SGF_EXTRA = sgf.EXTRA
 JSON_FORMAT = "blokus-jax/record"
@@ -63,28 +63,34 @@ JSON_VERSION = 1
 #: Largest record file (or text) read; a classic game with comments is a few kilobytes.
 MAX_RECORD_BYTES = 1 << 20
 #: Limits on a custom variant carried by a JSON record, checked before anything is built from it.
-MAX_RECORD_COLORS = 8                  # the colours pictures can tell apart (render.DEFAULT_NAMES)
-MAX_RECORD_PIECES = 64                 # distinct pieces per colour
+MAX_RECORD_COLORS = 8  # the colours pictures can tell apart (render.DEFAULT_NAMES)
+MAX_RECORD_PIECES = 64  # distinct pieces per colour
 MAX_RECORD_PIECE_CELLS = 12
-MAX_RECORD_COPIES = 127                # copies of one piece (int8 counters)
-MAX_RECORD_PIECES_PER_COLOR = 256      # all copies of all pieces of one colour
-MAX_RECORD_NAME = 200                  # characters of a variant or piece name
+MAX_RECORD_COPIES = 127  # copies of one piece (int8 counters)
+MAX_RECORD_PIECES_PER_COLOR = 256  # all copies of all pieces of one colour
+MAX_RECORD_NAME = 200  # characters of a variant or piece name
 
 
 def _app() -> str:
     from blokus_jax import __version__
+
     return f"blokus-jax:{__version__}"
 
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
     """Why ``action`` is not legal in ``state``, in one sentence with the variant's colour names and Pentobi cell
     names (:func:`blokus_jax.rules.explain_illegal` with the display names of :mod:`blokus_jax.render`)."""
-    return rules.explain_illegal(_env(variant).tables, state, action, color_names=color_names(variant),
-                                 cell_name=functools.partial(cell_name, variant))
+    return rules.explain_illegal(
+        _env(variant).tables,
+        state,
+        action,
+        color_names=color_names(variant),
+        cell_name=functools.partial(cell_name, variant),
+    )
 
 
 # ----------------------------------------------------------------------------------------------- replay on device
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _env(variant: Variant) -> Env:
     return make(variant)
 
@@ -117,14 +123,15 @@ def _trace_fn(variant: Variant, width: int) -> Callable:
             out = (act, action, state.current_color, state.current_player, legal, nxt.scores)
             return (nxt, ptr + (good & mine).astype(jnp.int32), ok & ~(act & ~legal)), out
 
-        (state, ptr, ok), outs = jax.lax.scan(body, (env.init(), jnp.int32(0), jnp.bool_(True)), None,
-                                              length=actions.shape[0])
+        (state, ptr, ok), outs = jax.lax.scan(
+            body, (env.init(), jnp.int32(0), jnp.bool_(True)), None, length=actions.shape[0]
+        )
         return state, ptr, ok, outs
 
     return jax.jit(jax.vmap(one))
 
 
-_CHUNK = 8   # games replayed per device call (a fixed batch shape, so one compilation per variant)
+_CHUNK = 8  # games replayed per device call (a fixed batch shape, so one compilation per variant)
 _FIXED_WIDTH = 512
 
 
@@ -153,20 +160,23 @@ class _Trace:
     failed_step: int
 
 
-def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Sequence[int]] | None,
-           complete: bool) -> list[_Trace]:
+def _trace(
+    variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Sequence[int]] | None, complete: bool
+) -> list[_Trace]:
     """Replay several games (see :func:`_trace_fn`), :data:`_CHUNK` per device call, and copy results to the host.
 
     Raises :class:`RecordError` for a game with more entries than any game of the variant can have.
     """
     for b, row in enumerate(rows):
         if len(row) > max_game_length(variant):
-            raise RecordError(f"{'game ' + str(b) + ': ' if len(rows) > 1 else ''}the record has {len(row)} moves "
-                              f"but no game of {variant.name!r} lasts more than {max_game_length(variant)} steps")
+            raise RecordError(
+                f"{'game ' + str(b) + ': ' if len(rows) > 1 else ''}the record has {len(row)} moves "
+                f"but no game of {variant.name!r} lasts more than {max_game_length(variant)} steps"
+            )
     width = _width(variant, max((len(row) for row in rows), default=0))
     result = []
     for start in range(0, len(rows), _CHUNK):
-        chunk = rows[start:start + _CHUNK]
+        chunk = rows[start : start + _CHUNK]
         acts = np.full((_CHUNK, width), -1, np.int32)
         cols = np.full((_CHUNK, width), -1, np.int32)
         n = np.zeros((_CHUNK,), np.int32)
@@ -181,9 +191,18 @@ def _trace(variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Seq
         for b in range(len(chunk)):
             bad = np.nonzero(act[b] & ~legal[b])[0]
             played = int(act[b].sum()) - len(bad)
-            result.append(_Trace(jax.tree.map(lambda x: x[b], state), bool(ok[b]), int(ptr[b]), action[b, :played],
-                                 color[b, :played], player[b, :played], scores[b, :played],
-                                 int(bad[0]) if len(bad) else -1))
+            result.append(
+                _Trace(
+                    jax.tree.map(lambda x: x[b], state),
+                    bool(ok[b]),
+                    int(ptr[b]),
+                    action[b, :played],
+                    color[b, :played],
+                    player[b, :played],
+                    scores[b, :played],
+                    int(bad[0]) if len(bad) else -1,
+                )
+            )
     return result
 
 
@@ -207,8 +226,13 @@ class GameRecord:
 
     # ------------------------------------------------------------------------------------------- construction
     @classmethod
-    def from_actions(cls, env: Env | Variant | str, actions: Sequence[int] | np.ndarray,
-                     players: Sequence[str] | None = None, metadata: dict[str, str] | None = None) -> GameRecord:
+    def from_actions(
+        cls,
+        env: Env | Variant | str,
+        actions: Sequence[int] | np.ndarray,
+        players: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> GameRecord:
         """The record of playing ``actions`` (env action ids, passes included) from the start in ``env``'s variant.
 
         Trailing ``-1`` entries (the padding :func:`rollout` writes after a game ends) are dropped. Raises
@@ -349,8 +373,9 @@ def _kind(value: Any) -> str:
     """``value``'s JSON type with its article, for messages: "a string", "an object", "null"."""
     if value is None:
         return "null"
-    kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer",
-            float: "number"}.get(type(value), type(value).__name__)
+    kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
+        type(value), type(value).__name__
+    )
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
@@ -401,31 +426,45 @@ def _variant_from_json(value: Any) -> Variant:
     unknown = sorted(str(k)[:40] for k in value if k not in required + optional)
     missing = [k for k in required if k not in value]
     if unknown or missing:
-        raise RecordError(f"bad variant in record: unknown fields {unknown}, missing fields {missing}; a variant "
-                          f"has {list(required + optional)}")
+        raise RecordError(
+            f"bad variant in record: unknown fields {unknown}, missing fields {missing}; a variant "
+            f"has {list(required + optional)}"
+        )
     name = _str(value["name"], "variant.name")
     shape = _list(value["board_shape"], "variant.board_shape", 2, 2)
     rows = _int(shape[0], "variant.board_shape[0]", 1, MAX_BOARD_WIDTH)
     cols = _int(shape[1], "variant.board_shape[1]", 1, MAX_BOARD_WIDTH)
     colors = _int(value["num_colors"], "variant.num_colors", 1, MAX_RECORD_COLORS)
-    owners = [[_int(c, f"variant.players_to_colors[{p}][{k}]", 0, colors - 1)
-               for k, c in enumerate(_list(cs, f"variant.players_to_colors[{p}]", 1, colors))]
-              for p, cs in enumerate(_list(value["players_to_colors"], "variant.players_to_colors", 1, colors))]
-    starts = [[_cell(rc, f"variant.start_cells[{c}][{k}]", rows, cols)
-               for k, rc in enumerate(_list(cells, f"variant.start_cells[{c}]", 1, rows * cols))]
-              for c, cells in enumerate(_list(value["start_cells"], "variant.start_cells", 1, MAX_RECORD_COLORS))]
+    owners = [
+        [
+            _int(c, f"variant.players_to_colors[{p}][{k}]", 0, colors - 1)
+            for k, c in enumerate(_list(cs, f"variant.players_to_colors[{p}]", 1, colors))
+        ]
+        for p, cs in enumerate(_list(value["players_to_colors"], "variant.players_to_colors", 1, colors))
+    ]
+    starts = [
+        [
+            _cell(rc, f"variant.start_cells[{c}][{k}]", rows, cols)
+            for k, rc in enumerate(_list(cells, f"variant.start_cells[{c}]", 1, rows * cols))
+        ]
+        for c, cells in enumerate(_list(value["start_cells"], "variant.start_cells", 1, MAX_RECORD_COLORS))
+    ]
     pieces, total = [], 0
     for k, entry in enumerate(_list(value["pieces"], "variant.pieces", 1, MAX_RECORD_PIECES)):
         where = f"variant.pieces[{k}]"
         piece_name, cells, copies = _list(entry, where, 3, 3)
         piece_name = _str(piece_name, f"{where}[0] (name)")
-        cells = [_cell(rc, f"{where}[1][{i}]", MAX_BOARD_WIDTH, MAX_BOARD_WIDTH)
-                 for i, rc in enumerate(_list(cells, f"{where}[1] (cells)", 1, MAX_RECORD_PIECE_CELLS))]
+        cells = [
+            _cell(rc, f"{where}[1][{i}]", MAX_BOARD_WIDTH, MAX_BOARD_WIDTH)
+            for i, rc in enumerate(_list(cells, f"{where}[1] (cells)", 1, MAX_RECORD_PIECE_CELLS))
+        ]
         total += _int(copies, f"{where}[2] (copies)", 1, MAX_RECORD_COPIES)
         pieces.append((piece_name, cells, copies))
     if total > MAX_RECORD_PIECES_PER_COLOR:
-        raise RecordError(f"record field variant.pieces gives each colour {total} pieces; at most "
-                          f"{MAX_RECORD_PIECES_PER_COLOR} are allowed")
+        raise RecordError(
+            f"record field variant.pieces gives each colour {total} pieces; at most "
+            f"{MAX_RECORD_PIECES_PER_COLOR} are allowed"
+        )
     bonus = value.get("bonus", True)
     if not isinstance(bonus, bool):
         raise RecordError(f"record field variant.bonus must be true or false, got {_kind(bonus)}")
@@ -433,8 +472,16 @@ def _variant_from_json(value: Any) -> Variant:
     shared = None if shared is None else _int(shared, "variant.shared_color", 0, colors - 1)
     try:
         built = tuple(Piece(n, tuple(map(tuple, cells)), copies) for n, cells, copies in pieces)
-        return Variant(name, (rows, cols), colors, tuple(map(tuple, owners)), tuple(map(tuple, starts)), built,
-                       bonus=bonus, shared_color=shared)
+        return Variant(
+            name,
+            (rows, cols),
+            colors,
+            tuple(map(tuple, owners)),
+            tuple(map(tuple, starts)),
+            built,
+            bonus=bonus,
+            shared_color=shared,
+        )
     except BlokusError as exc:
         raise RecordError(f"bad variant in record: {exc}") from exc
 
@@ -455,15 +502,17 @@ def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> 
         row.pop()
     limit = max_game_length(variant)
     if len(row) > limit:
-        raise RecordError(f"the record has {len(row)} actions but no game of {variant.name!r} lasts more than "
-                          f"{limit} steps")
+        raise RecordError(
+            f"the record has {len(row)} actions but no game of {variant.name!r} lasts more than {limit} steps"
+        )
     for k, a in enumerate(row):
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise RecordError(f"action {k + 1}: {_kind(a)} {str(a)[:40]!r} is not an integer action id")
         if not 0 <= a < env.num_actions:
             shown = str(a) if abs(a) < 10**12 else f"a {len(str(abs(a)))}-digit number"
-            raise RecordError(f"action {k + 1}: id {shown} is out of range [0, {env.num_actions}) for variant "
-                              f"{variant.name!r}")
+            raise RecordError(
+                f"action {k + 1}: id {shown} is out of range [0, {env.num_actions}) for variant {variant.name!r}"
+            )
     return [int(a) for a in row]
 
 
@@ -472,34 +521,50 @@ def _build(variant: Variant, trace: _Trace, players, metadata, describe: Callabl
         raise RecordError(describe(trace))
     players = sgf.default_players(variant) if players is None else tuple(str(p) for p in players)
     if len(players) != variant.num_players:
-        raise RecordError(f"variant {variant.name!r} has {variant.num_players} players but {len(players)} names "
-                          f"were given: {list(players)}")
+        raise RecordError(
+            f"variant {variant.name!r} has {variant.num_players} players but {len(players)} names "
+            f"were given: {list(players)}"
+        )
     scores = trace.scores[-1] if len(trace.scores) else np.asarray(_env(variant).init().scores)
-    return GameRecord(variant, tuple(int(a) for a in trace.actions), tuple(int(c) for c in trace.colors),
-                      tuple(int(s) for s in scores), bool(trace.state.terminated), players,
-                      {str(k): str(v) for k, v in (metadata or {}).items()})
+    return GameRecord(
+        variant,
+        tuple(int(a) for a in trace.actions),
+        tuple(int(c) for c in trace.colors),
+        tuple(int(s) for s in scores),
+        bool(trace.state.terminated),
+        players,
+        {str(k): str(v) for k, v in (metadata or {}).items()},
+    )
 
 
 def _describe_action_failure(variant: Variant, rows: Sequence[Sequence[int]], b: int) -> Callable[[_Trace], str]:
     def describe(trace: _Trace) -> str:
         action = rows[b][trace.failed_step]
         game = f"game {b}: " if len(rows) > 1 else ""
-        return (f"{game}action {trace.failed_step + 1} (id {action}) is illegal: "
-                f"{explain_illegal(variant, trace.state, action)}")
+        return (
+            f"{game}action {trace.failed_step + 1} (id {action}) is illegal: "
+            f"{explain_illegal(variant, trace.state, action)}"
+        )
+
     return describe
 
 
 # --------------------------------------------------------------------------------------------- batched record
-def from_rollout(env: Env | Variant | str, actions: Sequence[Sequence[int]] | np.ndarray | jax.Array,
-                 players: Sequence[str] | None = None, metadata: dict[str, str] | None = None) -> list[GameRecord]:
+def from_rollout(
+    env: Env | Variant | str,
+    actions: Sequence[Sequence[int]] | np.ndarray | jax.Array,
+    players: Sequence[str] | None = None,
+    metadata: dict[str, str] | None = None,
+) -> list[GameRecord]:
     """One :class:`GameRecord` per row of an action history (e.g. from :func:`blokus_jax.rollout.rollout`; trailing
     ``-1`` ignored), all replayed and checked in one batched device call. Raises :class:`RecordError` naming the
     game, the first illegal action and why."""
     variant = env.variant if isinstance(env, Env) else get_variant(env)
     rows = [_validate_actions(variant, row) for row in (np.asarray(actions) if hasattr(actions, "shape") else actions)]
     traces = _trace(variant, rows, None, complete=False) if rows else []
-    return [_build(variant, t, players, metadata, _describe_action_failure(variant, rows, b))
-            for b, t in enumerate(traces)]
+    return [
+        _build(variant, t, players, metadata, _describe_action_failure(variant, rows, b)) for b, t in enumerate(traces)
+    ]
 
 
 # ------------------------------------------------------------------------------------------------- .blksgf read
@@ -508,8 +573,10 @@ def _check_size(text: str) -> str:
     if not isinstance(text, str):
         raise RecordError(f"a record must be given as text, got {_kind(text)}")
     if len(text) > MAX_RECORD_BYTES:
-        raise RecordError(f"the record is {len(text):,} characters long; records are at most {MAX_RECORD_BYTES:,} "
-                          f"(a whole game takes a few kilobytes)")
+        raise RecordError(
+            f"the record is {len(text):,} characters long; records are at most {MAX_RECORD_BYTES:,} "
+            f"(a whole game takes a few kilobytes)"
+        )
     return text.removeprefix("\ufeff")
 
 
@@ -533,8 +600,10 @@ def from_blksgf(text: str) -> GameRecord:
         if mover != colors[k] and not bool(t.state.terminated):
             names = color_names(variant)
             count = int(np.asarray(rules.popcount(jnp.asarray(t.state.legal_bits))).sum())
-            return (f"{move} is out of turn: {names[mover]} is to move before {names[colors[k]]} and still has "
-                    f"{count} legal placements")
+            return (
+                f"{move} is out of turn: {names[mover]} is to move before {names[colors[k]]} and still has "
+                f"{count} legal placements"
+            )
         return f"{move} is illegal: {explain_illegal(variant, t.state, actions[k])}"
 
     record = _build(variant, trace, game.players, game.metadata, describe)
@@ -567,8 +636,10 @@ def from_json(text: str | dict) -> GameRecord:
     if not isinstance(data, dict):
         raise RecordError(f"a record must be a JSON object, got {_kind(data)}")
     if data.get("format") != JSON_FORMAT or type(data.get("version")) is not int or data["version"] != JSON_VERSION:
-        raise RecordError(f"not a blokus-jax record: expected format {JSON_FORMAT!r} version {JSON_VERSION}, got "
-                          f"{str(data.get('format'))[:60]!r} version {str(data.get('version'))[:20]!r}")
+        raise RecordError(
+            f"not a blokus-jax record: expected format {JSON_FORMAT!r} version {JSON_VERSION}, got "
+            f"{str(data.get('format'))[:60]!r} version {str(data.get('version'))[:20]!r}"
+        )
     missing = [k for k in ("variant", "actions") if k not in data]
     if missing:
         raise RecordError(f"record lacks the fields {missing}")
@@ -576,8 +647,10 @@ def from_json(text: str | dict) -> GameRecord:
     actions = _list(data["actions"], "'actions'", 0, max_game_length(variant))
     players = data.get("players")
     if players is not None:
-        players = [_str(p, f"'players'[{k}]", MAX_RECORD_BYTES) for k, p in
-                   enumerate(_list(players, "'players'", variant.num_players, variant.num_players))]
+        players = [
+            _str(p, f"'players'[{k}]", MAX_RECORD_BYTES)
+            for k, p in enumerate(_list(players, "'players'", variant.num_players, variant.num_players))
+        ]
     metadata = data.get("metadata")
     if metadata is not None:
         if not isinstance(metadata, dict):
@@ -589,8 +662,11 @@ def from_json(text: str | dict) -> GameRecord:
     stored = record.to_dict()
     for key in ("moves", "scores", "terminated"):
         if key in data and data[key] != stored[key]:
-            diff = next((k for k, (a, b) in enumerate(zip(data[key], stored[key])) if a != b), None) \
-                if isinstance(data[key], list) and isinstance(stored[key], list) else None
+            diff = (
+                next((k for k, (a, b) in enumerate(zip(data[key], stored[key])) if a != b), None)
+                if isinstance(data[key], list) and isinstance(stored[key], list)
+                else None
+            )
             at = f" (first difference at entry {diff + 1})" if diff is not None else ""
             raise RecordError(f"record field {key!r} disagrees with the replayed actions{at}")
     return record
@@ -607,21 +683,26 @@ def load(path: str | Path) -> GameRecord:
     except OSError as exc:
         raise RecordError(f"cannot read record {str(path)!r}: {exc}") from exc
     if len(raw) > MAX_RECORD_BYTES:
-        raise RecordError(f"record {str(path)!r} is larger than {MAX_RECORD_BYTES:,} bytes; a game record takes a "
-                          f"few kilobytes, so this is not one")
+        raise RecordError(
+            f"record {str(path)!r} is larger than {MAX_RECORD_BYTES:,} bytes; a game record takes a "
+            f"few kilobytes, so this is not one"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RecordError(f"cannot read record {str(path)!r}: it is not UTF-8 text ({exc})") from None
     start = text.lstrip()
     if start.startswith("<"):
-        raise RecordError(f"{str(path)!r} is an HTML or XML file, not a game record; give the .blksgf or .json "
-                          f"record (a viewer page is made from one with 'blokus-jax view')")
+        raise RecordError(
+            f"{str(path)!r} is an HTML or XML file, not a game record; give the .blksgf or .json "
+            f"record (a viewer page is made from one with 'blokus-jax view')"
+        )
     return from_json(text) if start.startswith(("{", "[")) else from_blksgf(text)
 
 
-def save_records(records: Iterable[GameRecord], directory: str | Path, stem: str = "game",
-                 fmt: str = "blksgf") -> list[Path]:
+def save_records(
+    records: Iterable[GameRecord], directory: str | Path, stem: str = "game", fmt: str = "blksgf"
+) -> list[Path]:
     """Write records as ``directory/{stem}_{k:04d}.{fmt}`` (``fmt`` ``"blksgf"`` or ``"json"``; variants without
     a ``.blksgf`` game type are written as JSON). Creates the directory; returns the paths written."""
     if fmt not in ("blksgf", "json"):

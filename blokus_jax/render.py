@@ -26,8 +26,14 @@ from blokus_jax.variants import VARIANTS, Variant, get_variant
 
 #: Okabe-Ito colours by colour name (hex RGB).
 PALETTE: dict[str, str] = {
-    "Blue": "#0072B2", "Yellow": "#F0E442", "Red": "#D55E00", "Green": "#009E73",
-    "Purple": "#CC79A7", "Orange": "#E69F00", "Sky": "#56B4E9", "Black": "#000000",
+    "Blue": "#0072B2",
+    "Yellow": "#F0E442",
+    "Red": "#D55E00",
+    "Green": "#009E73",
+    "Purple": "#CC79A7",
+    "Orange": "#E69F00",
+    "Sky": "#56B4E9",
+    "Black": "#000000",
 }
 #: Colour names in order for variants without names of their own (at most this many colours can be drawn).
 DEFAULT_NAMES: tuple[str, ...] = ("Blue", "Yellow", "Red", "Green", "Purple", "Orange", "Sky", "Black")
@@ -44,8 +50,9 @@ def color_names(variant: Variant) -> tuple[str, ...]:
     if variant.num_colors > len(names):
         names = DEFAULT_NAMES
     if variant.num_colors > len(names):
-        raise VariantError(f"variant {variant.name!r} has {variant.num_colors} colours; pictures support at most "
-                           f"{len(DEFAULT_NAMES)}")
+        raise VariantError(
+            f"variant {variant.name!r} has {variant.num_colors} colours; pictures support at most {len(DEFAULT_NAMES)}"
+        )
     return tuple(names[: variant.num_colors])
 
 
@@ -85,9 +92,11 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
         if 0 <= col < cols and 0 <= row < rows:
             return row, col
     shown = repr(text) if len(str(text)) <= 40 else repr(str(text)[:40]) + "..."
-    raise IllegalActionError(f"{shown} is not a cell of the {rows}x{cols} board; write column letters "
-                             f"a-{column_label(cols - 1)} then a row number 1-{rows} (1 = bottom row), e.g. "
-                             f"{cell_name(variant, rows - 1, 0)}")
+    raise IllegalActionError(
+        f"{shown} is not a cell of the {rows}x{cols} board; write column letters "
+        f"a-{column_label(cols - 1)} then a row number 1-{rows} (1 = bottom row), e.g. "
+        f"{cell_name(variant, rows - 1, 0)}"
+    )
 
 
 def cells_text(variant: Variant, cells) -> str:
@@ -107,16 +116,20 @@ def resolve_variant(state: Any, env: Any = None) -> Variant:
         return env if isinstance(env, Variant) else getattr(env, "variant", None) or get_variant(env)
     board = np.asarray(state.board)
     if board.ndim != 2:
-        raise VariantError(f"pictures need one unbatched state; got a board of shape {board.shape}. "
-                           f"Index the batch first, e.g. jax.tree.map(lambda x: x[0], state)")
+        raise VariantError(
+            f"pictures need one unbatched state; got a board of shape {board.shape}. "
+            f"Index the batch first, e.g. jax.tree.map(lambda x: x[0], state)"
+        )
     colors, pieces = np.asarray(state.remaining).shape
     matches = [v() for v in VARIANTS.values()]
     matches = [v for v in matches if v.board_shape == board.shape and v.num_colors == colors and v.num_pieces == pieces]
     # classic, classic_2p and classic_3p differ only in who owns the colours, which pictures do not show
     if matches and all((v.pieces, v.start_cells) == (matches[0].pieces, matches[0].start_cells) for v in matches):
         return matches[0]
-    raise VariantError(f"cannot tell the variant of a {board.shape[0]}x{board.shape[1]} board with {colors} colours "
-                       f"and {pieces} pieces; pass env= (the Env, its Variant or its name)")
+    raise VariantError(
+        f"cannot tell the variant of a {board.shape[0]}x{board.shape[1]} board with {colors} colours "
+        f"and {pieces} pieces; pass env= (the Env, its Variant or its name)"
+    )
 
 
 def _piece_label(piece, remaining: int) -> str:
@@ -159,13 +172,21 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
         to_move = int(state.current_color)
         done = bool(state.terminated) or bool(state.truncated)
         for color, name in enumerate(names):
-            left = [_piece_label(p, int(remaining[color, i])) for i, p in enumerate(variant.pieces)
-                    if remaining[color, i] > 0]
+            left = [
+                _piece_label(p, int(remaining[color, i]))
+                for i, p in enumerate(variant.pieces)
+                if remaining[color, i] > 0
+            ]
             flag = ">" if color == to_move and not done else " "
             label = f"\x1b[{_ANSI[name]}m{name}\x1b[0m" if ansi else name
             lines.append(f"{flag}{label} ({marks[color]}) {int(scores[color]):+d}: {' '.join(left) or '(none)'}")
-        status = "game over" if bool(state.terminated) else "truncated" if bool(state.truncated) else \
-            f"{names[to_move]} to move"
+        status = (
+            "game over"
+            if bool(state.terminated)
+            else "truncated"
+            if bool(state.truncated)
+            else f"{names[to_move]} to move"
+        )
         lines.append(f"step {int(state.step_count)}, {status}")
     return "\n".join(lines)
 
@@ -194,7 +215,7 @@ def _live_corners(state: Any, variant: Variant) -> np.ndarray:
     first = bool(rules.is_first_move(np.asarray(state.pieces_placed), color))
     _, corners = rules.forbidden_and_corners(tables, own, occupied, jnp.bool_(first), jnp.int32(color))
     corner_plane = np.asarray(rules.unpack_rows(corners, cols))
-    legal = np.asarray(rules.unpack_rows(state.legal_bits, cols))          # [O, H, W]
+    legal = np.asarray(rules.unpack_rows(state.legal_bits, cols))  # [O, H, W]
     covered = np.zeros((rows, cols), bool)
     for o, r, c in zip(*np.nonzero(legal)):
         cells = tables.orientation_cells[o] + (r, c)
@@ -246,7 +267,7 @@ class _Text:
     y: float
     text: str
     size: float
-    anchor: str = "middle"    # "start" | "middle" | "end"
+    anchor: str = "middle"  # "start" | "middle" | "end"
     fill: str = _INK
     bold: bool = False
 
@@ -272,8 +293,17 @@ def _glyph(kind: str, x: float, y: float, s: float, ink: str) -> list:
     return [_Line(cx - q, cy, cx + q, cy, ink, w), _Line(cx, cy - q, cx, cy + q, ink, w)]
 
 
-def _layout(state: Any, variant: Variant, cell: int, coords: bool, last_move: bool, legal_corners: bool,
-            pieces: bool, glyphs: bool, title: str | None) -> tuple[float, float, list]:
+def _layout(
+    state: Any,
+    variant: Variant,
+    cell: int,
+    coords: bool,
+    last_move: bool,
+    legal_corners: bool,
+    pieces: bool,
+    glyphs: bool,
+    title: str | None,
+) -> tuple[float, float, list]:
     """Width, height and the drawing primitives of a picture (shared by SVG and PNG)."""
     board = np.asarray(state.board)
     rows, cols = board.shape
@@ -308,7 +338,9 @@ def _layout(state: Any, variant: Variant, cell: int, coords: bool, last_move: bo
             if v and (c == cols - 1 or board[r, c + 1] != v):
                 ops.append(_Line(x + cell, y, x + cell, y + cell, _INK, 1.5))
     mover = int(state.current_color)
-    if not (bool(state.terminated) or bool(state.truncated)) and bool(rules.is_first_move(np.asarray(state.pieces_placed), mover)):
+    if not (bool(state.terminated) or bool(state.truncated)) and bool(
+        rules.is_first_move(np.asarray(state.pieces_placed), mover)
+    ):
         for r, c in variant.start_cells[mover]:
             ops.append(_Circle(margin + (c + 0.5) * cell, top + (r + 0.5) * cell, cell * 0.3, None, fills[mover], 2))
     if last_move:
@@ -329,8 +361,9 @@ def _layout(state: Any, variant: Variant, cell: int, coords: bool, last_move: bo
     return width, height, ops
 
 
-def _piece_panel(ops: list, state: Any, variant: Variant, names, fills, glyphs: bool, x0: float, top: float,
-                 cell: int, height: float) -> tuple[float, float]:
+def _piece_panel(
+    ops: list, state: Any, variant: Variant, names, fills, glyphs: bool, x0: float, top: float, cell: int, height: float
+) -> tuple[float, float]:
     """Append each colour's remaining pieces (small shapes) to the right of the board; returns the new size."""
     remaining = np.asarray(state.remaining)
     scores = np.asarray(state.scores)
@@ -343,8 +376,16 @@ def _piece_panel(ops: list, state: Any, variant: Variant, names, fills, glyphs: 
     for color, name in enumerate(names):
         marker = " (to move)" if color == to_move and not done else ""
         ops.append(_Rect(x0, y + cell * 0.1, cell * 0.55, cell * 0.55, fills[color], _INK, 1))
-        ops.append(_Text(x0 + cell * 0.8, y + cell * 0.55, f"{name} {int(scores[color]):+d}{marker}", cell * 0.5,
-                         "start", bold=bool(marker)))
+        ops.append(
+            _Text(
+                x0 + cell * 0.8,
+                y + cell * 0.55,
+                f"{name} {int(scores[color]):+d}{marker}",
+                cell * 0.5,
+                "start",
+                bold=bool(marker),
+            )
+        )
         y += cell * 0.9
         left = [(i, p) for i, p in enumerate(variant.pieces) if remaining[color, i] > 0]
         for k, (i, piece) in enumerate(left):
@@ -353,8 +394,9 @@ def _piece_panel(ops: list, state: Any, variant: Variant, names, fills, glyphs: 
             for r, c in piece.cells:
                 ops.append(_Rect(sx + c * mini, sy + r * mini, mini, mini, fills[color], _INK, 0.6))
             if remaining[color, i] > 1:
-                ops.append(_Text(sx + slot - mini, sy + slot - mini * 0.6, f"x{int(remaining[color, i])}",
-                                 mini * 1.6, "end"))
+                ops.append(
+                    _Text(sx + slot - mini, sy + slot - mini * 0.6, f"x{int(remaining[color, i])}", mini * 1.6, "end")
+                )
         y += -(-len(left) // per_row) * slot + cell * 0.4
     return x0 + per_row * slot + cell * 0.4, max(height, y + cell * 0.2)
 
@@ -373,8 +415,10 @@ def _svg_op(op) -> str:
         stroke = _paint("stroke", op.stroke) + f' stroke-width="{op.width:g}"' if op.stroke else ""
         return f'<rect x="{op.x:g}" y="{op.y:g}" width="{op.w:g}" height="{op.h:g}"{_paint("fill", op.fill)}{stroke}/>'
     if isinstance(op, _Line):
-        return (f'<line x1="{op.x1:g}" y1="{op.y1:g}" x2="{op.x2:g}" y2="{op.y2:g}"{_paint("stroke", op.stroke)} '
-                f'stroke-width="{op.width:g}" stroke-linecap="square"/>')
+        return (
+            f'<line x1="{op.x1:g}" y1="{op.y1:g}" x2="{op.x2:g}" y2="{op.y2:g}"{_paint("stroke", op.stroke)} '
+            f'stroke-width="{op.width:g}" stroke-linecap="square"/>'
+        )
     if isinstance(op, _Circle):
         stroke = _paint("stroke", op.stroke) + f' stroke-width="{op.width:g}"' if op.stroke else ""
         return f'<circle cx="{op.cx:g}" cy="{op.cy:g}" r="{op.r:g}"{_paint("fill", op.fill)}{stroke}/>'
@@ -383,12 +427,24 @@ def _svg_op(op) -> str:
         return f'<polygon points="{pts}"{_paint("fill", op.fill)}/>'
     weight = ' font-weight="bold"' if op.bold else ""
     text = op.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (f'<text x="{op.x:g}" y="{op.y:g}" font-size="{op.size:g}" text-anchor="{op.anchor}" '
-            f'fill="{op.fill}"{weight}>{text}</text>')
+    return (
+        f'<text x="{op.x:g}" y="{op.y:g}" font-size="{op.size:g}" text-anchor="{op.anchor}" '
+        f'fill="{op.fill}"{weight}>{text}</text>'
+    )
 
 
-def to_svg(state: Any, env: Any = None, *, cell: int = 24, coords: bool = True, last_move: bool = True,
-           legal_corners: bool = False, pieces: bool = True, glyphs: bool = True, title: str | None = None) -> str:
+def to_svg(
+    state: Any,
+    env: Any = None,
+    *,
+    cell: int = 24,
+    coords: bool = True,
+    last_move: bool = True,
+    legal_corners: bool = False,
+    pieces: bool = True,
+    glyphs: bool = True,
+    title: str | None = None,
+) -> str:
     """An SVG picture of the position: the board in colour-blind-safe colours (plus a per-colour glyph), piece
     outlines, optional coordinates, a dot on each square of the last move, an open square on every empty corner
     square where the colour to move has a legal placement (``legal_corners=True``), a ring on the start square
@@ -400,9 +456,11 @@ def to_svg(state: Any, env: Any = None, *, cell: int = 24, coords: bool = True, 
     variant = resolve_variant(state, env)
     width, height, ops = _layout(state, variant, cell, coords, last_move, legal_corners, pieces, glyphs, title)
     body = "\n".join(_svg_op(op) for op in ops)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '
-            f'viewBox="0 0 {width:g} {height:g}" font-family="DejaVu Sans, Arial, sans-serif">\n'
-            f'<rect width="100%" height="100%" fill="{_PANEL}"/>\n{body}\n</svg>\n')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '
+        f'viewBox="0 0 {width:g} {height:g}" font-family="DejaVu Sans, Arial, sans-serif">\n'
+        f'<rect width="100%" height="100%" fill="{_PANEL}"/>\n{body}\n</svg>\n'
+    )
 
 
 def to_image(state: Any, env: Any = None, **kwargs):
@@ -427,13 +485,21 @@ def to_image(state: Any, env: Any = None, **kwargs):
     for op in ops:
         if isinstance(op, _Rect):
             fill = None if op.fill == "none" else op.fill
-            draw.rectangle((op.x, op.y, op.x + op.w, op.y + op.h), fill=fill, outline=op.stroke,
-                           width=max(int(round(op.width)), 1) if op.stroke else 0)
+            draw.rectangle(
+                (op.x, op.y, op.x + op.w, op.y + op.h),
+                fill=fill,
+                outline=op.stroke,
+                width=max(int(round(op.width)), 1) if op.stroke else 0,
+            )
         elif isinstance(op, _Line):
             draw.line((op.x1, op.y1, op.x2, op.y2), fill=op.stroke, width=max(int(round(op.width)), 1))
         elif isinstance(op, _Circle):
-            draw.ellipse((op.cx - op.r, op.cy - op.r, op.cx + op.r, op.cy + op.r), fill=op.fill, outline=op.stroke,
-                         width=max(int(round(op.width)), 1) if op.stroke else 0)
+            draw.ellipse(
+                (op.cx - op.r, op.cy - op.r, op.cx + op.r, op.cy + op.r),
+                fill=op.fill,
+                outline=op.stroke,
+                width=max(int(round(op.width)), 1) if op.stroke else 0,
+            )
         elif isinstance(op, _Poly):
             draw.polygon(op.points, fill=op.fill)
         else:
@@ -459,7 +525,7 @@ def to_rgb(state: Any, env: Any = None, cell: int = 8) -> np.ndarray:
     """The board alone as a ``uint8[H * cell, W * cell, 3]`` RGB array (empty squares light grey, one-pixel grid
     lines), for ``render_mode="rgb_array"`` style uses; plain NumPy, no pillow needed."""
     variant = resolve_variant(state, env)
-    lut = np.asarray([[int(h[i:i + 2], 16) for i in (1, 3, 5)] for h in (_EMPTY, *color_hex(variant))], np.uint8)
+    lut = np.asarray([[int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in (_EMPTY, *color_hex(variant))], np.uint8)
     board = np.asarray(state.board).astype(np.int64)
     image = np.repeat(np.repeat(lut[board], cell, axis=0), cell, axis=1)
     if cell > 2:

@@ -25,9 +25,14 @@ def max_game_length(variant: Variant) -> int:
     return variant.num_colors * (sum(p.copies for p in variant.pieces) + 1)
 
 
-def make_rollout(env: Env, batch: int, num_steps: int | None = None, policy: Policy | None = None,
-                 autoreset: bool = False, constrain: Callable[[jax.Array], jax.Array] | None = None
-                 ) -> Callable[[jax.Array], tuple[State, jax.Array]]:
+def make_rollout(
+    env: Env,
+    batch: int,
+    num_steps: int | None = None,
+    policy: Policy | None = None,
+    autoreset: bool = False,
+    constrain: Callable[[jax.Array], jax.Array] | None = None,
+) -> Callable[[jax.Array], tuple[State, jax.Array]]:
     """A pure ``play(key) -> (states, actions)`` that plays ``batch`` games for ``num_steps`` steps each (default
     :func:`max_game_length`, enough to finish any game) with ``policy(key, state) -> action`` (default: uniform
     random legal moves, :meth:`Env.sample_action`). Wrap it in ``jax.jit`` (or call it inside a jitted function).
@@ -55,7 +60,7 @@ def make_rollout(env: Env, batch: int, num_steps: int | None = None, policy: Pol
         game_keys = jax.random.split(key, batch)
         if constrain is not None:
             game_keys = constrain(game_keys)
-        step_keys = jax.vmap(lambda k: jax.random.split(k, length))(game_keys)      # [batch, length]
+        step_keys = jax.vmap(lambda k: jax.random.split(k, length))(game_keys)  # [batch, length]
         states = jax.vmap(env.init)(game_keys)
         if constrain is not None:
             states = constrain(states)
@@ -70,8 +75,9 @@ def _jitted(env: Env, batch: int, num_steps: int | None, policy: Policy | None) 
     return jax.jit(make_rollout(env, batch, num_steps, policy))
 
 
-def rollout(env: Env, key: jax.Array, batch: int, policy: Policy | None = None,
-            max_steps: int | None = None) -> tuple[State, jax.Array]:
+def rollout(
+    env: Env, key: jax.Array, batch: int, policy: Policy | None = None, max_steps: int | None = None
+) -> tuple[State, jax.Array]:
     """Play ``batch`` games at once on device with ``policy(key, state) -> action`` (default: uniform random legal
     moves) for ``max_steps`` steps (default: :func:`max_game_length`, enough to finish any game): no Python per
     step, one compilation per ``(env, batch, max_steps, policy)``.

@@ -44,8 +44,9 @@ def _shift_rows(rows: jax.Array, delta: int, fill) -> jax.Array:
     return jnp.concatenate([rows[-delta:], pad])
 
 
-def forbidden_and_corners(tables: Tables, own: jax.Array, occupied: jax.Array, first_move: jax.Array,
-                          color: jax.Array) -> tuple[jax.Array, jax.Array]:
+def forbidden_and_corners(
+    tables: Tables, own: jax.Array, occupied: jax.Array, first_move: jax.Array, color: jax.Array
+) -> tuple[jax.Array, jax.Array]:
     """Row masks of the cells a colour may not cover and of the cells that give it corner contact.
 
     ``own`` and ``occupied`` are ``uint32[H]`` bitboards. Bits at columns >= W are set in ``forbidden`` so pieces
@@ -71,13 +72,13 @@ def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_a
     smaller pieces repeat their first cell, which is harmless for an OR.
     """
     rows = tables.variant.board_shape[0]
-    offsets = tables.cell_offsets                                      # [O, K, 2], static
+    offsets = tables.cell_offsets  # [O, K, 2], static
     pad = int(offsets[..., 0].max())
     # Padding rows below the board: anchor_bits already excludes anchors that would hang off the bottom.
     f_pad = jnp.concatenate([forbidden, jnp.zeros((pad,), jnp.uint32)])
     c_pad = jnp.concatenate([corners, jnp.zeros((pad,), jnp.uint32)])
-    f_win = jnp.stack([f_pad[d:d + rows] for d in range(pad + 1)])   # f_win[d, r] = forbidden[r + d]
-    c_win = jnp.stack([c_pad[d:d + rows] for d in range(pad + 1)])
+    f_win = jnp.stack([f_pad[d : d + rows] for d in range(pad + 1)])  # f_win[d, r] = forbidden[r + d]
+    c_win = jnp.stack([c_pad[d : d + rows] for d in range(pad + 1)])
     blocked = touches = jnp.zeros((tables.num_orientations, rows), jnp.uint32)
     for k in range(offsets.shape[1]):
         dr = offsets[:, k, 0]
@@ -141,7 +142,7 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
     cumulative sum over all ``O * H`` words and no unpacking.
     """
     num_rows = bits.shape[-1]
-    counts = popcount(bits)                              # [O, H]
+    counts = popcount(bits)  # [O, H]
     per_orientation = jnp.sum(counts, axis=-1)
     total = jnp.sum(per_orientation)
     k = jax.random.randint(key, (), 0, jnp.maximum(total, 1))
@@ -157,11 +158,11 @@ def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
     rows, cols = tables.variant.board_shape
     o, r, c = tables.split_action(action)
     o = jnp.clip(o, 0, tables.num_orientations - 1)
-    offsets = jnp.asarray(tables.cell_offsets)[o]        # [K, 2]
+    offsets = jnp.asarray(tables.cell_offsets)[o]  # [K, 2]
     rr = offsets[:, 0] + r
     cc = offsets[:, 1] + c
     is_pass = action == tables.pass_action
-    rr = jnp.where(is_pass, rows, rr)                    # out of bounds -> dropped
+    rr = jnp.where(is_pass, rows, rr)  # out of bounds -> dropped
     plane = jnp.zeros((rows, cols), bool)
     return plane.at[rr, cc].set(True, mode="drop")
 
@@ -200,8 +201,17 @@ def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Ar
 
 # ------------------------------------------------------------------------------------------ why a move is illegal
 #: The reasons :func:`illegal_reason` gives, in the order they are tested.
-ILLEGAL_REASONS = ("game_over", "out_of_range", "cannot_pass", "off_board", "no_piece", "occupied", "edge", "start",
-                   "corner")
+ILLEGAL_REASONS = (
+    "game_over",
+    "out_of_range",
+    "cannot_pass",
+    "off_board",
+    "no_piece",
+    "occupied",
+    "edge",
+    "start",
+    "corner",
+)
 
 
 def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
@@ -310,9 +320,17 @@ def orientation_row_masks(tables: Tables) -> np.ndarray:
     return masks
 
 
-def playout(tables: Tables, key: jax.Array, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array,
-            last_was_monomino: jax.Array, passed: jax.Array, color: jax.Array,
-            greedy: bool = True) -> tuple[jax.Array, jax.Array]:
+def playout(
+    tables: Tables,
+    key: jax.Array,
+    board: jax.Array,
+    remaining: jax.Array,
+    pieces_placed: jax.Array,
+    last_was_monomino: jax.Array,
+    passed: jax.Array,
+    color: jax.Array,
+    greedy: bool = True,
+) -> tuple[jax.Array, jax.Array]:
     """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
     last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
     that are out already; ``color`` must not be one of them unless all are.
@@ -370,7 +388,15 @@ def playout(tables: Tables, key: jax.Array, board: jax.Array, remaining: jax.Arr
         return ~jnp.all(carry[4])
 
     color = jnp.asarray(color, jnp.int32)
-    start = (own, remaining, pieces_placed, last_was_monomino, passed, color,
-             bits_of(own, remaining, pieces_placed, color), key)
+    start = (
+        own,
+        remaining,
+        pieces_placed,
+        last_was_monomino,
+        passed,
+        color,
+        bits_of(own, remaining, pieces_placed, color),
+        key,
+    )
     final = jax.lax.while_loop(live, turn, start)
     return final[1], final[3]

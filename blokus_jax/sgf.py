@@ -29,13 +29,25 @@ from blokus_jax.variants import Variant, get_variant
 
 #: ``GM`` value of each variant that Pentobi knows.
 GAMES: dict[str, str] = {
-    "classic": "Blokus", "classic_2p": "Blokus Two-Player", "classic_3p": "Blokus Three-Player",
-    "duo": "Blokus Duo", "junior": "Blokus Junior",
+    "classic": "Blokus",
+    "classic_2p": "Blokus Two-Player",
+    "classic_3p": "Blokus Three-Player",
+    "duo": "Blokus Duo",
+    "junior": "Blokus Junior",
 }
 #: Friendly metadata keys and the standard SGF root properties they are written as.
 METADATA: dict[str, str] = {
-    "game_name": "GN", "date": "DT", "event": "EV", "round": "RO", "place": "PC", "source": "SO",
-    "annotator": "AN", "user": "US", "copyright": "CP", "comment": "C", "game_comment": "GC",
+    "game_name": "GN",
+    "date": "DT",
+    "event": "EV",
+    "round": "RO",
+    "place": "PC",
+    "source": "SO",
+    "annotator": "AN",
+    "user": "US",
+    "copyright": "CP",
+    "comment": "C",
+    "game_comment": "GC",
 }
 #: Private root property holding metadata without a standard SGF property (a JSON object of strings).
 EXTRA = "XBJ"
@@ -102,7 +114,7 @@ def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
     if pos >= length or text[pos] != "(":
         raise RecordError("not an SGF file: it must start with '(' (is the file empty or truncated?)")
     nodes: list[list[tuple[str, list[str]]]] = []
-    stack = [[True, False]]            # per open tree: [on the main line, a subtree has been seen]
+    stack = [[True, False]]  # per open tree: [on the main line, a subtree has been seen]
     pos += 1
     while stack:
         pos = _SPACE.match(text, pos).end()
@@ -115,8 +127,10 @@ def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
             if frame[0]:
                 nodes.append(node)
                 if len(nodes) > MAX_NODES:
-                    raise RecordError(f"the main line has more than {MAX_NODES} nodes ({where(pos)}); a Blokus "
-                                      f"record has one node per placement")
+                    raise RecordError(
+                        f"the main line has more than {MAX_NODES} nodes ({where(pos)}); a Blokus "
+                        f"record has one node per placement"
+                    )
         elif ch == "(":
             stack.append([frame[0] and not frame[1], False])
             frame[1] = True
@@ -207,16 +221,21 @@ def read(text: str) -> SgfGame:
     game = _root_value(root, "GM")
     by_game = {gm: name for name, gm in GAMES.items()}
     if game not in by_game:
-        raise RecordError(f"unsupported game GM[{game:.60}]; blokus-jax reads {sorted(by_game)}"
-                          if game is not None else "the root node has no GM[...] game type")
+        raise RecordError(
+            f"unsupported game GM[{game:.60}]; blokus-jax reads {sorted(by_game)}"
+            if game is not None
+            else "the root node has no GM[...] game type"
+        )
     variant = get_variant(by_game[game])
     ids = {cid: c for c, cid in enumerate(color_ids(variant))}
     moves = []
     for index, props in enumerate(nodes):
         for ident, values in props:
             if ident in _SETUP:
-                raise RecordError(f"node {index + 1}: setup property {ident} is not supported; only games played "
-                                  f"from the empty board can be replayed")
+                raise RecordError(
+                    f"node {index + 1}: setup property {ident} is not supported; only games played "
+                    f"from the empty board can be replayed"
+                )
             if _MOVE.fullmatch(ident):
                 moves.append((ident, values))
     limit = max_game_length(variant)
@@ -232,8 +251,10 @@ def read(text: str) -> SgfGame:
             raise RecordError(f"move {move}: {ident} needs exactly one non-empty list of points")
         points = values[0].split(",", largest)
         if len(points) > largest:
-            raise RecordError(f"move {move}: {ident}[{values[0]:.40}...] lists more than {largest} points; no "
-                              f"piece of {variant.name!r} is that large")
+            raise RecordError(
+                f"move {move}: {ident}[{values[0]:.40}...] lists more than {largest} points; no "
+                f"piece of {variant.name!r} is that large"
+            )
         try:
             cells = [parse_cell_name(variant, p) for p in points]
         except IllegalActionError as exc:
@@ -255,19 +276,28 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def write(variant: Variant, players: Sequence[str], metadata: dict[str, str],
-          moves: Iterable[tuple[int, np.ndarray]], result: str | None, app: str) -> str:
+def write(
+    variant: Variant,
+    players: Sequence[str],
+    metadata: dict[str, str],
+    moves: Iterable[tuple[int, np.ndarray]],
+    result: str | None,
+    app: str,
+) -> str:
     """Pentobi ``.blksgf`` text: a root node with ``GM``, ``FF``, ``CA``, ``AP`` (``app``), the players' names
     that differ from the defaults, ``RE`` (``result``, if given) and the metadata (standard properties where SGF
     has one, the rest as JSON in ``XBJ``), then one node per ``(colour, cells)`` placement.
 
     Raises :class:`RecordError` for a variant that Pentobi does not have."""
     if GAMES.get(variant.name) is None or variant != get_variant(variant.name):
-        raise RecordError(f"variant {variant.name!r} has no .blksgf game type (Pentobi knows {sorted(GAMES)} "
-                          f"with their standard rules); save it with to_json() instead")
+        raise RecordError(
+            f"variant {variant.name!r} has no .blksgf game type (Pentobi knows {sorted(GAMES)} "
+            f"with their standard rules); save it with to_json() instead"
+        )
     root = [("GM", GAMES[variant.name]), ("FF", "4"), ("CA", "UTF-8"), ("AP", app)]
-    root += [(prop, name) for prop, name, d in zip(player_props(variant), players, default_players(variant))
-             if name != d]
+    root += [
+        (prop, name) for prop, name, d in zip(player_props(variant), players, default_players(variant)) if name != d
+    ]
     if result is not None:
         root.append(("RE", result))
     extra = {k: v for k, v in metadata.items() if k not in METADATA}

@@ -7,8 +7,8 @@ engine's variants; ``Variant(...)`` also builds custom games (any board up to 30
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -58,14 +58,19 @@ class Variant:
         if not isinstance(self.name, str):
             raise VariantError(f"variant name {self.name!r} is a {type(self.name).__name__}; give a string")
         _set("board_shape", self._ints("board_shape", self.board_shape, "(rows, cols)", depth=0))
-        _set("players_to_colors", self._ints("players_to_colors", self.players_to_colors,
-                                             "a list of colour lists (one per player)", depth=1))
-        _set("start_cells", self._ints("start_cells", self.start_cells,
-                                       "a list of (row, col) lists (one per colour)", depth=2))
+        _set(
+            "players_to_colors",
+            self._ints("players_to_colors", self.players_to_colors, "a list of colour lists (one per player)", depth=1),
+        )
+        _set(
+            "start_cells",
+            self._ints("start_cells", self.start_cells, "a list of (row, col) lists (one per colour)", depth=2),
+        )
         for field, value in (("num_colors", self.num_colors), ("shared_color", self.shared_color)):
             if not (is_int(value) or (field == "shared_color" and value is None)):
-                raise VariantError(f"variant {self.name!r}: {field} must be an int, got {value!r} "
-                                   f"({type(value).__name__})")
+                raise VariantError(
+                    f"variant {self.name!r}: {field} must be an int, got {value!r} ({type(value).__name__})"
+                )
         _set("num_colors", int(self.num_colors))
         if self.shared_color is not None:
             _set("shared_color", int(self.shared_color))
@@ -77,13 +82,16 @@ class Variant:
         except PieceError:
             raise
         except (TypeError, ValueError) as exc:
-            raise VariantError(f"variant {self.name!r}: pieces must be a list of Piece(name, cells, copies), got "
-                               f"{self.pieces!r} ({exc})") from exc
+            raise VariantError(
+                f"variant {self.name!r}: pieces must be a list of Piece(name, cells, copies), got "
+                f"{self.pieces!r} ({exc})"
+            ) from exc
         self._validate()
 
     def _ints(self, field: str, value, shape: str, depth: int) -> tuple:
         """``value`` as nested tuples of Python ints (``depth`` levels of lists around the int pairs/list), raising
         :class:`VariantError` naming ``field`` for anything else (floats, bools and strings are not converted)."""
+
         def convert(item, level):
             if level < 0:
                 if not is_int(item):
@@ -101,8 +109,9 @@ class Variant:
                     raise TypeError("expected (row, col) pairs")
             return out
         except TypeError as exc:
-            raise VariantError(f"variant {self.name!r}: {field} must be {shape}, all ints, got {value!r} ({exc})") \
-                from exc
+            raise VariantError(
+                f"variant {self.name!r}: {field} must be {shape}, all ints, got {value!r} ({exc})"
+            ) from exc
 
     def _validate(self) -> None:
         rows, cols = self.board_shape
@@ -114,8 +123,10 @@ class Variant:
                 f"(each row is one 32-bit word)"
             )
         if not 1 <= self.num_colors <= MAX_COLORS:
-            raise VariantError(f"variant {self.name!r}: num_colors is {self.num_colors}; it must be in [1, "
-                               f"{MAX_COLORS}] (the board stores colour c as c + 1 in an int8)")
+            raise VariantError(
+                f"variant {self.name!r}: num_colors is {self.num_colors}; it must be in [1, "
+                f"{MAX_COLORS}] (the board stores colour c as c + 1 in an int8)"
+            )
         if not self.pieces:
             raise VariantError(f"variant {self.name!r} has no pieces; give at least one Piece")
         names = [p.name for p in self.pieces]
@@ -128,8 +139,11 @@ class Variant:
                         f"variant {self.name!r}: pieces {q.name!r} and {p.name!r} are the same shape; "
                         f"keep one and set copies={q.copies + p.copies}"
                     )
-        fits = [p.name for p in self.pieces if not any(
-            max(r for r, _ in o) < rows and max(c for _, c in o) < cols for o in p.orientations)]
+        fits = [
+            p.name
+            for p in self.pieces
+            if not any(max(r for r, _ in o) < rows and max(c for _, c in o) < cols for o in p.orientations)
+        ]
         if fits:
             raise VariantError(
                 f"variant {self.name!r}: board {rows}x{cols} is too small for pieces {fits}; enlarge the board "
@@ -214,8 +228,9 @@ def _duo() -> Variant:
 
 
 def _junior() -> Variant:
-    return Variant("junior", (14, 14), 2, ((0,), (1,)), _DUO_STARTS, standard_pieces(JUNIOR_NAMES, copies=2),
-                   bonus=False)
+    return Variant(
+        "junior", (14, 14), 2, ((0,), (1,)), _DUO_STARTS, standard_pieces(JUNIOR_NAMES, copies=2), bonus=False
+    )
 
 
 def _simple() -> Variant:

@@ -60,8 +60,10 @@ def _content_security_policy(template: str) -> str:
     if len(scripts) != 1:
         raise RuntimeError("viewer_template.html must have exactly one inline <script>; reinstall blokus-jax")
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode("ascii")
-    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
-            f"base-uri 'none'; form-action 'none'")
+    return (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        f"base-uri 'none'; form-action 'none'"
+    )
 
 
 def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
@@ -99,8 +101,9 @@ def page_source(path: str | Path) -> str | None:
     return html.unescape(match.group(1)) if match else ""
 
 
-def write_viewer(record: GameRecord | None, path: str | Path, title: str | None = None,
-                 source: str | None = None) -> Path:
+def write_viewer(
+    record: GameRecord | None, path: str | Path, title: str | None = None, source: str | None = None
+) -> Path:
     """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,9 @@ def train(env_id: str, timesteps: int, seed: int):
     from sb3_contrib import MaskablePPO
 
     env = gymnasium.make(env_id, seat="random")
-    model = MaskablePPO("MultiInputPolicy", env, n_steps=512, batch_size=128, learning_rate=3e-4, gamma=1.0,
-                        seed=seed, verbose=1)
+    model = MaskablePPO(
+        "MultiInputPolicy", env, n_steps=512, batch_size=128, learning_rate=3e-4, gamma=1.0, seed=seed, verbose=1
+    )
     return model.learn(total_timesteps=timesteps)
 
 
@@ -56,8 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     model = train(args.env_id, args.timesteps, args.seed)
     rate = evaluate(model, args.env_id, args.eval_games, args.seed + 10_000)
-    print(f"win rate against the {args.env_id} opponents: {rate:.2f} over {args.eval_games} games "
-          f"({np.sqrt(rate * (1 - rate) / args.eval_games):.2f} standard error)")
+    print(
+        f"win rate against the {args.env_id} opponents: {rate:.2f} over {args.eval_games} games "
+        f"({np.sqrt(rate * (1 - rate) / args.eval_games):.2f} standard error)"
+    )
     if args.save:
         model.save(args.save)
 

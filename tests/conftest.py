@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest

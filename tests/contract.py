@@ -169,8 +169,8 @@ def check_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int 
     expected = np.zeros(env.num_players, np.float32)
     expected[int(start.current_player)] = env.illegal_action_penalty
     forbidden = int(np.flatnonzero(~np.asarray(start.legal_action_mask))[0])
-    traced = (-1, n_actions, forbidden, np.uint32(2**31 + 1))             # jit arguments: int32 / uint32 tracers
-    host = (2**40, -(2**40), np.int64(2**32 + 5))                        # concrete values seen by the step itself
+    traced = (-1, n_actions, forbidden, np.uint32(2**31 + 1))  # jit arguments: int32 / uint32 tracers
+    host = (2**40, -(2**40), np.int64(2**32 + 5))  # concrete values seen by the step itself
     check_legal = jax.jit(lambda s, a: (env.step(s, a), env.is_legal(s, a)))
     results = [check_legal(start, bad) for bad in traced]
     results += jax.jit(lambda s: [(env.step(s, bad), env.is_legal(s, bad)) for bad in host])(start)

@@ -11,7 +11,7 @@ move one cell covers one of its start cells, otherwise at least one cell touches
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def shape_orientations(cells: Iterable[Sequence[int]]) -> list[tuple[Cell, ...]]
     for mirrored in (shape, [(r, -c) for r, c in shape]):
         current = mirrored
         for _ in range(4):
-            current = [(c, -r) for r, c in current]          # rotate a quarter turn
+            current = [(c, -r) for r, c in current]  # rotate a quarter turn
             min_r = min(r for r, _ in current)
             min_c = min(c for _, c in current)
             images.add(tuple(sorted((r - min_r, c - min_c) for r, c in current)))
@@ -45,7 +45,9 @@ def allowed_cells(board: np.ndarray, color: int) -> set[Cell]:
     rows, cols = board.shape
     own = {(int(r), int(c)) for r, c in zip(*np.nonzero(board == color + 1))}
     return {
-        (r, c) for r in range(rows) for c in range(cols)
+        (r, c)
+        for r in range(rows)
+        for c in range(cols)
         if board[r, c] == 0 and not any((r + dr, c + dc) in own for dr, dc in EDGE_STEPS)
     }
 
@@ -57,14 +59,20 @@ def contact_cells(board: np.ndarray, color: int, first_move: bool, start_cells: 
     if first_move:
         candidates = {(int(r), int(c)) for r, c in start_cells}
     else:
-        candidates = {(int(r) + dr, int(c) + dc) for r, c in zip(*np.nonzero(board == color + 1))
-                      for dr, dc in DIAGONAL_STEPS}
+        candidates = {
+            (int(r) + dr, int(c) + dc) for r, c in zip(*np.nonzero(board == color + 1)) for dr, dc in DIAGONAL_STEPS
+        }
     return candidates & allowed_cells(board, color)
 
 
-def legal_placements(board: np.ndarray, color: int, remaining: Sequence[int], first_move: bool,
-                     start_cells: Iterable[Sequence[int]], shapes: Sequence[Iterable[Sequence[int]]]
-                     ) -> set[Placement]:
+def legal_placements(
+    board: np.ndarray,
+    color: int,
+    remaining: Sequence[int],
+    first_move: bool,
+    start_cells: Iterable[Sequence[int]],
+    shapes: Sequence[Iterable[Sequence[int]]],
+) -> set[Placement]:
     """Every legal placement of ``color`` on ``board`` (``int[H, W]``, 0 empty, ``c + 1`` for colour ``c``).
 
     ``remaining[i]`` is how many copies of piece ``shapes[i]`` (a list of cells, any orientation) the colour still

@@ -21,8 +21,14 @@ def simple():
 @pytest.fixture(scope="module")
 def tiny4():
     """A 4-player game on an 8x8 board with four small pieces: cheap, but with four seats."""
-    variant = blokus_jax.Variant("tiny4", (8, 8), 4, ((0,), (1,), (2,), (3,)),
-                                 (((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),)), standard_pieces(["1", "2", "V3", "O"]))
+    variant = blokus_jax.Variant(
+        "tiny4",
+        (8, 8),
+        4,
+        ((0,), (1,), (2,), (3,)),
+        (((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),)),
+        standard_pieces(["1", "2", "V3", "O"]),
+    )
     return blokus_jax.Env(variant)
 
 
@@ -32,14 +38,15 @@ def test_seat_patterns_put_each_policy_in_each_seat_half_the_time(players):
     assert len({tuple(p) for p in patterns}) == len(patterns)
     if players > 1:
         np.testing.assert_array_equal((patterns == 0).sum(0), np.full(players, len(patterns) // 2))
-        assert ((patterns == 0).any(1) & (patterns == 1).any(1)).all()   # both policies in every game
+        assert ((patterns == 0).any(1) & (patterns == 1).any(1)).all()  # both policies in every game
 
 
 def test_match_rotates_seats_exactly_and_credits_sum_to_one(simple):
     bot = get_bot("random", simple)
-    result = play_match(simple, (bot, get_bot("greedy", simple)), ("random", "greedy"), 9, jax.random.key(0),
-                        progress=False)
-    assert result.games == 10                                           # rounded up to the 2 seat patterns
+    result = play_match(
+        simple, (bot, get_bot("greedy", simple)), ("random", "greedy"), 9, jax.random.key(0), progress=False
+    )
+    assert result.games == 10  # rounded up to the 2 seat patterns
     np.testing.assert_array_equal((result.seats == 0).sum(0), [5, 5])
     np.testing.assert_allclose(result.credit.sum(1), 1.0)
     a_scores = np.where(result.seats == 0, result.scores, 0).sum(1)
@@ -66,8 +73,7 @@ def test_a_policy_that_always_passes_forfeits_every_game(simple):
     def always_pass(key, state):
         return jnp.int32(simple.pass_action)
 
-    report = round_robin(simple, {"pass": always_pass, "random": get_bot("random", simple)}, 6, seed=0,
-                         progress=False)
+    report = round_robin(simple, {"pass": always_pass, "random": get_bot("random", simple)}, 6, seed=0, progress=False)
     by_name = {a.name: a for a in report.agents}
     assert by_name["pass"].win_rate == 0.0 and by_name["random"].win_rate == 1.0
     assert by_name["pass"].forfeits == 6 and by_name["random"].forfeits == 0
@@ -90,7 +96,7 @@ def test_round_robin_is_reproducible_and_seed_dependent(simple):
     h2h = first.head_to_head()
     np.testing.assert_allclose(h2h + h2h.T, np.where(np.eye(3, dtype=bool), np.nan, 1.0))
     assert "| random |" in first.markdown()
-    assert abs(sum(a.win_rate for a in first.agents) - 1.5) < 1e-9      # 3 pairings, one win credit each
+    assert abs(sum(a.win_rate for a in first.agents) - 1.5) < 1e-9  # 3 pairings, one win credit each
 
 
 def test_wilson_interval_matches_known_values():
@@ -122,16 +128,18 @@ def test_param_policies_reuse_the_compiled_match(simple):
     greedy, random = get_bot("greedy", simple), get_bot("random", simple)
 
     def switchable(params, key, state):
-        traces.append(1)                       # runs only while tracing
+        traces.append(1)  # runs only while tracing
         return jnp.where(params > 0, greedy(key, state), random(key, state))
 
     key = jax.random.key(5)
-    as_greedy = play_match(simple, (ParamPolicy(switchable, jnp.int32(1)), random), ("p", "random"), 64, key,
-                           progress=False)
+    as_greedy = play_match(
+        simple, (ParamPolicy(switchable, jnp.int32(1)), random), ("p", "random"), 64, key, progress=False
+    )
     traced = len(traces)
-    as_random = play_match(simple, (ParamPolicy(switchable, jnp.int32(0)), random), ("p", "random"), 64, key,
-                           progress=False)
+    as_random = play_match(
+        simple, (ParamPolicy(switchable, jnp.int32(0)), random), ("p", "random"), 64, key, progress=False
+    )
     assert len(traces) == traced > 0
-    assert as_greedy.credit[:, 0].mean() > 0.8                    # params really reached the compiled match
+    assert as_greedy.credit[:, 0].mean() > 0.8  # params really reached the compiled match
     assert abs(as_random.credit[:, 0].mean() - 0.5) < 0.2
     assert ParamPolicy(switchable, jnp.int32(1))(key, simple.init()) == greedy(key, simple.init())

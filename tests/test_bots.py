@@ -98,7 +98,8 @@ def test_corner_score_equals_change_in_corner_balance(variant):
     env, states = env_and_positions(variant)
     kernels = _CornerKernels(env)
     scores = np.asarray(jax.jit(jax.vmap(lambda s: corner_scores(env, s, kernels)))(states)).reshape(
-        len(states.step_count), -1)
+        len(states.step_count), -1
+    )
     step = jax.jit(env.step)
     rng = np.random.default_rng(0)
     owner = env.tables.color_owner
@@ -135,7 +136,7 @@ def _np_legal_count(env, board: np.ndarray, color: int, remaining: np.ndarray) -
         if remaining[env.tables.orientation_piece[o]] == 0:
             continue
         h, w = cells.max(axis=0) + 1
-        window = lambda plane, r, c: plane[r:r + rows - h + 1, c:c + cols - w + 1]  # noqa: E731
+        window = lambda plane, r, c: plane[r : r + rows - h + 1, c : c + cols - w + 1]  # noqa: E731
         hits_blocked = np.any([window(blocked, r, c) for r, c in cells], axis=0)
         hits_corner = np.any([window(corners, r, c) for r, c in cells], axis=0)
         count += int((~hits_blocked & hits_corner).sum())

@@ -15,8 +15,17 @@ from agents.policies import load_policy
 from agents.ppo import PPOConfig, make_train
 from blokus_jax.errors import CheckpointError
 
-TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=2,
-                 channels=4, blocks=1, value_hidden=8)
+TINY = PPOConfig(
+    variant="simple",
+    num_envs=4,
+    num_steps=4,
+    total_steps=64,
+    update_epochs=1,
+    num_minibatches=2,
+    channels=4,
+    blocks=1,
+    value_hidden=8,
+)
 
 
 @pytest.fixture(scope="module")
@@ -146,12 +155,17 @@ def test_changed_hash_or_ill_typed_meta_is_a_checkpoint_error(saved, trained):
     meta.write_text(json.dumps({**original, "sha256": {**original["sha256"], "state": "0" * 64}}))
     with pytest.raises(CheckpointError, match="content hash of its 'state'"):
         checkpoint.restore(saved, trained[0])
-    checkpoint.load_params(saved)                          # playing needs only the params, which are intact
-    bad_metas = [{k: v for k, v in original.items() if k != "config"}, {**original, "sha256": None},
-                 {**original, "format_version": "2"}, {**original, "config": [1, 2]},
-                 {**original, "config": {**original["config"], "channels": "4"}},
-                 {**original, "config": {**original["config"], "num_envs": -3}},
-                 {**original, "config": {**original["config"], "learning_rate": None}}, [1, 2, 3]]
+    checkpoint.load_params(saved)  # playing needs only the params, which are intact
+    bad_metas = [
+        {k: v for k, v in original.items() if k != "config"},
+        {**original, "sha256": None},
+        {**original, "format_version": "2"},
+        {**original, "config": [1, 2]},
+        {**original, "config": {**original["config"], "channels": "4"}},
+        {**original, "config": {**original["config"], "num_envs": -3}},
+        {**original, "config": {**original["config"], "learning_rate": None}},
+        [1, 2, 3],
+    ]
     for bad in bad_metas:
         meta.write_text(json.dumps(bad))
         with pytest.raises(CheckpointError):
@@ -167,13 +181,27 @@ def _save_format_1(run_dir, runner):
 
     from blokus_jax.observe import OBS_VERSION
 
-    manager = ocp.CheckpointManager(run_dir.absolute() / "checkpoints", item_names=("params", "state", "meta"),
-                                    options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False))
+    manager = ocp.CheckpointManager(
+        run_dir.absolute() / "checkpoints",
+        item_names=("params", "state", "meta"),
+        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
+    )
     meta = {"format_version": 1, "obs_version": OBS_VERSION, "config": TINY.to_dict()}
-    state = {"opt_state": runner.opt_state.inner_state[:2], "env_state": runner.env_state, "key": runner.key,
-             "update": runner.update, "lr_horizon": runner.lr_horizon}   # optax.chain(clip, adam) and the horizon
-    manager.save(1, args=ocp.args.Composite(params=ocp.args.StandardSave(runner.params),
-                                            state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)))
+    state = {
+        "opt_state": runner.opt_state.inner_state[:2],
+        "env_state": runner.env_state,
+        "key": runner.key,
+        "update": runner.update,
+        "lr_horizon": runner.lr_horizon,
+    }  # optax.chain(clip, adam) and the horizon
+    manager.save(
+        1,
+        args=ocp.args.Composite(
+            params=ocp.args.StandardSave(runner.params),
+            state=ocp.args.StandardSave(state),
+            meta=ocp.args.JsonSave(meta),
+        ),
+    )
     manager.wait_until_finished()
     manager.close()
 
@@ -210,7 +238,7 @@ def test_eval_and_play_default_to_the_variant_of_a_run_directory(saved, capsys, 
     assert "simple: 2 games per pairing" in captured.out and "variant simple" in captured.err
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--opponent", str(saved)]) == 0
-    assert "  a b c d e f g\n" in capsys.readouterr().out            # the 7x7 board of `simple`
+    assert "  a b c d e f g\n" in capsys.readouterr().out  # the 7x7 board of `simple`
 
 
 def test_upgrade_rewrites_format_1_checkpoints_so_that_they_resume(tmp_path, trained):

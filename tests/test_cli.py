@@ -11,8 +11,8 @@ import pytest
 
 import blokus_jax
 from agents import cli
-from blokus_jax import records, render
 from agents.bots import get_bot
+from blokus_jax import records, render
 
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["play"], ["bench"]])
@@ -28,8 +28,23 @@ def test_every_subcommand_has_help(command, capsys):
 
 def test_eval_prints_a_table_and_writes_json(tmp_path, capsys):
     path = tmp_path / "result.json"
-    code = cli.main(["eval", "--variant", "simple", "--agents", "random", "greedy", "--games", "6", "--seed", "1",
-                     "--no-progress", "--json", str(path)])
+    code = cli.main(
+        [
+            "eval",
+            "--variant",
+            "simple",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "6",
+            "--seed",
+            "1",
+            "--no-progress",
+            "--json",
+            str(path),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "random" in out and "greedy" in out and "win rate" in out
@@ -79,15 +94,17 @@ def test_play_keeps_the_position_on_bad_input_and_undoes(monkeypatch, capsys):
     out = run_play(monkeypatch, capsys, "help\nfoo\n1 0 d4\nhint\na7\nundo\nundo\nquit\n")
     assert "Commands:" in out
     assert "error: 'foo' is not a cell" in out
-    assert "error: 1 0 d4 (cells d4) is not legal here: Blue's first piece '1' at d4 does not cover its start " \
-           "square a7" in out
+    assert (
+        "error: 1 0 d4 (cells d4) is not legal here: Blue's first piece '1' at d4 does not cover its start "
+        "square a7" in out
+    )
     assert "hint: " in out
     assert "Blue starts on a7" in out
     assert "you play 1 0 a7 (cells a7)" in out
     assert "player 1 (Yellow) plays" in out
     assert "undone" in out and "nothing to undo" in out and out.rstrip().endswith("bye")
     boards = re.findall(r"  a b c d e f g\n((?:.*\n){7})", out)
-    assert boards[0] == boards[-1] and "B" not in boards[0]                    # undo restored the start
+    assert boards[0] == boards[-1] and "B" not in boards[0]  # undo restored the start
     assert "b" in boards[1] or "B" in boards[1]
 
 
@@ -125,10 +142,29 @@ def test_bench_prints_a_throughput_table(capsys):
     row = [c.strip() for c in lines[2].split("|")[1:-1]]
     assert row[0] == "simple" and row[1] == "4" and float(row[3].replace(",", "")) > 0
 
+
 def test_eval_saves_sample_games_that_view_and_replay_open(tmp_path, capsys):
     games = tmp_path / "games"
-    assert cli.main(["eval", "--variant", "duo", "--agents", "greedy", "random", "--games", "2", "--no-progress",
-                     "--save-games", str(games), "--num-saved", "2"]) == 0
+    assert (
+        cli.main(
+            [
+                "eval",
+                "--variant",
+                "duo",
+                "--agents",
+                "greedy",
+                "random",
+                "--games",
+                "2",
+                "--no-progress",
+                "--save-games",
+                str(games),
+                "--num-saved",
+                "2",
+            ]
+        )
+        == 0
+    )
     saved = sorted(games.glob("game_*.blksgf"))
     assert len(saved) == 2
     record = records.load(saved[0])
@@ -149,16 +185,19 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------- user errors (issue 10)
-@pytest.mark.parametrize("argv, message", [
-    (["train", "--minutes", "0"], "argument --minutes: '0' must be a finite number above 0"),
-    (["train", "--blocks", "-1"], "argument --blocks: '-1' is too small"),
-    (["train", "--lr", "nan"], "argument --lr: 'nan' must be a finite number"),
-    (["train", "--num-envs", "many"], "argument --num-envs: 'many' is not a whole number"),
-    (["bench", "--batch-sizes", "0"], "argument --batch-sizes: '0' is too small"),
-    (["bench", "--repeats", "0"], "argument --repeats: '0' is too small"),
-    (["eval", "--games", "-5"], "argument --games: '-5' is too small"),
-    (["eval", "--json", "/missing/dir/x.json"], "the directory of '/missing/dir/x.json' does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--minutes", "0"], "argument --minutes: '0' must be a finite number above 0"),
+        (["train", "--blocks", "-1"], "argument --blocks: '-1' is too small"),
+        (["train", "--lr", "nan"], "argument --lr: 'nan' must be a finite number"),
+        (["train", "--num-envs", "many"], "argument --num-envs: 'many' is not a whole number"),
+        (["bench", "--batch-sizes", "0"], "argument --batch-sizes: '0' is too small"),
+        (["bench", "--repeats", "0"], "argument --repeats: '0' is too small"),
+        (["eval", "--games", "-5"], "argument --games: '-5' is too small"),
+        (["eval", "--json", "/missing/dir/x.json"], "the directory of '/missing/dir/x.json' does not exist"),
+    ],
+)
 def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
@@ -170,8 +209,11 @@ def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
 def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
     existing = tmp_path / "a_file"
     existing.write_text("x")
-    for argv in (["train", "--out", str(existing)], ["eval", "--json", str(tmp_path)],
-                 ["eval", "--save-games", str(existing)]):
+    for argv in (
+        ["train", "--out", str(existing)],
+        ["eval", "--json", str(tmp_path)],
+        ["eval", "--save-games", str(existing)],
+    ):
         with pytest.raises(SystemExit) as exc:
             cli.main(argv)
         assert exc.value.code == 2
@@ -179,8 +221,12 @@ def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
 
 
 def test_eval_prints_the_head_to_head_matrix(capsys):
-    assert cli.main(["eval", "--variant", "simple", "--agents", "random", "greedy", "corners", "--games", "2",
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(
+            ["eval", "--variant", "simple", "--agents", "random", "greedy", "corners", "--games", "2", "--no-progress"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "head to head" in out and out.count("-") >= 3
 

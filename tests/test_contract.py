@@ -9,13 +9,26 @@ import blokus_jax as bj
 from blokus_jax import Piece, Variant
 
 #: A small custom piece set: three colours (one shared, as in classic_3p) on a 6x6 board, with repeated copies.
-TROMINOES = Variant("trominoes", (6, 6), 3, ((0,), (1,)), (((0, 0),), ((5, 5),), ((0, 5),)),
-                    (Piece("1", ((0, 0),), copies=2), Piece("I3", ((0, 0), (0, 1), (0, 2))),
-                     Piece("V3", ((0, 0), (0, 1), (1, 0)), copies=3)), shared_color=2)
+TROMINOES = Variant(
+    "trominoes",
+    (6, 6),
+    3,
+    ((0,), (1,)),
+    (((0, 0),), ((5, 5),), ((0, 5),)),
+    (
+        Piece("1", ((0, 0),), copies=2),
+        Piece("I3", ((0, 0), (0, 1), (0, 2))),
+        Piece("V3", ((0, 0), (0, 1), (1, 0)), copies=3),
+    ),
+    shared_color=2,
+)
 
 #: A custom board: a 9x11 rectangle with a few standard pieces and two start cells per colour, scored by margin.
-RECTANGLE = dict(board_shape=(9, 11), start_cells=(((0, 0), (8, 10)), ((0, 10), (8, 0))),
-                 pieces=bj.standard_pieces(["1", "2", "V3", "L4", "T4", "P", "X"]))
+RECTANGLE = dict(
+    board_shape=(9, 11),
+    start_cells=(((0, 0), (8, 10)), ((0, 10), (8, 0))),
+    pieces=bj.standard_pieces(["1", "2", "V3", "L4", "T4", "P", "X"]),
+)
 
 
 @pytest.mark.parametrize("name", bj.variant_names())

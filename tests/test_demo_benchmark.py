@@ -13,7 +13,7 @@ from blokus_jax.rollout import max_game_length
 def test_demo_plays_complete_games(capsys):
     assert demo.main(["--variant", "simple", "--games", "8"]) == 0
     out = capsys.readouterr().out
-    assert "| 8 | 8 |" in out            # 8 games, all finished
+    assert "| 8 | 8 |" in out  # 8 games, all finished
     assert "Final position of game 0" in out
 
 
@@ -45,11 +45,11 @@ def test_step_autoreset_restarts_a_finished_game_and_reports_its_end():
         state, rewards, done = step(state, sample(sub, state))
         done, steps = bool(done), steps + 1
         assert steps <= max_game_length(env.variant)
-    final = env.step(before, sample(sub, before))           # the same last step without the reset
+    final = env.step(before, sample(sub, before))  # the same last step without the reset
     assert bool(final.terminated)
-    np.testing.assert_array_equal(rewards, final.rewards)   # the reward of the finishing step is reported
+    np.testing.assert_array_equal(rewards, final.rewards)  # the reward of the finishing step is reported
     assert float(np.abs(rewards).sum()) > 0
-    jax.tree.map(np.testing.assert_array_equal, state, env.init())   # and the game restarted
+    jax.tree.map(np.testing.assert_array_equal, state, env.init())  # and the game restarted
 
 
 def test_one_play_loop_serves_records_demo_and_benchmark():
@@ -62,7 +62,7 @@ def test_one_play_loop_serves_records_demo_and_benchmark():
     assert actions.shape == (4, max_game_length(env.variant)) and bool(states.terminated.all())
     for row, n in zip(actions, np.asarray(states.step_count)):
         assert (row[:n] >= 0).all() and (row[n:] == -1).all()
-    demo_states = jax.jit(lambda k: demo.play_random_games(env, k, 4))(key)      # the demo plays the same games
+    demo_states = jax.jit(lambda k: demo.play_random_games(env, k, 4))(key)  # the demo plays the same games
     np.testing.assert_array_equal(np.asarray(demo_states.board), np.asarray(states.board))
     _, endless = jax.jit(rollout.make_rollout(env, 4, 60, autoreset=True))(key)
     assert endless.shape == (4, 60) and (np.asarray(endless) >= 0).all()

@@ -4,15 +4,15 @@ illegal actions, finished and truncated games, observations, and jit/vmap purity
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 import reference
+
 import blokus_jax as bj
 from blokus_jax import Piece, Variant, rules
 
@@ -21,18 +21,32 @@ DOMINO = Piece("2", ((0, 0), (0, 1)))
 
 #: 4x4, three colours with three monominoes each. Colour 1 starts on colour 0's only diagonal, so colour 0 is stuck
 #: after its first piece, passes once and is skipped from then on; the game ends when the last colour passes.
-STUCK = Variant("stuck", (4, 4), 3, ((0,), (1,), (2,)), (((0, 0),), ((1, 1),), ((3, 3),)),
-                (Piece("1", ((0, 0),), copies=3),))
+STUCK = Variant(
+    "stuck", (4, 4), 3, ((0,), (1,), (2,)), (((0, 0),), ((1, 1),), ((3, 3),)), (Piece("1", ((0, 0),), copies=3),)
+)
 #: The scripted STUCK game (each placement is the lowest legal action): colour, cell or None for the pass.
-STUCK_SCRIPT = [(0, (0, 0)), (1, (1, 1)), (2, (3, 3)), (0, None), (1, (0, 2)), (2, (2, 2)), (1, (1, 3)),
-                (2, (3, 1)), (1, None), (2, None)]
+STUCK_SCRIPT = [
+    (0, (0, 0)),
+    (1, (1, 1)),
+    (2, (3, 3)),
+    (0, None),
+    (1, (0, 2)),
+    (2, (2, 2)),
+    (1, (1, 3)),
+    (2, (3, 1)),
+    (1, None),
+    (2, None),
+]
 #: 4x4, two colours with a monomino and a domino each (bonus rules).
 PAIR = Variant("pair", (4, 4), 2, ((0,), (1,)), (((0, 0),), ((3, 3),)), (MONO, DOMINO))
 #: Colour 0 places the monomino last (+20), colour 1 the domino last (+15); then both pass and the game ends.
 PAIR_SCRIPT = [[(0, 0), (0, 1)], [(3, 3)], [(1, 2)], [(2, 1), (2, 2)]]
 #: 8x8 with the classic_2p structure (player 0 plays colours 0 and 2, player 1 plays 1 and 3).
-SMALL_2P = dict(board_shape=(8, 8), start_cells=(((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),)),
-                pieces=bj.standard_pieces(["1", "2"], copies=2) + bj.standard_pieces(["V3", "L4"]))
+SMALL_2P = dict(
+    board_shape=(8, 8),
+    start_cells=(((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),)),
+    pieces=bj.standard_pieces(["1", "2"], copies=2) + bj.standard_pieces(["V3", "L4"]),
+)
 
 
 @functools.cache
@@ -76,8 +90,14 @@ def test_scripted_stuck_game_turns_and_passes(stuck):
         assert int(state.current_color) == color and int(state.current_player) == color
         assert not bool(state.terminated)
         board = np.asarray(state.board)
-        expected = reference.legal_placements(board, color, np.asarray(state.remaining[color]),
-                                              not (board == color + 1).any(), STUCK.start_cells[color], [MONO.cells])
+        expected = reference.legal_placements(
+            board,
+            color,
+            np.asarray(state.remaining[color]),
+            not (board == color + 1).any(),
+            STUCK.start_cells[color],
+            [MONO.cells],
+        )
         legal = _legal_set(env, state)
         if cell is None:
             assert expected == set() and legal == [env.pass_action]
@@ -125,7 +145,7 @@ def test_a_lone_stuck_colour_ends_the_game_with_its_pass():
     assert bool(final.terminated) and int(final.step_count) == 1
     np.testing.assert_array_equal(final.passed, [True])
     np.testing.assert_array_equal(final.scores, [-5])
-    np.testing.assert_array_equal(final.rewards, [1.0])                   # a lone player is always the winner
+    np.testing.assert_array_equal(final.rewards, [1.0])  # a lone player is always the winner
 
 
 # ----------------------------------------------------------------------------------------------- scores, rewards
@@ -137,10 +157,10 @@ def test_bonus_scores_and_rewards(reward):
     assert bool(final.terminated) and int(final.step_count) == 6
     np.testing.assert_array_equal(states[1].scores, [-1, -3])
     np.testing.assert_array_equal(states[2].scores, [-1, -2])
-    np.testing.assert_array_equal(states[3].scores, [20, -2])             # monomino last: 15 + 5
-    np.testing.assert_array_equal(final.scores, [20, 15])                 # domino last: 15
+    np.testing.assert_array_equal(states[3].scores, [20, -2])  # monomino last: 15 + 5
+    np.testing.assert_array_equal(final.scores, [20, 15])  # domino last: 15
     np.testing.assert_array_equal(env.player_scores(final), [20, 15])
-    expected = [1.0, -1.0] if reward == "winloss" else [5 / 3, -5 / 3]   # score: (mine - best other) / 3 squares
+    expected = [1.0, -1.0] if reward == "winloss" else [5 / 3, -5 / 3]  # score: (mine - best other) / 3 squares
     np.testing.assert_allclose(final.rewards, expected, rtol=1e-6)
     for state in states[:-1]:
         assert not np.asarray(state.rewards).any()
@@ -152,7 +172,7 @@ def test_junior_rules_have_no_bonus():
     final = _play_cells(env, jax.jit(env.step), PAIR_SCRIPT + [None, None])[-1]
     assert bool(final.terminated)
     np.testing.assert_array_equal(final.scores, [0, 0])
-    np.testing.assert_array_equal(final.rewards, [0.5, 0.5])               # a tie shares the win
+    np.testing.assert_array_equal(final.rewards, [0.5, 0.5])  # a tie shares the win
 
 
 def test_three_way_tie_shares_the_win_and_score_rewards(stuck):
@@ -171,6 +191,7 @@ def test_classic_3p_shared_colour_rotates_between_players():
         def body(state, key):
             action = env.sample_action(key, state)
             return env.step(state, action), (state, action)
+
         return jax.lax.scan(body, env.init(), jax.random.split(key, env.num_colors * (env.num_pieces + 1)))
 
     final, (states, actions) = jax.device_get(play(jax.random.key(3)))
@@ -194,7 +215,7 @@ def test_classic_3p_shared_colour_rotates_between_players():
 def test_illegal_actions_terminate_with_penalty_and_keep_the_board():
     env = bj.make("classic_2p", illegal_action_penalty=-2.5, **SMALL_2P)
     step = jax.jit(env.step)
-    state = _play_cells(env, step, [[(0, 0)]])[-1]                        # colour 1 (player 1) to move
+    state = _play_cells(env, step, [[(0, 0)]])[-1]  # colour 1 (player 1) to move
     occupied = env.action_from_cells([(0, 0), (0, 1)])
     unreachable = env.action_from_cells([(4, 4)])
     for action in (-1, env.num_actions, 10**6, occupied, unreachable, env.pass_action):
@@ -233,12 +254,15 @@ def test_max_steps_truncates():
 
 
 # -------------------------------------------------------------------------------------------------- observations
-@pytest.mark.parametrize("moves, observer, order", [
-    (1, 1, [1, 3, 2, 0]),     # player 1 to move with colour 1: its colours first, "me, to move" at position 0
-    (1, 0, [0, 2, 1, 3]),     # player 0 not to move: start from its first colour
-    (2, 0, [2, 0, 3, 1]),     # player 0 to move with colour 2
-    (2, 1, [1, 3, 2, 0]),
-])
+@pytest.mark.parametrize(
+    "moves, observer, order",
+    [
+        (1, 1, [1, 3, 2, 0]),  # player 1 to move with colour 1: its colours first, "me, to move" at position 0
+        (1, 0, [0, 2, 1, 3]),  # player 0 not to move: start from its first colour
+        (2, 0, [2, 0, 3, 1]),  # player 0 to move with colour 2
+        (2, 1, [1, 3, 2, 0]),
+    ],
+)
 def test_observation_layout_and_egocentric_order(small_2p, moves, observer, order):
     env, step, observe = small_2p
     state = _play_cells(env, step, [[(0, 0), (1, 0)], [(0, 7)]][:moves])[-1]
@@ -338,8 +362,9 @@ def test_placement_bits_of_the_colour_to_move_equal_the_stored_mask():
 
 
 # ------------------------------------------------------------------------------------ action values before narrowing
-@pytest.mark.parametrize("action", [2**40, -(2**40), np.int64(4294976750), np.int64(-(2**32) + 9454),
-                                    np.uint64(2**32 + 3), np.int64(2**31)])
+@pytest.mark.parametrize(
+    "action", [2**40, -(2**40), np.int64(4294976750), np.int64(-(2**32) + 9454), np.uint64(2**32 + 3), np.int64(2**31)]
+)
 def test_out_of_range_values_are_illegal_before_narrowing(action):
     """``np.int64(4294976750)`` wraps to the legal 9454 in int32; judged before narrowing it is out of range, so it
     is the documented illegal action: the game ends with the penalty and the board untouched (with and without jit,
@@ -361,7 +386,7 @@ def test_traced_wide_dtypes_are_judged_in_their_own_dtype():
     env = bj.make("duo")
     start = env.init()
     step = jax.jit(env.step)
-    for action in (np.uint32(2**32 - 1), np.uint32(2**31 + 9454), np.int16(-5)):    # out of range in any dtype
+    for action in (np.uint32(2**32 - 1), np.uint32(2**31 + 9454), np.int16(-5)):  # out of range in any dtype
         assert bool(step(start, action).terminated), action
     legal = int(np.flatnonzero(np.asarray(start.legal_action_mask))[0])
     for dtype in (np.int16, np.uint16, np.int32, np.uint32):
@@ -369,8 +394,23 @@ def test_traced_wide_dtypes_are_judged_in_their_own_dtype():
             assert not bool(step(start, dtype(legal)).terminated), dtype
 
 
-@pytest.mark.parametrize("action", [9454.9, 9454.0, np.float32(3), True, np.bool_(False), 1 + 2j, "5", None,
-                                    [3], np.array([1, 2]), jnp.float32(2.0), jnp.array([4])])
+@pytest.mark.parametrize(
+    "action",
+    [
+        9454.9,
+        9454.0,
+        np.float32(3),
+        True,
+        np.bool_(False),
+        1 + 2j,
+        "5",
+        None,
+        [3],
+        np.array([1, 2]),
+        jnp.float32(2.0),
+        jnp.array([4]),
+    ],
+)
 def test_non_integer_actions_raise_with_and_without_jit(action):
     env = bj.make("simple")
     start = env.init()
@@ -380,7 +420,7 @@ def test_non_integer_actions_raise_with_and_without_jit(action):
     with pytest.raises(bj.ActionTypeError):
         env.is_legal(start, action)
     if isinstance(action, (float, bool, np.floating, np.bool_, np.ndarray, jax.Array)):
-        with pytest.raises(bj.ActionTypeError):   # at trace time: the argument is a float/bool/array tracer
+        with pytest.raises(bj.ActionTypeError):  # at trace time: the argument is a float/bool/array tracer
             jax.jit(env.step)(start, action)
 
 
@@ -416,7 +456,7 @@ class _BatchedEnv:
 
 def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
     env = bj.make("simple")
-    assert bj.AutoReset(env).num_actions == env.num_actions          # attributes pass through to the env
+    assert bj.AutoReset(env).num_actions == env.num_actions  # attributes pass through to the env
     wrapped = bj.AutoReset(_BatchedEnv(env))
     step = jax.jit(jax.vmap(env.step))
     states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 3))
@@ -424,7 +464,7 @@ def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
     for _ in range(60):
         key, sub = jax.random.split(key)
         actions = jax.vmap(env.sample_action)(jax.random.split(sub, 3), states)
-        batched, rewards, done = jax.jit(wrapped.step)(states, actions)    # the wrapper itself is not vmapped
+        batched, rewards, done = jax.jit(wrapped.step)(states, actions)  # the wrapper itself is not vmapped
         expected = jax.vmap(env.step_autoreset)(states, actions)
         chex.assert_trees_all_equal((batched, rewards, done), expected)
         np.testing.assert_array_equal(done, np.asarray(step(states, actions).terminated))
@@ -438,8 +478,7 @@ def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
 
 def test_win_shares_split_the_win_among_the_best():
     np.testing.assert_allclose(rules.win_shares(jnp.asarray([3, 7, 7, -2])), [0, 0.5, 0.5, 0])
-    np.testing.assert_allclose(rules.win_shares(np.asarray([[1, 2], [4, 4], [5, 0]])),
-                               [[0, 1], [0.5, 0.5], [1, 0]])
+    np.testing.assert_allclose(rules.win_shares(np.asarray([[1, 2], [4, 4], [5, 0]])), [[0, 1], [0.5, 0.5], [1, 0]])
     chex.assert_type(rules.win_shares(jnp.asarray([1, 1, 1])), jnp.float32)
 
 
@@ -475,12 +514,19 @@ def test_with_x64_a_traced_int64_is_judged_before_narrowing():
     import subprocess
     import sys
 
-    code = ("import jax, numpy as np, blokus_jax as bj\n"
-            "env = bj.make('simple'); s = env.init()\n"
-            "legal = int(np.flatnonzero(np.asarray(s.legal_action_mask))[0])\n"
-            "step = jax.jit(env.step)\n"
-            "assert bool(step(s, np.int64(2**32 + legal)).terminated)\n"
-            "assert not bool(step(s, np.int64(legal)).terminated)\n")
-    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "JAX_ENABLE_X64": "1"},
-                            capture_output=True, text=True, timeout=600)
+    code = (
+        "import jax, numpy as np, blokus_jax as bj\n"
+        "env = bj.make('simple'); s = env.init()\n"
+        "legal = int(np.flatnonzero(np.asarray(s.legal_action_mask))[0])\n"
+        "step = jax.jit(env.step)\n"
+        "assert bool(step(s, np.int64(2**32 + legal)).terminated)\n"
+        "assert not bool(step(s, np.int64(legal)).terminated)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "JAX_ENABLE_X64": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -81,8 +81,11 @@ def _check_reason(env, state, action, reason, cells) -> None:
         return
     assert not occupied
     own = np.pad(board == color + 1, 1)
-    edge = {tuple(rc) for rc in placed if own[rc[0], rc[1] + 1] | own[rc[0] + 2, rc[1] + 1] | own[rc[0] + 1, rc[1]]
-            | own[rc[0] + 1, rc[1] + 2]}
+    edge = {
+        tuple(rc)
+        for rc in placed
+        if own[rc[0], rc[1] + 1] | own[rc[0] + 2, rc[1] + 1] | own[rc[0] + 1, rc[1]] | own[rc[0] + 1, rc[1] + 2]
+    }
     if reason == "edge":
         assert edge and {tuple(rc) for rc in cells} == edge
         return
@@ -92,14 +95,21 @@ def _check_reason(env, state, action, reason, cells) -> None:
         assert first and not {tuple(rc) for rc in placed} & set(env.variant.start_cells[color])
         return
     assert reason == "corner" and not first
-    diagonal = {tuple(rc) for rc in placed if own[rc[0], rc[1]] | own[rc[0], rc[1] + 2] | own[rc[0] + 2, rc[1]]
-                | own[rc[0] + 2, rc[1] + 2]}
+    diagonal = {
+        tuple(rc)
+        for rc in placed
+        if own[rc[0], rc[1]] | own[rc[0], rc[1] + 2] | own[rc[0] + 2, rc[1]] | own[rc[0] + 2, rc[1] + 2]
+    }
     assert not diagonal
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["simple", "duo"]), which=st.integers(0, 10**6), how=st.sampled_from(["any", "near",
-       "legal", "pass", "edge"]), pick=st.integers(0, 10**6))
+@given(
+    name=st.sampled_from(["simple", "duo"]),
+    which=st.integers(0, 10**6),
+    how=st.sampled_from(["any", "near", "legal", "pass", "edge"]),
+    pick=st.integers(0, 10**6),
+)
 def test_explanations_agree_with_the_rules(positions, name, which, how, pick):
     env, states = positions[name]
     state = states[which % len(states)]
@@ -144,6 +154,8 @@ def test_default_names_and_pentobi_names():
     state = env.init()
     action = env.action_from_cells([(0, 0)])
     assert rules.explain_illegal(env, state, action) == (
-        "colour 0's first piece '1' at (0, 0) does not cover its start square (4, 4)")
+        "colour 0's first piece '1' at (0, 0) does not cover its start square (4, 4)"
+    )
     assert records.explain_illegal(env.variant, state, action) == (
-        "Purple's first piece '1' at a14 does not cover its start square e10")
+        "Purple's first piece '1' at a14 does not cover its start square e10"
+    )

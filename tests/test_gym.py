@@ -24,7 +24,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "maskable_ppo_duo.p
 _CORNERS_8 = [[(0, 0)], [(0, 7)], [(7, 7)], [(7, 0)]]
 #: Small-board overrides that keep check_env fast; BlokusClassic-v0 and BlokusSimple-v0 run at their real size.
 SMALL = {
-    "classic": {}, "simple": {},
+    "classic": {},
+    "simple": {},
     "classic_2p": {"board_shape": (8, 8), "start_cells": _CORNERS_8},
     "classic_3p": {"board_shape": (8, 8), "start_cells": _CORNERS_8},
     "duo": {"board_shape": (8, 8), "start_cells": [[(2, 2)], [(5, 5)]]},
@@ -116,15 +117,31 @@ def test_reset_options_fix_the_seat(simple):
 
 def _env_snapshot(env):
     """Everything a failed call must leave unchanged: the core state, seat, mask, RNG state and key."""
-    return (jax.device_get(env.state), env.seat, None if env._mask is None else env._mask.copy(),
-            env.np_random.bit_generator.state if env._np_random is not None else None, np.asarray(env._key))
+    return (
+        jax.device_get(env.state),
+        env.seat,
+        None if env._mask is None else env._mask.copy(),
+        env.np_random.bit_generator.state if env._np_random is not None else None,
+        np.asarray(env._key),
+    )
 
 
-@pytest.mark.parametrize("kwargs", [dict(options={"seat": 5}), dict(options={"seat": -1}),
-                                    dict(options={"seat": 1.0}), dict(options={"seat": True}),
-                                    dict(options={"seat": "1"}), dict(options={"seats": 1}),
-                                    dict(options=[("seat", 1)]), dict(seed=-1), dict(seed=1.5), dict(seed="7"),
-                                    dict(seed=0, options={"seat": 5})])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(options={"seat": 5}),
+        dict(options={"seat": -1}),
+        dict(options={"seat": 1.0}),
+        dict(options={"seat": True}),
+        dict(options={"seat": "1"}),
+        dict(options={"seats": 1}),
+        dict(options=[("seat", 1)]),
+        dict(seed=-1),
+        dict(seed=1.5),
+        dict(seed="7"),
+        dict(seed=0, options={"seat": 5}),
+    ],
+)
 def test_a_failed_reset_leaves_the_env_as_it_was(simple, kwargs):
     simple.reset(seed=3)
     simple.step(int(np.flatnonzero(simple.action_masks())[0]))
@@ -154,9 +171,18 @@ def _snapshot(env):
     return np.asarray(env.state.board).copy(), int(env.state.step_count), env.action_masks().copy()
 
 
-@pytest.mark.parametrize("bad, reason", [(3.0, "dtype"), (np.float32(2), "dtype"), (True, "dtype"),
-                                         ("7", "dtype"), (np.array([1, 2]), "shape"), (-1, "out_of_range"),
-                                         (10**6, "out_of_range")])
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        (3.0, "dtype"),
+        (np.float32(2), "dtype"),
+        (True, "dtype"),
+        ("7", "dtype"),
+        (np.array([1, 2]), "shape"),
+        (-1, "out_of_range"),
+        (10**6, "out_of_range"),
+    ],
+)
 def test_malformed_actions_raise_and_leave_the_env_unchanged(simple, bad, reason):
     simple.reset(seed=0)
     before = _snapshot(simple)
@@ -174,9 +200,9 @@ def test_illegal_placements_name_the_rule(simple):
     with pytest.raises(RejectedActionError, match="does not cover its start square") as err:
         simple.step(_cells(simple, [(3, 3)]))
     assert err.value.reason == "illegal" and isinstance(err.value, blokus_jax.IllegalActionError)
-    simple.step(_cells(simple, [(0, 0)]))                       # learner: monomino on the start cell
+    simple.step(_cells(simple, [(0, 0)]))  # learner: monomino on the start cell
     cases = {
-        "no piece '1' left": [(1, 1)],                            # the monomino again
+        "no piece '1' left": [(1, 1)],  # the monomino again
         "covers occupied squares": [(0, 0), (0, 1)],
         "shares an edge": [(0, 1), (0, 2)],
         "does not touch another": [(3, 3), (3, 4)],
@@ -193,13 +219,13 @@ def test_illegal_placements_name_the_rule(simple):
 
 
 def test_step_after_the_end_raises_game_over():
-    env = BlokusGymEnv("simple")           # penalize mode: the illegal action ends the game ...
+    env = BlokusGymEnv("simple")  # penalize mode: the illegal action ends the game ...
     env.reset(seed=0)
     board = np.asarray(env.state.board).copy()
     obs, reward, term, trunc, info = env.step(_cells(env, [(3, 3)]))
     assert (reward, term, trunc) == (-1.0, True, False) and "start square" in info["illegal_action"]
     assert np.array_equal(np.asarray(env.state.board), board) and not obs["action_mask"].any()
-    with pytest.raises(RejectedActionError, match="call reset") as err:   # ... and stepping on raises
+    with pytest.raises(RejectedActionError, match="call reset") as err:  # ... and stepping on raises
         env.step(env.core.pass_action)
     assert err.value.reason == "game_over"
 
@@ -238,14 +264,14 @@ def test_opponent_k_plays_the_kth_player_after_the_learner():
     obs, info = env.reset(seed=0)
     core = env.core
     state = core.init()
-    state = core.step(state, _last_legal(None, state))          # player 0 = third opponent after seat 1
+    state = core.step(state, _last_legal(None, state))  # player 0 = third opponent after seat 1
     assert np.array_equal(np.asarray(env.state.board), np.asarray(state.board)), "player 0 uses opponents[2]"
     learner = int(np.flatnonzero(info["action_mask"])[0])
     env.step(learner)
     state = core.step(state, learner)
-    state = core.step(state, _first_legal(None, state))         # player 2 = opponents[0]
-    state = core.step(state, _last_legal(None, state))          # player 3 = opponents[1]
-    state = core.step(state, _last_legal(None, state))          # player 0 = opponents[2] again
+    state = core.step(state, _first_legal(None, state))  # player 2 = opponents[0]
+    state = core.step(state, _last_legal(None, state))  # player 3 = opponents[1]
+    state = core.step(state, _last_legal(None, state))  # player 0 = opponents[2] again
     assert int(state.current_player) == 1
     assert np.array_equal(np.asarray(env.state.board), np.asarray(state.board))
 
@@ -256,7 +282,7 @@ def test_classic_2p_learner_plays_both_colours():
     colours = []
     for _ in range(4):
         colours.append(int(env.state.current_color))
-        obs, *_ , info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        obs, *_, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert colours == [0, 2, 0, 2]
 
 
@@ -274,8 +300,9 @@ def test_render_modes():
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 def test_vector_env_equals_sync_vector_env_of_single_envs(mode):
     n = 3
-    vec = gymnasium.make_vec("BlokusSimple-v0", num_envs=n, vectorization_mode="vector_entry_point",
-                             autoreset_mode=mode, seat="random")
+    vec = gymnasium.make_vec(
+        "BlokusSimple-v0", num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, seat="random"
+    )
     assert isinstance(vec, BlokusVectorEnv) and vec.metadata["autoreset_mode"] == mode
     sync = SyncVectorEnv([lambda: BlokusGymEnv("simple", seat="random") for _ in range(n)], autoreset_mode=mode)
     ov, iv = vec.reset(seed=7)
@@ -299,13 +326,16 @@ def test_vector_env_equals_sync_vector_env_of_single_envs(mode):
 
 
 def test_vector_env_rejects_bad_batches():
-    vec = BlokusVectorEnv(3, "simple", illegal_action="raise")   # same shapes as above: no new compilation
+    vec = BlokusVectorEnv(3, "simple", illegal_action="raise")  # same shapes as above: no new compilation
     with pytest.raises(RejectedActionError, match="reset"):
         vec.step(np.zeros(3, np.int64))
     obs, info = vec.reset(seed=0)
     board = np.asarray(vec.state.board).copy()
-    for bad, reason in [(np.zeros(2, np.int64), "shape"), (np.zeros(3), "dtype"),
-                        (np.array([0, 0, vec.core.num_actions]), "out_of_range")]:
+    for bad, reason in [
+        (np.zeros(2, np.int64), "shape"),
+        (np.zeros(3), "dtype"),
+        (np.array([0, 0, vec.core.num_actions]), "out_of_range"),
+    ]:
         with pytest.raises(RejectedActionError) as err:
             vec.step(bad)
         assert err.value.reason == reason
@@ -325,8 +355,16 @@ def test_vector_env_accepts_numpy_integer_seeds_and_rejects_bad_ones():
     obs, info = vec.reset(seed=0, options={"seat": 1})
     assert (info["seat"] == 1).all()
     before = (jax.device_get(vec.state), vec._seat.copy(), vec._mask.copy(), [r.bit_generator.state for r in vec._rngs])
-    for bad in (dict(seed=1.5), dict(seed=[1, 2]), dict(seed="abc"), dict(seed=[1, 2, -3]), dict(seed=[1, 2, 3.0]),
-                dict(seed=True), dict(seed=0, options={"seat": 2}), dict(seed=0, options={"colour": 1})):
+    for bad in (
+        dict(seed=1.5),
+        dict(seed=[1, 2]),
+        dict(seed="abc"),
+        dict(seed=[1, 2, -3]),
+        dict(seed=[1, 2, 3.0]),
+        dict(seed=True),
+        dict(seed=0, options={"seat": 2}),
+        dict(seed=0, options={"colour": 1}),
+    ):
         with pytest.raises(blokus_jax.ConfigError):
             vec.reset(**bad)
         chex.assert_trees_all_equal(jax.device_get(vec.state), before[0])
@@ -352,8 +390,9 @@ def test_maskable_ppo_example_evaluates_with_action_masks():
     tree = ast.parse(EXAMPLE.read_text())
     assert {"train", "evaluate", "main"} <= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("maskable_ppo_duo", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)                 # sb3_contrib is imported lazily inside train()
+    spec.loader.exec_module(module)  # sb3_contrib is imported lazily inside train()
     rate = module.evaluate(_MaskedRandomModel(0), "BlokusSimple-v0", games=4, seed=0)
     assert rate in (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.networks import (MASKED_LOGIT, centre_gather_table, make_network, masked_logits, orientation_centres,
-                             sample_masked)
+from agents.networks import (
+    MASKED_LOGIT,
+    centre_gather_table,
+    make_network,
+    masked_logits,
+    orientation_centres,
+    sample_masked,
+)
 from agents.policies import network_policy
 
 
@@ -41,7 +47,7 @@ def test_network_outputs_one_logit_per_action_and_a_value(variant):
     logits3, value3 = net.apply(params, batched)
     assert logits3.shape == (3, env.num_actions) and value3.shape == (3,)
     np.testing.assert_allclose(logits3[1], logits, rtol=1e-5, atol=1e-5)
-    assert bool(jnp.all(logits[-1] == 0.0))    # the pass never competes with a placement
+    assert bool(jnp.all(logits[-1] == 0.0))  # the pass never competes with a placement
 
 
 def test_gather_table_reads_each_placement_at_its_bounding_box_centre():
@@ -49,7 +55,7 @@ def test_gather_table_reads_each_placement_at_its_bounding_box_centre():
     rows, cols = env.board_shape
     centres = orientation_centres(env)
     table, pad = centre_gather_table(centres, rows, cols)
-    assert table.shape == (env.num_actions - 1,) and pad == 2     # pentominoes: 5-cell boxes, centre offset 2
+    assert table.shape == (env.num_actions - 1,) and pad == 2  # pentominoes: 5-cell boxes, centre offset 2
     rng = np.random.default_rng(0)
     for action in rng.integers(0, env.num_actions - 1, 200):
         o, rest = divmod(int(action), rows * cols)
@@ -105,6 +111,7 @@ def test_network_policy_plays_only_legal_moves_through_a_whole_game(greedy):
         def body(state, k):
             action = policy(k, state)
             return env.step(state, action), env.is_legal(state, action) | state.terminated
+
         return jax.lax.scan(body, env.init(), jax.random.split(key, 40))
 
     final, legal = play(jax.random.key(6))

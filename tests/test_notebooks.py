@@ -20,11 +20,17 @@ def test_notebooks_exist():
 def test_notebook_runs(path: Path):
     notebook = nbformat.read(path, as_version=4)
     # run from notebooks/, as a person opening it in Jupyter would; notebooks write only to temporary folders
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
-    errors = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
-              if o.get("output_type") == "error"]
+    errors = [
+        o
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert not errors, errors
     executed = [c for c in notebook.cells if c.cell_type == "code"]
     assert executed and all(c.get("execution_count") for c in executed)

@@ -7,14 +7,13 @@ pass must be the only legal action), and otherwise skip the record turn.
 
 from __future__ import annotations
 
-
 import jax
 import numpy as np
 import pytest
-
 import reference
-import blokus_jax as bj
 from conftest import DATA_DIR, ORACLE_VARIANTS
+
+import blokus_jax as bj
 
 ORACLE_FILES = sorted(p.name for p in DATA_DIR.glob("*.json.gz"))
 
@@ -81,8 +80,9 @@ def test_replay_matches_pentobi(oracle, placements_of, jitted_envs, file_name):
         np.testing.assert_array_equal(np.asarray(state.scores), np.asarray(final["points"]) - squares, where)
         if "player_points" in final:
             owned = np.asarray([len(colors) for colors in env.variant.players_to_colors])
-            np.testing.assert_array_equal(np.asarray(env.player_scores(state)),
-                                          np.asarray(final["player_points"]) - squares * owned, where)
+            np.testing.assert_array_equal(
+                np.asarray(env.player_scores(state)), np.asarray(final["player_points"]) - squares * owned, where
+            )
         np.testing.assert_array_equal(np.asarray(state.board), _expected_board(final["board"]), where)
 
 

@@ -16,7 +16,7 @@ from blokus_jax.adapters import RejectedActionError
 from blokus_jax.adapters.pettingzoo import BlokusAECEnv, env, raw_env
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "pettingzoo_random.py"
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")   # api_test's advisory warnings (dict observations)
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # api_test's advisory warnings (dict observations)
 
 
 def _random_game(game, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
@@ -91,11 +91,13 @@ def test_raw_env_rejects_illegal_actions_and_stays_unchanged():
     game.reset()
     core = game.unwrapped.core
     board = np.asarray(game.state.board).copy()
-    cases = [(core.action_from_cells([(3, 3)]), "illegal", "start square"),
-             (core.pass_action, "illegal", "cannot pass"),
-             (core.num_actions, "out_of_range", "out of range"),
-             (1.5, "dtype", "integer"),
-             (np.array([0]), "shape", "shape")]
+    cases = [
+        (core.action_from_cells([(3, 3)]), "illegal", "start square"),
+        (core.pass_action, "illegal", "cannot pass"),
+        (core.num_actions, "out_of_range", "out of range"),
+        (1.5, "dtype", "integer"),
+        (np.array([0]), "shape", "shape"),
+    ]
     for action, reason, message in cases:
         with pytest.raises(RejectedActionError, match=message) as err:
             game.step(action)
@@ -153,7 +155,7 @@ def test_done_agents_refuse_actions_with_game_over(make):
         assert err.value.reason == "game_over"
         assert game.agent_selection == agent and agent in game.agents
         assert np.array_equal(np.asarray(game.unwrapped.state.board), board)
-    while game.agents:                        # None still retires the done agents, one by one
+    while game.agents:  # None still retires the done agents, one by one
         game.step(None)
     if make is raw_env:
         with pytest.raises(RejectedActionError, match="reset") as err:

@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import pytest
-
 import reference
+
 from blokus_jax import STANDARD_SHAPES, Piece, PieceError, standard_pieces
 from blokus_jax.pieces import JUNIOR_NAMES, orientations
 
 EXPECTED_ORIENTATIONS = {
-    "1": 1, "2": 2, "I3": 2, "V3": 4, "I4": 2, "L4": 8, "O": 1, "T4": 4, "Z4": 4,
-    "F": 8, "I5": 2, "L5": 8, "N": 8, "P": 8, "T5": 4, "U": 4, "V5": 4, "W": 4, "X": 1, "Y": 8, "Z5": 4,
+    "1": 1,
+    "2": 2,
+    "I3": 2,
+    "V3": 4,
+    "I4": 2,
+    "L4": 8,
+    "O": 1,
+    "T4": 4,
+    "Z4": 4,
+    "F": 8,
+    "I5": 2,
+    "L5": 8,
+    "N": 8,
+    "P": 8,
+    "T5": 4,
+    "U": 4,
+    "V5": 4,
+    "W": 4,
+    "X": 1,
+    "Y": 8,
+    "Z5": 4,
 }
 
 
@@ -62,13 +81,16 @@ def test_piece_normalises_cells():
     assert piece.size == 3 and piece.copies == 1
 
 
-@pytest.mark.parametrize("cells, message", [
-    ((), "has no cells"),
-    (((0, 0), (0, 2)), "not edge-connected"),
-    (((0, 0), (1, 1)), "not edge-connected"),
-    (((0, 0), (0, 1), (0, 0)), "more than once"),
-    (((0, "a"),), "integer pairs"),
-])
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ((), "has no cells"),
+        (((0, 0), (0, 2)), "not edge-connected"),
+        (((0, 0), (1, 1)), "not edge-connected"),
+        (((0, 0), (0, 1), (0, 0)), "more than once"),
+        (((0, "a"),), "integer pairs"),
+    ],
+)
 def test_malformed_pieces_raise(cells, message):
     with pytest.raises(PieceError, match=message):
         Piece("bad", cells)

@@ -22,22 +22,25 @@ def test_bot_names_and_typed_options_resolve(env):
         action = resolve_agent(name, env)(jax.random.key(0), env.init())
         assert bool(env.is_legal(env.init(), action))
     assert callable(resolve_agent("minimax:k=3,depth=1", env))
-    assert callable(resolve_agent("corners:size_weight=2", env))          # an int text for a float option
+    assert callable(resolve_agent("corners:size_weight=2", env))  # an int text for a float option
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("alphazero", "unknown agent 'alphazero'"),
-    ("minimax:k", "key=value"),
-    ("minimax:k=", "key=value"),
-    ("minimax:k=2.5", "option k='2.5' must be an int"),
-    ("corners:size_weight=nan", "must be a finite number"),
-    ("minimax:k=3,k=4", "given twice"),
-    ("greedy:k=3", "bad options for agent 'greedy'.*unknown option 'k'"),
-    ("mobility:depth=2", "its options are: k=16, size_weight=1.0"),
-    ("baseline:duo", "not available yet"),
-    ("./no/such/run", "no such run directory"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("alphazero", "unknown agent 'alphazero'"),
+        ("minimax:k", "key=value"),
+        ("minimax:k=", "key=value"),
+        ("minimax:k=2.5", "option k='2.5' must be an int"),
+        ("corners:size_weight=nan", "must be a finite number"),
+        ("minimax:k=3,k=4", "given twice"),
+        ("greedy:k=3", "bad options for agent 'greedy'.*unknown option 'k'"),
+        ("mobility:depth=2", "its options are: k=16, size_weight=1.0"),
+        ("baseline:duo", "not available yet"),
+        ("./no/such/run", "no such run directory"),
+        ("", "empty"),
+    ],
+)
 def test_bad_specs_are_agent_spec_errors(env, spec, message):
     with pytest.raises(AgentSpecError, match=message) as err:
         resolve_agent(spec, env)

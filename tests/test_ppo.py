@@ -18,8 +18,17 @@ from agents.ppo import PPOConfig, make_train, seat_gae
 from agents.train import read_metrics, run
 from blokus_jax.errors import CheckpointError
 
-TINY = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=8 * 8 * 3, update_epochs=2,
-                 num_minibatches=2, channels=8, blocks=1, value_hidden=16)
+TINY = PPOConfig(
+    variant="simple",
+    num_envs=8,
+    num_steps=8,
+    total_steps=8 * 8 * 3,
+    update_epochs=2,
+    num_minibatches=2,
+    channels=8,
+    blocks=1,
+    value_hidden=16,
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +89,10 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
     env_state, traj = jax.jit(long.rollout)(runner.params, runner.env_state, jax.random.PRNGKey(2))
     _, last_value = long.network.apply(runner.params, jax.vmap(long.env.observe)(env_state))
     adv, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
-        traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value, 1.0, 1.0)
+        traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value, 1.0, 1.0
+    )
     done = np.asarray(traj.done)
-    assert done.any(0).all()                      # every game finished at least once
+    assert done.any(0).all()  # every game finished at least once
     checked = 0
     for e in range(config.num_envs):
         end = int(np.flatnonzero(done[:, e])[0])  # the first game of stream e covers steps 0..end
@@ -102,8 +112,15 @@ def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
     changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), runner.params, new.params)
     assert all(jax.tree.leaves(changed))
     assert int(new.update) == 1 and not bool(jnp.all(new.key == runner.key))
-    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "explained_variance",
-                 "learning_rate"):
+    for name in (
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "clip_fraction",
+        "explained_variance",
+        "learning_rate",
+    ):
         assert np.isfinite(float(metrics[name])), name
     assert float(metrics["entropy"]) > 0 and float(metrics["approx_kl"]) >= 0
     assert float(metrics["learning_rate"]) == pytest.approx(TINY.learning_rate)
@@ -177,8 +194,14 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
     config = TINY.replace(num_envs=8)
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
     code = SHARDED.format(config=json.dumps(config.to_dict()))
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
 
 
@@ -186,9 +209,28 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     from agents import cli
 
     out = tmp_path / "run"
-    args = ["train", "--variant", "simple", "--total-steps", "32", "--num-envs", "4", "--num-steps", "4",
-            "--channels", "4", "--blocks", "1", "--out", str(out), "--eval-every", "2", "--eval-games", "2",
-            "--no-progress"]
+    args = [
+        "train",
+        "--variant",
+        "simple",
+        "--total-steps",
+        "32",
+        "--num-envs",
+        "4",
+        "--num-steps",
+        "4",
+        "--channels",
+        "4",
+        "--blocks",
+        "1",
+        "--out",
+        str(out),
+        "--eval-every",
+        "2",
+        "--eval-games",
+        "2",
+        "--no-progress",
+    ]
     assert cli.main(args) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[0])
     assert summary["updates"] == 2 and 0.0 <= summary["win_rate_vs_greedy"] <= 1.0
@@ -199,8 +241,9 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     resume = [a if a != "32" else "48" for a in args] + ["--resume"]
     assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
     capsys.readouterr()
-    assert cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2",
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2", "--no-progress"]) == 0
+    )
     assert "random" in capsys.readouterr().out
     assert cli.main(["eval", "--variant", "duo", "--agents", str(out), "random", "--no-progress"]) == 2
     assert "trained on variant 'simple'" in capsys.readouterr().err
@@ -210,15 +253,15 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
 def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_path, capsys):
     out = tmp_path / "killed"
     run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
-    with open(out / "metrics.jsonl", "a") as f:      # a kill after logging updates 2 and 3, before their checkpoint
-        f.write(json.dumps({"update": 2, "env_steps": 128}) + "\n" + json.dumps({"update": 3}) + "\n{\"upd")
+    with open(out / "metrics.jsonl", "a") as f:  # a kill after logging updates 2 and 3, before their checkpoint
+        f.write(json.dumps({"update": 2, "env_steps": 128}) + "\n" + json.dumps({"update": 3}) + '\n{"upd')
     summary = run(TINY, out, eval_every=2, eval_games=2, progress=True, mesh=None, resume=True)
     updates = [r["update"] for r in read_metrics(out)]
     assert updates == sorted(set(updates)) == [1, 2, 3]
     err = capsys.readouterr().err
     assert "compiling the PPO update" in err and "compiled in" in err and "s/s" not in err
     assert summary["compile_s"] > 0
-    last = read_metrics(out)[-1]                         # the last update is evaluated, and the summary says so
+    last = read_metrics(out)[-1]  # the last update is evaluated, and the summary says so
     assert summary["win_rate_vs_greedy"] == last["win_rate_vs_greedy"]
     assert "vs_greedy=" + f"{last['win_rate_vs_greedy']:.2f}" in err
 
@@ -228,7 +271,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
 
     out = tmp_path / "locked"
     out.mkdir()
-    (out / LOCK_FILE).write_text(f"{os.getpid()} {__import__('socket').gethostname()}\n")   # a live trainer
+    (out / LOCK_FILE).write_text(f"{os.getpid()} {__import__('socket').gethostname()}\n")  # a live trainer
     with pytest.raises(CheckpointError, match=f"in use by another trainer \\(pid {os.getpid()}\\)"):
         run(TINY, out, eval_every=0, progress=False, mesh=None)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -250,7 +293,7 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     shorter = with_lr_horizon(runner, 1)
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
     assert float(m0["learning_rate"]) == float(m1["learning_rate"]) == pytest.approx(TINY.learning_rate)
-    _, m2 = trainer.update(after)                        # past its horizon of 1 update: the final fraction
+    _, m2 = trainer.update(after)  # past its horizon of 1 update: the final fraction
     assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
     steps = after.opt_state.hyperparams_states["learning_rate"].count
     assert int(steps) == TINY.update_epochs * TINY.num_minibatches

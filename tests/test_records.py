@@ -19,8 +19,13 @@ from blokus_jax import records
 from blokus_jax.errors import RecordError
 
 DATA = Path(__file__).parent / "data"
-ORACLE_NAMES = {"classic": "classic", "classic_2": "classic_2p", "classic_3": "classic_3p", "duo": "duo",
-                "junior": "junior"}
+ORACLE_NAMES = {
+    "classic": "classic",
+    "classic_2": "classic_2p",
+    "classic_3": "classic_3p",
+    "duo": "duo",
+    "junior": "junior",
+}
 DUO_GAME = DATA / "sgf" / "duo" / "duo_dev_00_seed20243000.blksgf"
 
 
@@ -108,8 +113,9 @@ def test_json_round_trip_and_replay_matches_rollout(random_records, name):
 
 
 def test_custom_variant_json_carries_its_definition():
-    variant = dataclasses.replace(blokus_jax.get_variant("simple"), name="tiny", board_shape=(6, 6),
-                                  start_cells=(((0, 0),), ((5, 5),)))
+    variant = dataclasses.replace(
+        blokus_jax.get_variant("simple"), name="tiny", board_shape=(6, 6), start_cells=(((0, 0),), ((5, 5),))
+    )
     env = blokus_jax.make(variant)
     _, actions = records.rollout(env, jax.random.key(7), batch=1)
     record = records.from_rollout(env, actions)[0]
@@ -155,26 +161,32 @@ def _duo_text() -> str:
     return DUO_GAME.read_text()
 
 
-@pytest.mark.parametrize("mutate, reason", [
-    (lambda t: t[: len(t) // 2], "truncated"),
-    (lambda t: t[: t.index("]", 40)], "truncated"),
-    (lambda t: "", "not an SGF"),
-    (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Trigon]"), r"unsupported game GM\[Blokus Trigon\]"),
-    (lambda t: t.replace("GM[Blokus Duo]", "FF[4]"), "no GM"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,i5,j5,k5,z99]"), r"move 2: bad coordinate: 'z99' is not a cell of the 14x14 board"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,i5,j5,k5,5l]"), "move 2: bad coordinate: '5l' is not a cell"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,l5]"), "move 2.*do not form a piece"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[d10,e10,d11,e11,d12]"), "move 2 .*is illegal: .*occupied"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[i4,j4,k4,l4,m4]"), "move 2 .*does not cover its start"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";B[i4,j4,k4,l4,m4]"), "move 2 .*out of turn: Orange is to move"),
-    (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";1[j4,i5,j5,k5,l5]"), r"move 2: 1\[...\] is not a colour"),
-    (lambda t: t.replace(";B[f8,g8,h8,f9,h9]", ";B[f10,g10,h10,f9,h9]"), "move 3 .*shares an edge"),
-    (lambda t: t.replace(";B[f8,g8,h8,f9,h9]", ";B[g9,g8,h8,i8,i9]"), "move 3 .*corner to corner"),
-    (lambda t: t.replace(";B[i10]", ";B[d10,e10,d11,e11,d12]"), "move 11 .*(occupied|no piece)"),
-    (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Duo]AB[e10]"), "setup property AB"),
-    (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Duo]RE[W+5]"), r"RE\[W\+5\] disagrees .*B\+5"),
-    (lambda t: t.replace(")", "\n;B[a1])"), "move 30 .*is illegal: Purple has no piece .1. left"),
-])
+@pytest.mark.parametrize(
+    "mutate, reason",
+    [
+        (lambda t: t[: len(t) // 2], "truncated"),
+        (lambda t: t[: t.index("]", 40)], "truncated"),
+        (lambda t: "", "not an SGF"),
+        (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Trigon]"), r"unsupported game GM\[Blokus Trigon\]"),
+        (lambda t: t.replace("GM[Blokus Duo]", "FF[4]"), "no GM"),
+        (
+            lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,i5,j5,k5,z99]"),
+            r"move 2: bad coordinate: 'z99' is not a cell of the 14x14 board",
+        ),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,i5,j5,k5,5l]"), "move 2: bad coordinate: '5l' is not a cell"),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[j4,l5]"), "move 2.*do not form a piece"),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[d10,e10,d11,e11,d12]"), "move 2 .*is illegal: .*occupied"),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";W[i4,j4,k4,l4,m4]"), "move 2 .*does not cover its start"),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";B[i4,j4,k4,l4,m4]"), "move 2 .*out of turn: Orange is to move"),
+        (lambda t: t.replace(";W[j4,i5,j5,k5,l5]", ";1[j4,i5,j5,k5,l5]"), r"move 2: 1\[...\] is not a colour"),
+        (lambda t: t.replace(";B[f8,g8,h8,f9,h9]", ";B[f10,g10,h10,f9,h9]"), "move 3 .*shares an edge"),
+        (lambda t: t.replace(";B[f8,g8,h8,f9,h9]", ";B[g9,g8,h8,i8,i9]"), "move 3 .*corner to corner"),
+        (lambda t: t.replace(";B[i10]", ";B[d10,e10,d11,e11,d12]"), "move 11 .*(occupied|no piece)"),
+        (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Duo]AB[e10]"), "setup property AB"),
+        (lambda t: t.replace("GM[Blokus Duo]", "GM[Blokus Duo]RE[W+5]"), r"RE\[W\+5\] disagrees .*B\+5"),
+        (lambda t: t.replace(")", "\n;B[a1])"), "move 30 .*is illegal: Purple has no piece .1. left"),
+    ],
+)
 def test_corrupt_blksgf_raises_with_reason(mutate, reason):
     with pytest.raises(RecordError, match=reason):
         records.from_blksgf(mutate(_duo_text()))

@@ -44,8 +44,9 @@ def test_text_board_uses_pentobi_coordinates(duo):
 def test_text_marks_last_move_and_ansi(duo):
     _, state, _ = duo
     plain = render.to_text(state, "duo")
-    assert sum(ch.islower() for line in plain.splitlines()[1:15] for ch in line.split(" ", 1)[1]) == \
-        len(blokus_jax.make("duo").action_cells(int(state.last_action)))
+    assert sum(ch.islower() for line in plain.splitlines()[1:15] for ch in line.split(" ", 1)[1]) == len(
+        blokus_jax.make("duo").action_cells(int(state.last_action))
+    )
     coloured = render.to_text(state, "duo", ansi=True)
     assert "\x1b[35m" in coloured and "\x1b[" not in plain
 
@@ -72,19 +73,20 @@ def test_svg_squares_markers_and_pieces(duo):
     # remaining pieces beside the board: small squares, one per cell of each remaining piece
     mini = [r for r in rects if float(r.get("width")) == 6]
     remaining = np.asarray(state.remaining)
-    assert len(mini) == sum(p.size * int(remaining[c, i] > 0) for c in range(2)
-                            for i, p in enumerate(record.variant.pieces))
+    assert len(mini) == sum(
+        p.size * int(remaining[c, i] > 0) for c in range(2) for i, p in enumerate(record.variant.pieces)
+    )
 
 
 def test_svg_start_marker_and_single_live_corner_at_start():
     env = blokus_jax.make("duo")
     root = _svg(env.init(), legal_corners=True, pieces=False, coords=False)
     corners = [r for r in root.findall(f"{SVG}rect") if r.get("fill") == "none"]
-    assert len(corners) == 1            # only the start square e10 = (4, 4)
+    assert len(corners) == 1  # only the start square e10 = (4, 4)
     x, y = float(corners[0].get("x")), float(corners[0].get("y"))
     margin = 24 * 0.4
     assert (int((y - margin) // 24), int((x - margin) // 24)) == (4, 4)
-    assert len(root.findall(f"{SVG}circle")) == 1   # ring on the start square
+    assert len(root.findall(f"{SVG}circle")) == 1  # ring on the start square
 
 
 def _simulate(rgb, kind):
@@ -101,7 +103,7 @@ def _simulate(rgb, kind):
 @pytest.mark.parametrize("name", ["classic", "duo", "junior"])
 def test_palette_stays_distinct_for_colour_blind_viewers(name):
     variant = blokus_jax.get_variant(name)
-    rgb = np.asarray([[int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)] for h in render.color_hex(variant)])
+    rgb = np.asarray([[int(h[i : i + 2], 16) / 255 for i in (1, 3, 5)] for h in render.color_hex(variant)])
     assert len(set(render.color_hex(variant))) == variant.num_colors
     for kind in ("protan", "deutan", "tritan"):
         sim = _simulate(rgb, kind)
@@ -121,7 +123,7 @@ def test_png_and_rgb(duo):
     r, c = map(int, np.argwhere(board == 1)[0])
     margin = 24 * 1.2
     pixel = image.getpixel((int(margin + c * 24 + 4), int(margin + r * 24 + 4)))
-    assert "#%02X%02X%02X" % pixel == render.color_hex(record.variant)[0]
+    assert "#{:02X}{:02X}{:02X}".format(*pixel) == render.color_hex(record.variant)[0]
     rgb = render.to_rgb(state, "duo", cell=4)
     assert rgb.shape == (56, 56, 3) and rgb.dtype == np.uint8
     assert tuple(rgb[r * 4 + 2, c * 4 + 2]) == pixel

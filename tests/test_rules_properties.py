@@ -10,18 +10,18 @@ when the last colour passes, and the scores equal minus the unplaced squares plu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
 import blokus_jax as bj
 from blokus_jax import Piece, Variant
 
@@ -30,9 +30,12 @@ BATCH = 3
 
 def _custom_variant() -> Variant:
     """A 9x9 game for 3 players plus a shared colour, with a hexomino, duplicated pieces and two start cells."""
-    pieces = (Piece("1", ((0, 0),)), Piece("V3", ((0, 0), (0, 1), (1, 0)), copies=2),
-              Piece("S4", ((0, 0), (0, 1), (1, 1), (1, 2))),
-              Piece("hex", ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (2, 3))))
+    pieces = (
+        Piece("1", ((0, 0),)),
+        Piece("V3", ((0, 0), (0, 1), (1, 0)), copies=2),
+        Piece("S4", ((0, 0), (0, 1), (1, 1), (1, 2))),
+        Piece("hex", ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (2, 3))),
+    )
     starts = (((0, 0), (4, 4)), ((0, 8),), ((8, 8),), ((8, 0),))
     return Variant("custom_props", (9, 9), 4, ((0,), (1,), (2,)), starts, pieces, shared_color=3)
 
@@ -69,8 +72,10 @@ def _runner(env: bj.Env) -> Runner:
 @pytest.fixture(scope="module")
 def runners() -> dict[str, Runner]:
     """One compiled runner per variant under test, built once for the module."""
-    return {name: _runner(bj.make(variant)) for name, variant in
-            (("simple", "simple"), ("duo", "duo"), ("custom", _custom_variant()))}
+    return {
+        name: _runner(bj.make(variant))
+        for name, variant in (("simple", "simple"), ("duo", "duo"), ("custom", _custom_variant()))
+    }
 
 
 def _assert_state_layout(env: bj.Env, state: bj.State, batch: tuple[int, ...]) -> None:
@@ -99,7 +104,7 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
     sizes = [piece.size for piece in variant.pieces]
     copies = np.asarray([piece.copies for piece in variant.pieces])
     states, actions, accepted, masks = jax.device_get(trajectory)
-    board = np.zeros(env.board_shape, np.int8)           # rebuilt from the moves alone
+    board = np.zeros(env.board_shape, np.int8)  # rebuilt from the moves alone
     placed = np.zeros((env.num_colors, env.num_pieces), np.int64)
     last_was_monomino = [False] * env.num_colors
     passed: set[int] = set()
@@ -111,7 +116,7 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
         at = f"{variant.name} step {t}"
         color, action, mask = int(state.current_color), int(actions[t]), masks[t]
         assert color not in passed, at
-        owner = variant.color_owner(color)          # a shared colour's k-th piece is placed by player k mod players
+        owner = variant.color_owner(color)  # a shared colour's k-th piece is placed by player k mod players
         assert int(state.current_player) == (owner if owner >= 0 else int(placed[color].sum()) % env.num_players), at
         np.testing.assert_array_equal(state.board, board, at)
         remaining = copies - placed[color]
@@ -132,8 +137,10 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
             if first:
                 assert set(cells) & set(variant.start_cells[color]), (at, "first piece misses its start cell")
             else:
-                assert any((r + dr, c + dc) in own for r, c in cells for dr, dc in reference.DIAGONAL_STEPS), \
-                    (at, "no corner contact")
+                assert any((r + dr, c + dc) in own for r, c in cells for dr, dc in reference.DIAGONAL_STEPS), (
+                    at,
+                    "no corner contact",
+                )
             for r, c in cells:
                 board[r, c] = color + 1
             piece = env.decode_action(action)[0]
@@ -141,8 +148,10 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
             last_was_monomino[color] = sizes[piece] == 1
             placements += 1
         after = jax.tree.map(lambda leaf: leaf[t + 1], states) if t + 1 < len(actions) else final
-        expected_scores = [reference.standard_score(copies - placed[c], sizes, last_was_monomino[c], variant.bonus)
-                           for c in range(env.num_colors)]
+        expected_scores = [
+            reference.standard_score(copies - placed[c], sizes, last_was_monomino[c], variant.bonus)
+            for c in range(env.num_colors)
+        ]
         np.testing.assert_array_equal(after.scores, expected_scores, at)
         np.testing.assert_array_equal(after.board, board, at)
         assert int(after.step_count) == t + 1 and int(after.last_action) == action, at
@@ -157,8 +166,9 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
         raise AssertionError(f"{variant.name}: game did not terminate within {len(actions)} steps")
     assert bool(final.terminated) and not bool(final.truncated)
     np.testing.assert_array_equal(final.board, board)
-    np.testing.assert_array_equal(env.player_scores(final),
-                                  [sum(final.scores[c] for c in colors) for colors in variant.players_to_colors])
+    np.testing.assert_array_equal(
+        env.player_scores(final), [sum(final.scores[c] for c in colors) for colors in variant.players_to_colors]
+    )
     return placements
 
 

@@ -43,7 +43,7 @@ def test_sampler_is_uniform_over_legal_actions(env, sample_many, moves):
     expected = n / len(legal)
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     dof = len(legal) - 1
-    assert chi2 < dof + 6 * np.sqrt(2 * dof), (chi2, dof)   # ~6 sigma: fails only for a biased sampler
+    assert chi2 < dof + 6 * np.sqrt(2 * dof), (chi2, dof)  # ~6 sigma: fails only for a biased sampler
 
 
 def test_sampler_passes_only_when_nothing_is_legal(env):

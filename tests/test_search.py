@@ -47,8 +47,9 @@ def random_positions(env, seed: int = 0):
     return jax.tree.map(lambda *xs: jnp.concatenate(xs), *collected, *pass_only), len(pass_only)
 
 
-VARIANTS = [pytest.param(n, marks=pytest.mark.slow) if n.startswith("classic") else n
-            for n in blokus_jax.variant_names()]
+VARIANTS = [
+    pytest.param(n, marks=pytest.mark.slow) if n.startswith("classic") else n for n in blokus_jax.variant_names()
+]
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -69,7 +70,7 @@ def test_search_returns_legal_actions_on_every_variant(name):
     assert (actions[only_pass & live] == env.pass_action).all()
     weights = np.asarray(out.action_weights)
     np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-5)
-    assert (weights[live] * ~mask[live]).sum() == 0            # visit weight only on legal actions
+    assert (weights[live] * ~mask[live]).sum() == 0  # visit weight only on legal actions
 
 
 @pytest.fixture(scope="module")
@@ -89,10 +90,10 @@ def test_candidate_mapping_round_trip(duo):
     actions, valid = np.asarray(actions), np.asarray(valid)
     assert valid.all() and legal[actions].all() and len(set(actions.tolist())) == 8
     ranked = np.argsort(-np.where(legal, np.asarray(logits), -np.inf))[:8]
-    assert set(actions.tolist()) == set(ranked.tolist())           # the top 8 legal placements by logit
+    assert set(actions.tolist()) == set(ranked.tolist())  # the top 8 legal placements by logit
     weights = jnp.arange(1.0, 9.0) / 36.0
     full = np.asarray(full_action_weights(jnp.asarray(actions), jnp.asarray(valid), weights, env.num_actions))
-    np.testing.assert_allclose(full[actions], np.asarray(weights))    # full[actions] inverts the mapping
+    np.testing.assert_allclose(full[actions], np.asarray(weights))  # full[actions] inverts the mapping
     assert full.sum() == pytest.approx(1.0) and np.count_nonzero(full) == 8
 
     # more slots than legal placements: the extra slots are invalid and their weights dropped
@@ -123,8 +124,16 @@ def test_fast_playout_plays_the_env_game(duo):
         return final.scores
 
     def fast_playout(key, state):
-        remaining, last_mono = rules.playout(env.tables, key, state.board, state.remaining, state.pieces_placed,
-                                             state.last_was_monomino, state.passed, state.current_color)
+        remaining, last_mono = rules.playout(
+            env.tables,
+            key,
+            state.board,
+            state.remaining,
+            state.pieces_placed,
+            state.last_was_monomino,
+            state.passed,
+            state.current_color,
+        )
         return rules.color_scores(env.tables, remaining, last_mono)
 
     keys = jax.random.split(jax.random.key(5), states.board.shape[0])
@@ -137,30 +146,29 @@ def test_transition_signs():
     state = env.init()
     child = env.step(state, env.sample_action(jax.random.key(0), state))
     reward, discount = transition_signs(state, child, state.current_player)
-    assert (float(reward), float(discount)) == (0.0, -1.0)           # the other player moves next
+    assert (float(reward), float(discount)) == (0.0, -1.0)  # the other player moves next
 
     # once the opponent is out, the same player moves again: discount +1
-    alone = child.replace(passed=child.passed.at[0].set(True), current_color=jnp.int32(1),
-                          current_player=jnp.int32(1))
+    alone = child.replace(passed=child.passed.at[0].set(True), current_color=jnp.int32(1), current_player=jnp.int32(1))
     nxt = env.step(alone, env.sample_action(jax.random.key(1), alone))
     assert int(nxt.current_player) == 1
     assert transition_signs(alone, nxt, jnp.int32(1))[1] == 1.0
-    assert transition_signs(alone, nxt, jnp.int32(0))[1] == 1.0       # root's view changes nothing
+    assert transition_signs(alone, nxt, jnp.int32(0))[1] == 1.0  # root's view changes nothing
 
     # a finished game: discount 0, reward = the result for the mover's side
     win = jnp.asarray([1.0, -1.0])
     over = nxt.replace(terminated=jnp.bool_(True), rewards=win)
     assert [float(x) for x in transition_signs(alone.replace(current_player=jnp.int32(0)), over, 0)] == [1.0, 0.0]
-    assert [float(x) for x in transition_signs(alone, over, 0)] == [-1.0, 0.0]   # player 1 moved into a loss
+    assert [float(x) for x in transition_signs(alone, over, 0)] == [-1.0, 0.0]  # player 1 moved into a loss
 
     # four players, paranoid: the root's player against the rest
     env4 = blokus_jax.make("classic")
     s0 = env4.init()
     s1 = env4.step(s0, env4.sample_action(jax.random.key(0), s0))
     s2 = env4.step(s1, env4.sample_action(jax.random.key(1), s1))
-    assert float(transition_signs(s0, s1, 0)[1]) == -1.0               # root -> opponent
-    assert float(transition_signs(s1, s2, 0)[1]) == 1.0                # opponent -> opponent: same side
-    assert float(transition_signs(s1, s2, 1)[1]) == -1.0               # seen from player 1's root
+    assert float(transition_signs(s0, s1, 0)[1]) == -1.0  # root -> opponent
+    assert float(transition_signs(s1, s2, 0)[1]) == 1.0  # opponent -> opponent: same side
+    assert float(transition_signs(s1, s2, 1)[1]) == -1.0  # seen from player 1's root
     assert float(root_utility(jnp.asarray([1.0, -1.0, -1.0, -1.0]), 0)) == 1.0
     assert float(root_utility(jnp.asarray([-1.0, 1.0, -1.0, -1.0]), 0)) == -1.0
     assert float(root_utility(jnp.asarray([0.5, 0.5, -1.0, -1.0]), 0)) == 0.0
@@ -185,7 +193,7 @@ def solved_endgame(env, seed: int):
     step = jax.jit(env.step)
     sample = jax.jit(env.sample_action)
     key = jax.random.key(seed)
-    for attempt in range(40):
+    for _attempt in range(40):
         state = env.init()
         while not bool(state.terminated):
             passed = np.asarray(state.passed)
@@ -195,13 +203,14 @@ def solved_endgame(env, seed: int):
                 try:
                     values = {}
                     for a in legal:
-                        values[int(a)] = _best_final_score(env, step, step(state, int(a)),
-                                                           int(state.current_player), [2000])
+                        values[int(a)] = _best_final_score(
+                            env, step, step(state, int(a)), int(state.current_player), [2000]
+                        )
                 except RecursionError:
                     values = {}
                 distinct = sorted(set(values.values()))
                 if len(distinct) >= 2 and distinct[-1] - distinct[-2] >= 2 and distinct[-1] <= 0:
-                    target = distinct[-1] - 1                    # opponents end between the best and the rest
+                    target = distinct[-1] - 1  # opponents end between the best and the rest
                     remaining = np.asarray(state.remaining).copy()
                     sizes = env.tables.piece_sizes
                     for c in range(env.num_colors):
@@ -209,14 +218,15 @@ def solved_endgame(env, seed: int):
                             continue
                         remaining[c] = 0
                         need = -target if c == (mover + 1) % env.num_colors else -target + 5
-                        for p in np.argsort(-sizes):           # unplaced squares summing to -target
+                        for p in np.argsort(-sizes):  # unplaced squares summing to -target
                             if 0 < sizes[p] <= need:
                                 remaining[c, p] = 1
                                 need -= sizes[p]
                         assert need == 0
                     remaining = jnp.asarray(remaining, jnp.int8)
-                    state = state.replace(remaining=remaining, scores=rules.color_scores(
-                        env.tables, remaining, state.last_was_monomino))
+                    state = state.replace(
+                        remaining=remaining, scores=rules.color_scores(env.tables, remaining, state.last_was_monomino)
+                    )
                     wins = [a for a, v in values.items() if v == distinct[-1]]
                     losses = [a for a, v in values.items() if v < target]
                     return state, wins, losses
@@ -233,7 +243,7 @@ def test_search_finds_the_winning_move(name):
     search = jax.jit(make_search(env, rollout_evaluator(env, playouts=4), sims=64, k=16))
     out = search(None, jax.random.key(0), jax.tree.map(lambda x: x[None], state))
     assert int(out.action[0]) in wins
-    assert float(out.value[0]) > 0                                    # the mover's view: a win
+    assert float(out.value[0]) > 0  # the mover's view: a win
     weights = np.asarray(out.action_weights[0])
     assert weights[wins].sum() > weights[losses].sum()
 
@@ -244,6 +254,7 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
     batched = jax.jit(jax.vmap(mcts_policy(env, **SMALL)))
     keys = jax.random.split(jax.random.key(11), states.board.shape[0])
     together = np.asarray(batched(keys, states))
+
     def one(i):
         return int(policy(keys[i], jax.tree.map(lambda x: x[i], states)))
 

@@ -49,7 +49,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
 
 def test_oversized_files_are_refused_before_reading(tmp_path):
     big = tmp_path / "big.blksgf"
-    with big.open("w") as f:                 # a 50 MB comment: refused from its size, not parsed
+    with big.open("w") as f:  # a 50 MB comment: refused from its size, not parsed
         f.write("(;GM[Blokus Duo]C[")
         f.write("x" * (50 << 20))
         f.write("])")
@@ -59,28 +59,31 @@ def test_oversized_files_are_refused_before_reading(tmp_path):
         records.from_blksgf("(;GM[Blokus Duo]C[" + "x" * (records.MAX_RECORD_BYTES + 1) + "])")
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("(;GM[Blokus Duo];B[a" + "9" * 5000 + "])", "move 1: bad coordinate"),
-    ("(;GM[Blokus Duo];B[" + "z" * 5000 + "1])", "move 1: bad coordinate"),
-    ("(;GM[Blokus Duo];B[" + "e10," * 50_000 + "e10])", "move 1: .*more than 5 points"),
-    ("(;GM[Blokus Duo]" + ";B[e10]" * 5000 + ")", "5000 moves but no game of 'duo' has more than 44"),
-    ("(;GM[Blokus Duo]" + ";C[x]" * (sgf.MAX_NODES + 1) + ")", "more than 10000 nodes"),
-    (_with_root(r"XBJ[[1,2\]]"), "XBJ must hold a JSON object"),
-    (_with_root("XBJ[5]"), "XBJ must hold a JSON object"),
-    (_with_root('XBJ["text"]'), "XBJ must hold a JSON object"),
-    (_with_root(r'XBJ[{"a": [1\]}]'), "XBJ: metadata values must be strings"),
-    (_with_root('XBJ[{"a": null}]'), "XBJ: metadata values must be strings"),
-    (_with_root('XBJ[{"a": ' + "9" * 5000 + "}]"), "XBJ must hold a JSON object"),
-    (_with_root("XBJ[" + "[" * 100_000 + "]"), "XBJ must hold a JSON object"),
-    (_with_root("XBJ[{}][{}]"), "XBJ must have exactly one value"),
-    (_with_root("XBJ[{]"), "XBJ must hold a JSON object"),
-    (_with_root("PB[a][b]"), "PB must have exactly one value"),
-    ("(;GM[Blokus Duo][Blokus]C[x])", "GM must have exactly one value"),
-    ("(;GM[" + "x" * 10_000 + "])", "unsupported game"),
-    (_with_root("\u0661[a1]"), "malformed SGF"),
-    ("(;GM[Blokus Duo];B[e10];B)", "property B has no value"),
-    ("(;GM[Blokus Duo](;B[e10]);W[j5])", "unexpected ';'"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("(;GM[Blokus Duo];B[a" + "9" * 5000 + "])", "move 1: bad coordinate"),
+        ("(;GM[Blokus Duo];B[" + "z" * 5000 + "1])", "move 1: bad coordinate"),
+        ("(;GM[Blokus Duo];B[" + "e10," * 50_000 + "e10])", "move 1: .*more than 5 points"),
+        ("(;GM[Blokus Duo]" + ";B[e10]" * 5000 + ")", "5000 moves but no game of 'duo' has more than 44"),
+        ("(;GM[Blokus Duo]" + ";C[x]" * (sgf.MAX_NODES + 1) + ")", "more than 10000 nodes"),
+        (_with_root(r"XBJ[[1,2\]]"), "XBJ must hold a JSON object"),
+        (_with_root("XBJ[5]"), "XBJ must hold a JSON object"),
+        (_with_root('XBJ["text"]'), "XBJ must hold a JSON object"),
+        (_with_root(r'XBJ[{"a": [1\]}]'), "XBJ: metadata values must be strings"),
+        (_with_root('XBJ[{"a": null}]'), "XBJ: metadata values must be strings"),
+        (_with_root('XBJ[{"a": ' + "9" * 5000 + "}]"), "XBJ must hold a JSON object"),
+        (_with_root("XBJ[" + "[" * 100_000 + "]"), "XBJ must hold a JSON object"),
+        (_with_root("XBJ[{}][{}]"), "XBJ must have exactly one value"),
+        (_with_root("XBJ[{]"), "XBJ must hold a JSON object"),
+        (_with_root("PB[a][b]"), "PB must have exactly one value"),
+        ("(;GM[Blokus Duo][Blokus]C[x])", "GM must have exactly one value"),
+        ("(;GM[" + "x" * 10_000 + "])", "unsupported game"),
+        (_with_root("\u0661[a1]"), "malformed SGF"),
+        ("(;GM[Blokus Duo];B[e10];B)", "property B has no value"),
+        ("(;GM[Blokus Duo](;B[e10]);W[j5])", "unexpected ';'"),
+    ],
+)
 def test_hostile_blksgf_raises_record_error_naming_the_problem(text, reason):
     with pytest.raises(RecordError, match=reason):
         records.from_blksgf(text)
@@ -91,9 +94,39 @@ def test_extra_metadata_keeps_scalars_as_text():
     assert record.metadata["seed"] == "3" and record.metadata["note"] == "hi"
 
 
-_TOKENS = st.sampled_from(["(", ")", ";", "[", "]", "\\", "GM", "[Blokus Duo]", "[Blokus]", "B", "W", "1", "PB",
-                           "XBJ", "[{}]", '[{"a":"b"}]', "[e10]", "[j5]", "[a1,b1]", "[e10,f10]", "AB", "RE", "[B+5]",
-                           " ", "\n", "\ufeff", "9" * 50, "é", "\x00"])
+_TOKENS = st.sampled_from(
+    [
+        "(",
+        ")",
+        ";",
+        "[",
+        "]",
+        "\\",
+        "GM",
+        "[Blokus Duo]",
+        "[Blokus]",
+        "B",
+        "W",
+        "1",
+        "PB",
+        "XBJ",
+        "[{}]",
+        '[{"a":"b"}]',
+        "[e10]",
+        "[j5]",
+        "[a1,b1]",
+        "[e10,f10]",
+        "AB",
+        "RE",
+        "[B+5]",
+        " ",
+        "\n",
+        "\ufeff",
+        "9" * 50,
+        "é",
+        "\x00",
+    ]
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,7 +142,7 @@ def test_fuzzed_token_soup_gives_a_record_or_a_record_error(tokens):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(at=st.integers(0, len(DUO)), cut=st.integers(0, 20), insert=st.lists(_TOKENS, max_size=4))
 def test_fuzzed_edits_of_a_real_game_give_a_record_or_a_record_error(at, cut, insert):
-    text = DUO[:at] + "".join(insert) + DUO[at + cut:]
+    text = DUO[:at] + "".join(insert) + DUO[at + cut :]
     try:
         record = records.from_blksgf(text)
     except RecordError:

@@ -5,21 +5,23 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-
 import reference
+from conftest import ORACLE_VARIANTS
+
 import blokus_jax as bj
 from blokus_jax import IllegalActionError, Piece, Variant, VariantError
 from blokus_jax.variants import MAX_BOARD_WIDTH
-from conftest import ORACLE_VARIANTS
 
-EMPTY_BOARD_PLACEMENTS = {"classic": 30433, "classic_2p": 30433, "classic_3p": 30433, "duo": 13729,
-                          "junior": 7217}
+EMPTY_BOARD_PLACEMENTS = {"classic": 30433, "classic_2p": 30433, "classic_3p": 30433, "duo": 13729, "junior": 7217}
 FIRST_MOVES = {"classic": 58, "classic_2p": 58, "classic_3p": 58, "duo": 414, "junior": 189}
 
 
 def _custom_variant() -> Variant:
-    pieces = (Piece("hook", ((0, 0), (1, 0), (1, 1), (1, 2))), Piece("bar", ((0, 0), (0, 1), (0, 2)), copies=2),
-              Piece("dot", ((0, 0),)))
+    pieces = (
+        Piece("hook", ((0, 0), (1, 0), (1, 1), (1, 2))),
+        Piece("bar", ((0, 0), (0, 1), (0, 2)), copies=2),
+        Piece("dot", ((0, 0),)),
+    )
     return Variant("custom9", (9, 9), 2, ((0,), (1,)), (((0, 0),), ((8, 8), (8, 0))), pieces)
 
 
@@ -41,15 +43,29 @@ def test_simple_variant_tables_match_reference():
     env = bj.make("simple")
     rows, cols = env.board_shape
     shapes = [p.cells for p in env.variant.pieces]
-    fits = sum((rows - max(r for r, _ in o)) * (cols - max(c for _, c in o))
-               for s in shapes for o in reference.shape_orientations(s))
+    fits = sum(
+        (rows - max(r for r, _ in o)) * (cols - max(c for _, c in o))
+        for s in shapes
+        for o in reference.shape_orientations(s)
+    )
     assert env.tables.num_placements == fits
     assert env.num_orientations == sum(len(reference.shape_orientations(s)) for s in shapes)
     state = env.init()
-    expected = reference.legal_placements(np.asarray(state.board), 0, [1] * len(shapes), True,
-                                          env.variant.start_cells[0], shapes)
-    assert set(map(frozenset, (map(tuple, env.action_cells(int(a)).tolist())
-                               for a in np.flatnonzero(np.asarray(state.legal_action_mask)[:-1])))) == expected
+    expected = reference.legal_placements(
+        np.asarray(state.board), 0, [1] * len(shapes), True, env.variant.start_cells[0], shapes
+    )
+    assert (
+        set(
+            map(
+                frozenset,
+                (
+                    map(tuple, env.action_cells(int(a)).tolist())
+                    for a in np.flatnonzero(np.asarray(state.legal_action_mask)[:-1])
+                ),
+            )
+        )
+        == expected
+    )
 
 
 @pytest.mark.parametrize("oracle_id", sorted(ORACLE_VARIANTS))
@@ -150,26 +166,35 @@ def test_overrides_build_a_modified_variant():
 _PIECES = (Piece("1", ((0, 0),)), Piece("2", ((0, 0), (0, 1))))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(board_shape=(5, 5), start_cells=(((0, 0),), ((5, 0),))), r"start cell \(5, 0\) of colour 1 is off"),
-    (dict(board_shape=(5, 5), start_cells=(((0, 0),), ((0, -1),))), "is off the 5x5 board"),
-    (dict(board_shape=(1, 1)), "too small for pieces \\['2'\\]"),
-    (dict(board_shape=(5, MAX_BOARD_WIDTH + 1)), "31 columns wide; at most 30"),
-    (dict(board_shape=(0, 5)), "must be two positive ints"),
-    (dict(players_to_colors=((0,), (0,))), "must give each colour in \\[0, 1\\] to exactly one player"),
-    (dict(players_to_colors=((0, 1), ())), "every player needs at least one colour"),
-    (dict(start_cells=(((0, 0),),)), "start_cells has 1 entries but there are 2 colours"),
-    (dict(start_cells=(((0, 0),), ())), "colour 1 has no start cell"),
-    (dict(pieces=()), "has no pieces"),
-    (dict(pieces=(_PIECES[1], Piece("d", ((0, 0), (1, 0))))), "'2' and 'd' are the same shape"),
-    (dict(pieces=(_PIECES[0], Piece("1", ((0, 0), (0, 1))))), "piece names .* repeat"),
-    (dict(shared_color=5), "shared_color 5 is not a colour in \\[0, 2\\)"),
-    (dict(shared_color=1), "the shared colour 1 to none"),
-    (dict(board_shape="big"), "board_shape must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(board_shape=(5, 5), start_cells=(((0, 0),), ((5, 0),))), r"start cell \(5, 0\) of colour 1 is off"),
+        (dict(board_shape=(5, 5), start_cells=(((0, 0),), ((0, -1),))), "is off the 5x5 board"),
+        (dict(board_shape=(1, 1)), "too small for pieces \\['2'\\]"),
+        (dict(board_shape=(5, MAX_BOARD_WIDTH + 1)), "31 columns wide; at most 30"),
+        (dict(board_shape=(0, 5)), "must be two positive ints"),
+        (dict(players_to_colors=((0,), (0,))), "must give each colour in \\[0, 1\\] to exactly one player"),
+        (dict(players_to_colors=((0, 1), ())), "every player needs at least one colour"),
+        (dict(start_cells=(((0, 0),),)), "start_cells has 1 entries but there are 2 colours"),
+        (dict(start_cells=(((0, 0),), ())), "colour 1 has no start cell"),
+        (dict(pieces=()), "has no pieces"),
+        (dict(pieces=(_PIECES[1], Piece("d", ((0, 0), (1, 0))))), "'2' and 'd' are the same shape"),
+        (dict(pieces=(_PIECES[0], Piece("1", ((0, 0), (0, 1))))), "piece names .* repeat"),
+        (dict(shared_color=5), "shared_color 5 is not a colour in \\[0, 2\\)"),
+        (dict(shared_color=1), "the shared colour 1 to none"),
+        (dict(board_shape="big"), "board_shape must be"),
+    ],
+)
 def test_invalid_variants_raise(kwargs, message):
-    base = dict(name="bad", board_shape=(4, 4), num_colors=2, players_to_colors=((0,), (1,)),
-                start_cells=(((0, 0),), ((3, 3),)), pieces=_PIECES)
+    base = dict(
+        name="bad",
+        board_shape=(4, 4),
+        num_colors=2,
+        players_to_colors=((0,), (1,)),
+        start_cells=(((0, 0),), ((3, 3),)),
+        pieces=_PIECES,
+    )
     base.update(kwargs)
     with pytest.raises(VariantError, match=message):
         Variant(**base)
@@ -202,40 +227,54 @@ def test_custom_variant_random_game_to_the_end():
     remaining = np.asarray(state.remaining)
     assert placements == int((np.asarray(env.tables.piece_copies) - remaining).sum()) > 0
     assert int(np.count_nonzero(np.asarray(state.board))) == int(
-        ((np.asarray(env.tables.piece_copies) - remaining) * env.tables.piece_sizes).sum())
+        ((np.asarray(env.tables.piece_copies) - remaining) * env.tables.piece_sizes).sum()
+    )
     assert not np.asarray(state.legal_action_mask).any()
 
 
 # ------------------------------------------------------------------------------------------ field types and ranges
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(board_shape=(4.0, 4)), r"board_shape must be \(rows, cols\), all ints.*4.0 is a float"),
-    (dict(board_shape=(True, 4)), "board_shape .*True is a bool"),
-    (dict(board_shape=("4", 4)), "board_shape .*'4' is a str"),
-    (dict(board_shape=(4, 4, 1)), "board_shape must be"),
-    (dict(board_shape=(200_000, 30)), r"placement ids .* at most 16777215"),
-    (dict(num_colors=2.0), "num_colors must be an int, got 2.0"),
-    (dict(num_colors="2"), "num_colors must be an int"),
-    (dict(num_colors=True), "num_colors must be an int"),
-    (dict(num_colors=128, start_cells=(((0, 0),),) * 128, players_to_colors=(tuple(range(128)),)),
-     r"num_colors is 128; it must be in \[1, 127\]"),
-    (dict(num_colors=300, start_cells=(((0, 0),),) * 300, players_to_colors=(tuple(range(300)),)),
-     r"num_colors is 300; it must be in \[1, 127\]"),
-    (dict(players_to_colors=((0,), (1.0,))), "players_to_colors must be .*1.0 is a float"),
-    (dict(players_to_colors=((0,), ("1",))), "players_to_colors must be .*'1' is a str"),
-    (dict(players_to_colors=(0, 1)), "players_to_colors must be .*0 is not a list"),
-    (dict(start_cells=(((0, 0),), ((3.0, 3),))), "start_cells must be .*3.0 is a float"),
-    (dict(start_cells=(((0, 0),), ((3, 3, 3),))), r"start_cells must be .*\(row, col\) pairs"),
-    (dict(shared_color=1.0), "shared_color must be an int, got 1.0"),
-    (dict(shared_color=True), "shared_color must be an int, got True"),
-    (dict(bonus=1), "bonus must be True or False, got 1"),
-    (dict(bonus="yes"), "bonus must be True or False"),
-    (dict(name=7), "variant name 7 is a int"),
-    (dict(pieces=(5,)), "pieces must be a list of Piece"),
-    (dict(pieces=(Piece("1", ((0, 0),), copies=127),)), None),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(board_shape=(4.0, 4)), r"board_shape must be \(rows, cols\), all ints.*4.0 is a float"),
+        (dict(board_shape=(True, 4)), "board_shape .*True is a bool"),
+        (dict(board_shape=("4", 4)), "board_shape .*'4' is a str"),
+        (dict(board_shape=(4, 4, 1)), "board_shape must be"),
+        (dict(board_shape=(200_000, 30)), r"placement ids .* at most 16777215"),
+        (dict(num_colors=2.0), "num_colors must be an int, got 2.0"),
+        (dict(num_colors="2"), "num_colors must be an int"),
+        (dict(num_colors=True), "num_colors must be an int"),
+        (
+            dict(num_colors=128, start_cells=(((0, 0),),) * 128, players_to_colors=(tuple(range(128)),)),
+            r"num_colors is 128; it must be in \[1, 127\]",
+        ),
+        (
+            dict(num_colors=300, start_cells=(((0, 0),),) * 300, players_to_colors=(tuple(range(300)),)),
+            r"num_colors is 300; it must be in \[1, 127\]",
+        ),
+        (dict(players_to_colors=((0,), (1.0,))), "players_to_colors must be .*1.0 is a float"),
+        (dict(players_to_colors=((0,), ("1",))), "players_to_colors must be .*'1' is a str"),
+        (dict(players_to_colors=(0, 1)), "players_to_colors must be .*0 is not a list"),
+        (dict(start_cells=(((0, 0),), ((3.0, 3),))), "start_cells must be .*3.0 is a float"),
+        (dict(start_cells=(((0, 0),), ((3, 3, 3),))), r"start_cells must be .*\(row, col\) pairs"),
+        (dict(shared_color=1.0), "shared_color must be an int, got 1.0"),
+        (dict(shared_color=True), "shared_color must be an int, got True"),
+        (dict(bonus=1), "bonus must be True or False, got 1"),
+        (dict(bonus="yes"), "bonus must be True or False"),
+        (dict(name=7), "variant name 7 is a int"),
+        (dict(pieces=(5,)), "pieces must be a list of Piece"),
+        (dict(pieces=(Piece("1", ((0, 0),), copies=127),)), None),
+    ],
+)
 def test_variant_fields_have_types_and_ranges(kwargs, message):
-    base = dict(name="bad", board_shape=(4, 4), num_colors=2, players_to_colors=((0,), (1,)),
-                start_cells=(((0, 0),), ((3, 3),)), pieces=_PIECES)
+    base = dict(
+        name="bad",
+        board_shape=(4, 4),
+        num_colors=2,
+        players_to_colors=((0,), (1,)),
+        start_cells=(((0, 0),), ((3, 3),)),
+        pieces=_PIECES,
+    )
     base.update(kwargs)
     if message is None:
         Variant(**base)
@@ -262,16 +301,21 @@ def test_piece_name_is_a_string():
 
 
 def test_numpy_integers_are_accepted_and_normalised():
-    variant = bj.get_variant("duo", board_shape=(np.int64(10), np.int32(10)), start_cells=[[(np.int8(3), 3)],
-                                                                                          [(6, np.uint8(6))]])
+    variant = bj.get_variant(
+        "duo", board_shape=(np.int64(10), np.int32(10)), start_cells=[[(np.int8(3), 3)], [(6, np.uint8(6))]]
+    )
     assert variant.board_shape == (10, 10) and all(type(x) is int for x in variant.board_shape)
     assert type(variant.start_cells[1][0][1]) is int
     assert Piece("1", ((0, 0),), copies=np.int64(127)).copies == 127
 
 
 def test_most_copies_start_with_positive_counts_and_negative_scores():
-    env = bj.make("simple", pieces=(Piece("1", ((0, 0),), copies=127),), board_shape=(16, 16),
-                  start_cells=(((0, 0),), ((15, 15),)))
+    env = bj.make(
+        "simple",
+        pieces=(Piece("1", ((0, 0),), copies=127),),
+        board_shape=(16, 16),
+        start_cells=(((0, 0),), ((15, 15),)),
+    )
     state = env.init()
     np.testing.assert_array_equal(state.remaining, 127)
     np.testing.assert_array_equal(state.scores, -127)
@@ -283,14 +327,17 @@ def test_get_variant_rejects_non_string_names_and_accepts_a_name_override():
     assert bj.get_variant("duo", name="my_duo").name == "my_duo"
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(max_steps=2.5), "max_steps must be a positive int"),
-    (dict(max_steps=True), "max_steps must be a positive int"),
-    (dict(max_steps=2**31), "max_steps must be a positive int"),
-    (dict(illegal_action_penalty=float("nan")), "illegal_action_penalty must be a finite number"),
-    (dict(illegal_action_penalty="-1"), "illegal_action_penalty must be a finite number"),
-    (dict(reward=["winloss"]), "unknown reward mode"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(max_steps=2.5), "max_steps must be a positive int"),
+        (dict(max_steps=True), "max_steps must be a positive int"),
+        (dict(max_steps=2**31), "max_steps must be a positive int"),
+        (dict(illegal_action_penalty=float("nan")), "illegal_action_penalty must be a finite number"),
+        (dict(illegal_action_penalty="-1"), "illegal_action_penalty must be a finite number"),
+        (dict(reward=["winloss"]), "unknown reward mode"),
+    ],
+)
 def test_env_arguments_have_types_and_ranges(kwargs, message):
     with pytest.raises(VariantError, match=message):
         bj.make("simple", **kwargs)

@@ -85,7 +85,7 @@ def test_replay_command_prints_the_game(capsys):
 def test_view_never_overwrites_its_input_or_another_records_page(tmp_path, capsys):
     record = records.load(GAME)
     json_record = record.save(tmp_path / "game.json")
-    as_html = tmp_path / "rec.html"                      # a record that happens to be named .html
+    as_html = tmp_path / "rec.html"  # a record that happens to be named .html
     as_html.write_text(json_record.read_text())
     before = as_html.read_bytes()
     assert cli.main(["view", str(as_html)]) == 2

@@ -39,8 +39,8 @@ _RUN = "document.title='PWNED';window.__pwned=1;document.documentElement.setAttr
 HOSTILE = [
     f"</script><script>{_RUN}</script>",
     "<!--<script>",
-    f"<img src=x onerror=\"{_RUN}\">",
-    f"\"><svg onload=\"{_RUN}\"><b x='",
+    f'<img src=x onerror="{_RUN}">',
+    f'"><svg onload="{_RUN}"><b x=\'',
     f"\u2028\u2029</SCRIPT ><script>{_RUN}</script><!--",
     "${" + _RUN + "}",
     "<style>body{display:none}</style>&amp;&lt;",
@@ -53,8 +53,15 @@ def _text(s: str) -> str:
 
 
 def _dom(page: Path) -> str:
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom",
-           page.resolve().as_uri()]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.resolve().as_uri(),
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
 
 
@@ -98,8 +105,11 @@ def test_view_shows_hostile_strings_as_text(tmp_path, hostile_record):
     assert title.startswith(_text(source.name))
     for key, value in hostile_record.metadata.items():
         assert _text(f"{key}: {value}") in title
-    placed = {hostile_record.variant.pieces[blokus_jax.make(hostile_record.variant).decode_action(a)[0]].name
-              for a, cells in zip(hostile_record.actions, hostile_record.cells) if len(cells)}
+    placed = {
+        hostile_record.variant.pieces[blokus_jax.make(hostile_record.variant).decode_action(a)[0]].name
+        for a, cells in zip(hostile_record.actions, hostile_record.cells)
+        if len(cells)
+    }
     moves = re.search(r'<ol id="movelist"[^>]*>(.*?)</ol>', dom, re.DOTALL).group(1)
     assert all(_text(name) in moves for name in placed)
 
@@ -173,7 +183,7 @@ def test_errors_from_hostile_files_are_text(tmp_path):
     assert _text(HOSTILE[2][:60]) in error and _text(HOSTILE[0]) in error
     deep = "(;GM[Blokus Duo]" + "(" * 5000 + ";B[a1]" + ")" * 5000 + ")"
     dom = _dom(_probe_page(tmp_path, deep, "deep.blksgf", "drop"))
-    assert 'data-probe="clean"' in dom and 'data-total="1"' in dom     # parsed without recursion
+    assert 'data-probe="clean"' in dom and 'data-total="1"' in dom  # parsed without recursion
 
 
 def test_oversized_files_are_refused_by_the_page(tmp_path):

@@ -9,7 +9,8 @@ the caller anyway, so a legal action costs one array lookup. Only when an action
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -47,23 +48,29 @@ def action_index(action: Any, num_actions: int) -> int:
     ``dtype``, ``shape`` or ``out_of_range``) for anything else, including floats and bools.
     """
     if isinstance(action, (bool, np.bool_)):
-        raise RejectedActionError(f"action {action!r} is a bool; pass an integer index in [0, {num_actions})",
-                                  action, "dtype")
+        raise RejectedActionError(
+            f"action {action!r} is a bool; pass an integer index in [0, {num_actions})", action, "dtype"
+        )
     if isinstance(action, numbers.Integral):
         value = int(action)
     else:
         arr = np.asarray(action) if hasattr(action, "dtype") else None
         if arr is None or not np.issubdtype(arr.dtype, np.integer):
             kind = type(action).__name__ if arr is None else f"an array of dtype {arr.dtype}"
-            raise RejectedActionError(f"action {action!r} is {kind}; pass an integer index in [0, {num_actions})",
-                                      action, "dtype")
+            raise RejectedActionError(
+                f"action {action!r} is {kind}; pass an integer index in [0, {num_actions})", action, "dtype"
+            )
         if arr.shape != ():
-            raise RejectedActionError(f"action {action!r} has shape {arr.shape}; pass one integer index (shape ())",
-                                      action, "shape")
+            raise RejectedActionError(
+                f"action {action!r} has shape {arr.shape}; pass one integer index (shape ())", action, "shape"
+            )
         value = int(arr)
     if not 0 <= value < num_actions:
-        raise RejectedActionError(f"action {value} is out of range [0, {num_actions}); the last index "
-                                  f"{num_actions - 1} is the pass", action, "out_of_range")
+        raise RejectedActionError(
+            f"action {value} is out of range [0, {num_actions}); the last index {num_actions - 1} is the pass",
+            action,
+            "out_of_range",
+        )
     return value
 
 
@@ -72,16 +79,19 @@ def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
     naming the first bad sub-environment."""
     arr = np.asarray(actions)
     if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
-        raise RejectedActionError(f"actions have dtype {arr.dtype}; pass integer indices in [0, {num_actions})",
-                                  actions, "dtype")
+        raise RejectedActionError(
+            f"actions have dtype {arr.dtype}; pass integer indices in [0, {num_actions})", actions, "dtype"
+        )
     if arr.shape != (num_envs,):
-        raise RejectedActionError(f"actions have shape {arr.shape}; pass one index per sub-environment, shape "
-                                  f"({num_envs},)", actions, "shape")
+        raise RejectedActionError(
+            f"actions have shape {arr.shape}; pass one index per sub-environment, shape ({num_envs},)", actions, "shape"
+        )
     bad = np.flatnonzero((arr < 0) | (arr >= num_actions))
     if bad.size:
         i = int(bad[0])
-        raise RejectedActionError(f"sub-environment {i}: action {int(arr[i])} is out of range [0, {num_actions})",
-                                  actions, "out_of_range")
+        raise RejectedActionError(
+            f"sub-environment {i}: action {int(arr[i])} is out of range [0, {num_actions})", actions, "out_of_range"
+        )
     return arr.astype(np.int32)
 
 
@@ -92,8 +102,7 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
     over = bool(state.terminated) or bool(state.truncated)
     why = "the game is over; call reset() to start a new one" if over else explain_illegal(env.variant, state, action)
-    return RejectedActionError(f"{prefix}action {action} is illegal: {why}", action,
-                               "game_over" if over else "illegal")
+    return RejectedActionError(f"{prefix}action {action} is illegal: {why}", action, "game_over" if over else "illegal")
 
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
@@ -109,8 +118,10 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     try:
         from agents.policies import resolve_agent
     except ImportError as exc:
-        raise ImportError(f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "
-                          f"with `pip install -e .`), or pass a policy callable (key, state) -> action") from exc
+        raise ImportError(
+            f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "
+            f"with `pip install -e .`), or pass a policy callable (key, state) -> action"
+        ) from exc
     return resolve_agent(spec, env)
 
 
@@ -120,8 +131,10 @@ def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None],
     others = env.num_players - 1
     if isinstance(spec, (list, tuple)):
         if len(spec) != others:
-            raise ValueError(f"got {len(spec)} opponents for {env.variant.name!r}, which has {others} opponent "
-                             f"seats; pass one spec for all or exactly {others}")
+            raise ValueError(
+                f"got {len(spec)} opponents for {env.variant.name!r}, which has {others} opponent "
+                f"seats; pass one spec for all or exactly {others}"
+            )
         return [resolve_policy(s, env) for s in spec]
     return [resolve_policy(spec, env)] * max(others, 1)
 

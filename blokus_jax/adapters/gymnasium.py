@@ -49,7 +49,8 @@ step; the terminal observation and info are in ``info["final_obs"]`` / ``info["f
 from __future__ import annotations
 
 import functools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import jax
@@ -60,8 +61,15 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from blokus_jax.adapters._boundary import (Policy, RejectedActionError, action_batch, action_index, rejection,
-                                           render_state, resolve_opponents)
+from blokus_jax.adapters._boundary import (
+    Policy,
+    RejectedActionError,
+    action_batch,
+    action_index,
+    rejection,
+    render_state,
+    resolve_opponents,
+)
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import ConfigError
 from blokus_jax.pieces import is_int
@@ -71,8 +79,12 @@ ILLEGAL_ACTION_MODES = ("penalize", "raise")
 
 #: Registered ids: name stem -> core variant name.
 GYM_IDS: dict[str, str] = {
-    "BlokusClassic": "classic", "BlokusClassic2P": "classic_2p", "BlokusClassic3P": "classic_3p",
-    "BlokusDuo": "duo", "BlokusJunior": "junior", "BlokusSimple": "simple",
+    "BlokusClassic": "classic",
+    "BlokusClassic2P": "classic_2p",
+    "BlokusClassic3P": "classic_3p",
+    "BlokusDuo": "duo",
+    "BlokusJunior": "junior",
+    "BlokusSimple": "simple",
 }
 
 
@@ -81,20 +93,26 @@ class _Game:
     """Everything the single and the vector env share for one configuration: the core ``Env``, the spaces and
     the pure ``turn`` and ``view`` functions (jitted once per configuration, see :func:`_game`)."""
 
-    def __init__(self, variant: Variant | Env, opponents: Any, reward: str, illegal_action_penalty: float,
-                 max_steps: int | None):
-        self.env = variant if isinstance(variant, Env) else make(
-            variant, reward=reward, illegal_action_penalty=illegal_action_penalty, max_steps=max_steps)
+    def __init__(
+        self, variant: Variant | Env, opponents: Any, reward: str, illegal_action_penalty: float, max_steps: int | None
+    ):
+        self.env = (
+            variant
+            if isinstance(variant, Env)
+            else make(variant, reward=reward, illegal_action_penalty=illegal_action_penalty, max_steps=max_steps)
+        )
         env = self.env
         self.policies = resolve_opponents(opponents, env)
         rows, cols = env.board_shape
         c, p = env.num_colors, env.num_pieces
-        self.observation_space = spaces.Dict({
-            "planes": spaces.Box(0.0, 1.0, (rows, cols, 2 * c), np.float32),
-            "pieces": spaces.Box(0.0, 1.0, (c, p), np.float32),
-            "to_move": spaces.Box(0.0, 1.0, (c,), np.float32),
-            "action_mask": spaces.MultiBinary(env.num_actions),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "planes": spaces.Box(0.0, 1.0, (rows, cols, 2 * c), np.float32),
+                "pieces": spaces.Box(0.0, 1.0, (c, p), np.float32),
+                "to_move": spaces.Box(0.0, 1.0, (c,), np.float32),
+                "action_mask": spaces.MultiBinary(env.num_actions),
+            }
+        )
         self.step = jax.jit(self.turn_and_view)
         self.batch_step = jax.jit(self._batch_step, static_argnames="same_step")
 
@@ -105,8 +123,9 @@ class _Game:
         index = (state.current_player - seat - 1) % self.env.num_players
         return jax.lax.switch(jnp.clip(index, 0, len(self.policies) - 1), self.policies, key, state)
 
-    def turn(self, state: State, key: jax.Array, seat: jax.Array, action: jax.Array, fresh: jax.Array,
-             seed: jax.Array) -> tuple[State, jax.Array]:
+    def turn(
+        self, state: State, key: jax.Array, seat: jax.Array, action: jax.Array, fresh: jax.Array, seed: jax.Array
+    ) -> tuple[State, jax.Array]:
         """Play the learner's ``action`` (or, when ``fresh``, start a new game with PRNG ``seed`` instead), then the
         opponents until the learner is to move or the game is over. Returns the new state and key.
 
@@ -132,8 +151,12 @@ class _Game:
     def view(self, state: State, seat: jax.Array) -> tuple[dict, jax.Array, jax.Array, jax.Array, jax.Array]:
         """The learner's observation dict, reward, terminated, truncated and the players' scores."""
         obs = self.env.observe(state, seat)
-        out = {"planes": obs.planes, "pieces": obs.pieces, "to_move": obs.to_move,
-               "action_mask": state.legal_action_mask.astype(jnp.int8)}
+        out = {
+            "planes": obs.planes,
+            "pieces": obs.pieces,
+            "to_move": obs.to_move,
+            "action_mask": state.legal_action_mask.astype(jnp.int8),
+        }
         return out, state.rewards[seat], state.terminated, state.truncated, self.env.player_scores(state)
 
     def turn_and_view(self, state, key, seat, action, fresh, seed):
@@ -155,28 +178,39 @@ class _Game:
             seat = jnp.where(done, next_seat, seat)
             new_state, new_key, new_view = step(state, key, seat, action, done, next_seed)
             pick = lambda a, b: jnp.where(done.reshape(-1, *[1] * (a.ndim - 1)), a, b)  # noqa: E731
-            return (jax.tree.map(pick, new_state, state), pick(new_key, key), seat,
-                    (jax.tree.map(pick, new_view[0], view[0]), *view[1:4], pick(new_view[4], view[4])))
+            return (
+                jax.tree.map(pick, new_state, state),
+                pick(new_key, key),
+                seat,
+                (jax.tree.map(pick, new_view[0], view[0]), *view[1:4], pick(new_view[4], view[4])),
+            )
 
         # lax.cond skips the restart pass entirely on the (common) steps where no game ends
-        state, key, seat, fresh_view = jax.lax.cond(jnp.any(done), restart, lambda args: args,
-                                                    (state, key, seat, view))
+        state, key, seat, fresh_view = jax.lax.cond(jnp.any(done), restart, lambda args: args, (state, key, seat, view))
         return state, key, seat, fresh_view, view
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_game(*config) -> _Game:
     return _Game(*config)
 
 
-def _game(variant: str | Variant | Env, opponents: Any, reward: str, illegal_action_penalty: float,
-          max_steps: int | None, overrides: dict) -> _Game:
+def _game(
+    variant: str | Variant | Env,
+    opponents: Any,
+    reward: str,
+    illegal_action_penalty: float,
+    max_steps: int | None,
+    overrides: dict,
+) -> _Game:
     """The :class:`_Game` of a configuration, shared by equal configurations (so the many envs of a
     ``SyncVectorEnv`` share compiled code); unhashable opponent specs get a private one."""
     if isinstance(variant, Env):
         if overrides:
-            raise ConfigError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a variant "
-                             f"name or Variant instead")
+            raise ConfigError(
+                f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a variant "
+                f"name or Variant instead"
+            )
     else:
         variant = get_variant(variant, **overrides)
     opponents = tuple(opponents) if isinstance(opponents, list) else opponents
@@ -198,8 +232,9 @@ def _draw_episode(rng: np.random.Generator, seat: int | str, num_players: int) -
 def _check_config(game: _Game, seat: int | str, illegal_action: str) -> None:
     n = game.env.num_players
     if not (seat == "random" or (is_int(seat) and 0 <= seat < n)):
-        raise ConfigError(f"seat {seat!r} is not a player of {game.env.variant.name!r}; pass an int in [0, {n}) "
-                          f"or 'random'")
+        raise ConfigError(
+            f"seat {seat!r} is not a player of {game.env.variant.name!r}; pass an int in [0, {n}) or 'random'"
+        )
     if illegal_action not in ILLEGAL_ACTION_MODES:
         raise ConfigError(f"illegal_action {illegal_action!r} is not one of {list(ILLEGAL_ACTION_MODES)}")
 
@@ -255,10 +290,19 @@ class BlokusGymEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
 
-    def __init__(self, variant: str | Variant | Env = "duo", *, seat: int | str = 0,
-                 opponents: str | Policy | Sequence[str | Policy] | None = "random", reward: str = "winloss",
-                 illegal_action: str = "penalize", illegal_action_penalty: float = -1.0,
-                 max_steps: int | None = None, render_mode: str | None = None, **overrides):
+    def __init__(
+        self,
+        variant: str | Variant | Env = "duo",
+        *,
+        seat: int | str = 0,
+        opponents: str | Policy | Sequence[str | Policy] | None = "random",
+        reward: str = "winloss",
+        illegal_action: str = "penalize",
+        illegal_action_penalty: float = -1.0,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        **overrides,
+    ):
         self._game = _game(variant, opponents, reward, illegal_action_penalty, max_steps, overrides)
         _check_config(self._game, seat, illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -322,8 +366,9 @@ class BlokusGymEnv(gymnasium.Env):
         return render_state(self._state, self.core, self.render_mode)
 
     def _advance(self, action: int, fresh: bool, seed: np.uint32) -> tuple[dict, float, bool, bool]:
-        self._state, self._key, view = self._game.step(self._state, self._key, np.int32(self.seat),
-                                                       np.int32(action), np.bool_(fresh), seed)
+        self._state, self._key, view = self._game.step(
+            self._state, self._key, np.int32(self.seat), np.int32(action), np.bool_(fresh), seed
+        )
         obs, reward, terminated, truncated, scores = _to_numpy(view)
         self._mask = obs["action_mask"]
         self._scores = scores
@@ -346,11 +391,21 @@ class BlokusVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 1, variant: str | Variant | Env = "duo", *, seat: int | str = 0,
-                 opponents: str | Policy | Sequence[str | Policy] | None = "random", reward: str = "winloss",
-                 illegal_action: str = "penalize", illegal_action_penalty: float = -1.0,
-                 max_steps: int | None = None, autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-                 render_mode: str | None = None, **overrides):
+    def __init__(
+        self,
+        num_envs: int = 1,
+        variant: str | Variant | Env = "duo",
+        *,
+        seat: int | str = 0,
+        opponents: str | Policy | Sequence[str | Policy] | None = "random",
+        reward: str = "winloss",
+        illegal_action: str = "penalize",
+        illegal_action_penalty: float = -1.0,
+        max_steps: int | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **overrides,
+    ):
         if not is_int(num_envs) or num_envs < 1:
             raise ConfigError(f"num_envs must be a positive int, got {num_envs!r}")
         try:
@@ -386,8 +441,9 @@ class BlokusVectorEnv(VectorEnv):
         """The batched core :class:`~blokus_jax.State` of the sub-envs (leading axis ``num_envs``)."""
         return self._state
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict, dict]:
         """Start ``num_envs`` new games; sub-env ``i`` is seeded with ``seed + i`` (or ``seed[i]``; NumPy integers
         are accepted) and ``options={"seat": k}`` fixes the learner's seat of this episode in every sub-env. Returns
         the batched ``(observations, infos)``. Bad arguments raise :class:`ConfigError` before anything changes."""
@@ -408,8 +464,16 @@ class BlokusVectorEnv(VectorEnv):
         seats = np.asarray([s if seat is None else seat for _, s in first], np.int32)
         upcoming = [_draw_episode(rng, self.seat_option, self.core.num_players) for rng in rngs]
         self._state, self._key, _, view, _ = self._game.batch_step(
-            self._state, self._key, seats, np.full(n, self.core.pass_action, np.int32), np.ones(n, bool),
-            np.asarray([s for s, _ in first], np.uint32), seats, np.zeros(n, np.uint32), same_step=False)
+            self._state,
+            self._key,
+            seats,
+            np.full(n, self.core.pass_action, np.int32),
+            np.ones(n, bool),
+            np.asarray([s for s, _ in first], np.uint32),
+            seats,
+            np.zeros(n, np.uint32),
+            same_step=False,
+        )
         self._rngs, self._seat, self._next = rngs, seats, upcoming
         obs, _, _, _, scores = _to_numpy(view)
         self._needs_reset[:] = False
@@ -432,12 +496,13 @@ class BlokusVectorEnv(VectorEnv):
         same_step = self.autoreset_mode == AutoresetMode.SAME_STEP
         fresh = self._needs_reset.copy()
         seeds, seats = np.zeros(n, np.uint32), self._seat.copy()
-        for i in np.flatnonzero(fresh):          # NEXT_STEP: these restart now, with their pre-drawn episode
+        for i in np.flatnonzero(fresh):  # NEXT_STEP: these restart now, with their pre-drawn episode
             seeds[i], seats[i] = self._take_next(i)
         next_seeds = np.asarray([s for s, _ in self._next], np.uint32)
         next_seats = np.asarray([s for _, s in self._next], np.int32)
         self._state, self._key, seat_dev, view, final = self._game.batch_step(
-            self._state, self._key, seats, actions, fresh, seeds, next_seats, next_seeds, same_step=same_step)
+            self._state, self._key, seats, actions, fresh, seeds, next_seats, next_seeds, same_step=same_step
+        )
         obs, rewards, terminated, truncated, scores = _to_numpy(view)
         done = terminated | truncated
         infos: dict[str, Any] = {}
@@ -445,8 +510,11 @@ class BlokusVectorEnv(VectorEnv):
             final_obs, _, _, _, final_scores = _to_numpy(final)
             for i in np.flatnonzero(done):
                 single = {k: v[i] for k, v in final_obs.items()}
-                info = {"action_mask": single["action_mask"].copy(), "seat": int(seats[i]),
-                        "player_scores": final_scores[i]}
+                info = {
+                    "action_mask": single["action_mask"].copy(),
+                    "seat": int(seats[i]),
+                    "player_scores": final_scores[i],
+                }
                 infos = self._add_info(infos, {"final_obs": single, "final_info": info}, i)
                 self._take_next(i)
             self._seat = np.asarray(seat_dev)
@@ -473,8 +541,14 @@ class BlokusVectorEnv(VectorEnv):
 
     def _infos(self, scores: np.ndarray) -> dict:
         ones = np.ones(self.num_envs, bool)
-        return {"action_mask": self._mask.copy(), "_action_mask": ones, "seat": self._seat.astype(np.int64),
-                "_seat": ones.copy(), "player_scores": scores, "_player_scores": ones.copy()}
+        return {
+            "action_mask": self._mask.copy(),
+            "_action_mask": ones,
+            "seat": self._seat.astype(np.int64),
+            "_seat": ones.copy(),
+            "player_scores": scores,
+            "_player_scores": ones.copy(),
+        }
 
 
 # ------------------------------------------------------------------------------------------------- registration
@@ -485,12 +559,15 @@ def register_envs() -> None:
             env_id = f"{stem}{suffix}-v0"
             if env_id in gymnasium.registry:
                 continue
-            gymnasium.register(env_id, entry_point=f"{__name__}:BlokusGymEnv",
-                               vector_entry_point=f"{__name__}:BlokusVectorEnv",
-                               kwargs={"variant": variant, "opponents": opponents}, disable_env_checker=False)
+            gymnasium.register(
+                env_id,
+                entry_point=f"{__name__}:BlokusGymEnv",
+                vector_entry_point=f"{__name__}:BlokusVectorEnv",
+                kwargs={"variant": variant, "opponents": opponents},
+                disable_env_checker=False,
+            )
 
 
 register_envs()
 
-__all__ = ["BlokusGymEnv", "BlokusVectorEnv", "GYM_IDS", "ILLEGAL_ACTION_MODES", "RejectedActionError",
-           "register_envs"]
+__all__ = ["BlokusGymEnv", "BlokusVectorEnv", "GYM_IDS", "ILLEGAL_ACTION_MODES", "RejectedActionError", "register_envs"]

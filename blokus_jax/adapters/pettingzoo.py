@@ -30,7 +30,8 @@ Example::
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -57,18 +58,31 @@ class BlokusAECEnv(AECEnv):
         **overrides: fields of the variant to replace (e.g. ``board_shape``).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "name": "blokus_v0", "is_parallelizable": False,
-                "render_fps": 2}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "name": "blokus_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
-    def __init__(self, variant: str | Variant | Env = "duo", *, reward: str = "winloss",
-                 max_steps: int | None = None, render_mode: str | None = None, **overrides):
+    def __init__(
+        self,
+        variant: str | Variant | Env = "duo",
+        *,
+        reward: str = "winloss",
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        **overrides,
+    ):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}")
         if isinstance(variant, Env):
             if overrides:
-                raise ConfigError(f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a "
-                                 f"variant name or Variant instead")
+                raise ConfigError(
+                    f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a "
+                    f"variant name or Variant instead"
+                )
             self._fns = _compiled(variant)
         else:
             self._fns = _compiled_for(get_variant(variant, **overrides), reward, max_steps)
@@ -77,10 +91,15 @@ class BlokusAECEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(core.num_players)]
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         rows, cols = core.board_shape
-        self._observation_spaces = {a: spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, (rows, cols, 2 * core.num_colors), np.float32),
-            "action_mask": spaces.Box(0, 1, (core.num_actions,), np.int8),
-        }) for a in self.possible_agents}
+        self._observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (rows, cols, 2 * core.num_colors), np.float32),
+                    "action_mask": spaces.Box(0, 1, (core.num_actions,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
         self._action_spaces = {a: spaces.Discrete(core.num_actions) for a in self.possible_agents}
 
     # -------------------------------------------------------------------------------------------- pettingzoo API
@@ -152,8 +171,11 @@ class BlokusAECEnv(AECEnv):
         self._check_agent(agent)
         self._check_reset(action)
         if agent != self.agent_selection:
-            raise RejectedActionError(f"{agent} tried action {action!r} but it is {self.agent_selection}'s turn; "
-                                      f"act for env.agent_selection", action, "not_your_turn")
+            raise RejectedActionError(
+                f"{agent} tried action {action!r} but it is {self.agent_selection}'s turn; act for env.agent_selection",
+                action,
+                "not_your_turn",
+            )
         self.step(action)
 
     def render(self) -> str | np.ndarray | None:
@@ -169,15 +191,20 @@ class BlokusAECEnv(AECEnv):
         """PettingZoo's removal of a done agent, which accepts only ``None``: any other action is refused with
         :class:`RejectedActionError` (reason ``"game_over"``) and the env is left unchanged."""
         if action is not None:
-            raise RejectedActionError(f"{self.agent_selection} is done (the game is over) and can only step with "
-                                      f"None; call reset() to start a new game", action, "game_over")
+            raise RejectedActionError(
+                f"{self.agent_selection} is done (the game is over) and can only step with "
+                f"None; call reset() to start a new game",
+                action,
+                "game_over",
+            )
         super()._was_dead_step(action)
 
     def _check_agent(self, agent: Any) -> str:
         """``agent`` if it is one of ``possible_agents``; raises :class:`ConfigError` naming the valid ones."""
         if not isinstance(agent, str) or agent not in self._agent_index:
-            raise ConfigError(f"unknown agent {agent!r}; the agents of {self.core.variant.name!r} are "
-                              f"{self.possible_agents}")
+            raise ConfigError(
+                f"unknown agent {agent!r}; the agents of {self.core.variant.name!r} are {self.possible_agents}"
+            )
         return agent
 
     def _check_reset(self, action: Any) -> None:
@@ -185,8 +212,9 @@ class BlokusAECEnv(AECEnv):
         if not hasattr(self, "_state"):
             raise RejectedActionError("the env has not been reset; call reset() first", action, "game_over")
         if self.agent_selection not in self.terminations:
-            raise RejectedActionError("the game is over and every agent is done; call reset() to start a new one",
-                                      action, "game_over")
+            raise RejectedActionError(
+                "the game is over and every agent is done; call reset() to start a new one", action, "game_over"
+            )
 
     def _is_done(self, agent: str) -> bool:
         return self.terminations[agent] or self.truncations[agent]
@@ -206,8 +234,14 @@ def _view(core: Env, state: State) -> tuple:
     """Everything the host needs after a move, fetched in one transfer: the planes of the player to move, the
     mask, the player to move, the rewards and the end flags."""
     planes = core.observe(state, state.current_player).planes
-    return (planes, state.legal_action_mask.astype(jnp.int8), state.current_player, state.rewards,
-            state.terminated, state.truncated)
+    return (
+        planes,
+        state.legal_action_mask.astype(jnp.int8),
+        state.current_player,
+        state.rewards,
+        state.terminated,
+        state.truncated,
+    )
 
 
 class _Compiled(NamedTuple):
@@ -222,6 +256,7 @@ class _Compiled(NamedTuple):
 
 def _compiled(core: Env) -> _Compiled:
     """Jit the functions the AEC env calls for ``core``."""
+
     def reset() -> tuple[State, tuple]:
         state = core.init()
         return state, _view(core, state)
@@ -236,7 +271,7 @@ def _compiled(core: Env) -> _Compiled:
     return _Compiled(core, jax.jit(reset), jax.jit(step), jax.jit(planes))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled_for(variant: Variant, reward: str, max_steps: int | None) -> _Compiled:
     """:func:`_compiled` shared by every env of one configuration (compiled once, not per instance)."""
     return _compiled(make(variant, reward=reward, max_steps=max_steps))
