@@ -235,8 +235,10 @@ def test_bad_configuration_is_rejected():
         BlokusGymEnv("simple", seat=2)
     with pytest.raises(ValueError, match="illegal_action"):
         BlokusGymEnv("simple", illegal_action="ignore")
-    with pytest.raises(ValueError, match="exactly 3"):
+    with pytest.raises(blokus_jax.ConfigError, match="exactly 3"):
         BlokusGymEnv("classic", opponents=["random", "greedy"])
+    with pytest.raises(blokus_jax.ConfigError, match="neither an agent spec nor a policy"):
+        BlokusGymEnv("simple", opponents=42)
     with pytest.raises(blokus_jax.VariantError, match="unknown variant"):
         BlokusGymEnv("hexagonal")
 

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from blokus_jax.env import Env, State
-from blokus_jax.errors import IllegalActionError
+from blokus_jax.errors import ConfigError, IllegalActionError
 
 #: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`agents.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
@@ -114,7 +114,7 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     if callable(spec):
         return spec
     if not isinstance(spec, str):
-        raise ValueError(f"opponent {spec!r} is neither a bot name nor a policy callable (key, state) -> action")
+        raise ConfigError(f"opponent {spec!r} is neither an agent spec nor a policy callable (key, state) -> action")
     try:
         from agents.policies import resolve_agent
     except ImportError as exc:
@@ -131,7 +131,7 @@ def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None],
     others = env.num_players - 1
     if isinstance(spec, (list, tuple)):
         if len(spec) != others:
-            raise ValueError(
+            raise ConfigError(
                 f"got {len(spec)} opponents for {env.variant.name!r}, which has {others} opponent "
                 f"seats; pass one spec for all or exactly {others}"
             )
