@@ -1,10 +1,11 @@
 """Training checkpoints with orbax (never pickle), verified on load.
 
-A run directory holds ``checkpoints/<update>/`` with three items: ``params`` (the network), ``state`` (optimiser
-state with the learning-rate schedule, the games in progress, the PRNG key and the update counter: everything a
-resumed run needs to continue exactly) and ``meta`` (JSON: format version, observation-layout version, the algorithm
-(``"ppo"``), the :class:`~agents.ppo.PPOConfig`, and ``sha256``: the content hashes of ``params`` and of ``state``,
-each over the config and the item's arrays).
+A run directory holds ``checkpoints/<update>/`` with three items: ``params`` (the network), ``state`` (every other field
+of the runner: optimiser state with the learning-rate schedule, the games in progress, the PRNG key, the update counter
+and, for AlphaZero, the replay buffer: everything a resumed run needs to continue exactly) and ``meta`` (JSON: format
+version, observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`agents.algorithms`), its
+config (:class:`~agents.ppo.PPOConfig` or :class:`~agents.alphazero.AZConfig`), and ``sha256``: the content hashes of
+``params`` and of ``state``, each over the config and the item's arrays).
 
 Loading checks the metadata (fields and types), the array shapes against the config, and the hashes: a missing,
 corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
@@ -29,7 +30,8 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from agents.ppo import PPOConfig, PPOTrainer, Runner, make_train, runner_shardings
+from agents.algorithms import config_class, make_trainer
+from agents.ppo import PPOConfig, Runner, make_train
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
 
@@ -37,7 +39,6 @@ from blokus_jax.observe import OBS_VERSION
 FORMAT_VERSION = 2
 #: Older formats that :func:`load_params` still reads (for play only).
 PLAYABLE_FORMATS = (1, 2)
-ALGORITHM = "ppo"
 SUBDIR = "checkpoints"
 _log = logging.getLogger(__name__)
 
@@ -74,10 +75,10 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {line[:160]}{'...' if len(line) > 160 or len(text) > 1 else ''}"
 
 
-def content_hash(config: PPOConfig | dict, tree: Any) -> str:
+def content_hash(config: Any, tree: Any) -> str:
     """sha256 (hex) of ``config`` (as sorted JSON) and every array of ``tree`` (dtype, shape and bytes, in leaf
     order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
-    data = config.to_dict() if isinstance(config, PPOConfig) else config
+    data = config if isinstance(config, dict) else config.to_dict()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode())
     for leaf in jax.tree.leaves(tree):
         array = np.ascontiguousarray(np.asarray(jax.device_get(leaf)))
@@ -86,11 +87,12 @@ def content_hash(config: PPOConfig | dict, tree: Any) -> str:
     return digest.hexdigest()
 
 
-def _state_item(runner: Runner) -> dict[str, Any]:
-    return {"opt_state": runner.opt_state, "env_state": runner.env_state, "key": runner.key, "update": runner.update}
+def _state_item(runner: Any) -> dict[str, Any]:
+    """Every field of a runner but ``params``, by name (the checkpoint's ``state`` item)."""
+    return {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name != "params"}
 
 
-def save(run_dir: str | os.PathLike, runner: Runner, config: PPOConfig, keep: int | None = 3) -> int:
+def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None = 3) -> int:
     """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
     ``keep``), with content hashes; returns the update number saved. Saving the same update twice is a no-op."""
     step = int(runner.update)
@@ -98,7 +100,7 @@ def save(run_dir: str | os.PathLike, runner: Runner, config: PPOConfig, keep: in
     meta = {
         "format_version": FORMAT_VERSION,
         "obs_version": OBS_VERSION,
-        "algorithm": ALGORITHM,
+        "algorithm": config.algorithm,
         "config": config.to_dict(),
         "sha256": {"params": content_hash(config, runner.params), "state": content_hash(config, state)},
     }
@@ -170,13 +172,13 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
         )
     if "config" not in meta:
         raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'config'")
-    try:
-        meta["config"] = PPOConfig.from_dict(meta["config"])
-    except CheckpointError as exc:
-        raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
-    algorithm = meta.setdefault("algorithm", ALGORITHM)
+    algorithm = meta.setdefault("algorithm", PPOConfig.algorithm)
     if not isinstance(algorithm, str):
         raise CheckpointError(f"{where} has an ill-typed 'algorithm' {algorithm!r} in its metadata")
+    try:
+        meta["config"] = config_class(algorithm).from_dict(meta["config"])
+    except CheckpointError as exc:
+        raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
     if version >= 2:
         hashes = meta.get("sha256")
         if not (isinstance(hashes, dict) and all(isinstance(hashes.get(k), str) for k in ("params", "state"))):
@@ -186,7 +188,7 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
 
 def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
     """The checked metadata of checkpoint ``step`` (default: the newest) of ``run_dir``: ``format_version``,
-    ``obs_version``, ``algorithm``, ``config`` (a :class:`PPOConfig`) and, from format 2, ``sha256``. Read once per
+    ``obs_version``, ``algorithm``, ``config`` (that algorithm's config) and, from format 2, ``sha256``. Read once per
     file version (the CLI asks for a run's variant, kind and config before loading its params)."""
     step = _require_step(run_dir, step)
     meta_file = Path(run_dir) / SUBDIR / str(step) / "meta" / "metadata"
@@ -203,20 +205,22 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
         return _read_meta(manager, shown, step)
 
 
-def load_config(run_dir: str | os.PathLike, step: int | None = None) -> PPOConfig:
-    """The :class:`PPOConfig` stored with checkpoint ``step`` (default: the newest) of ``run_dir``; raises
-    ``CheckpointError`` when it is missing, unreadable or from an incompatible version."""
+def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
+    """The config (:class:`PPOConfig` or :class:`~agents.alphazero.AZConfig`) stored with checkpoint ``step`` (default:
+    the newest) of ``run_dir``; raises ``CheckpointError`` when it is missing, unreadable or from an incompatible
+    version."""
     return read_meta(run_dir, step)["config"]
 
 
-def _target(trainer: PPOTrainer) -> Runner:
-    """Abstract arrays (shape, dtype, sharding) of a runner for ``trainer``, the restore target."""
+def _target(trainer: Any) -> Any:
+    """Abstract arrays (shape, dtype, sharding) of a runner for ``trainer`` (either algorithm's), the restore
+    target."""
     abstract = jax.eval_shape(trainer.init_pure, jax.random.PRNGKey(0))
-    if trainer.mesh is None:
+    if trainer.shardings is None:
         device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
         shardings = jax.tree.map(lambda _: device, abstract)
     else:
-        shardings = runner_shardings(abstract, trainer.mesh)
+        shardings = trainer.shardings
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
@@ -246,12 +250,12 @@ def _restore_items(
     return dict(restored)
 
 
-def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = None) -> Runner:
-    """The verified :class:`Runner` of checkpoint ``step`` (default: the newest) of ``run_dir``, placed like
-    ``trainer.init`` would place it (sharded over ``trainer.mesh`` if any). Raises ``CheckpointError`` when the
-    checkpoint is missing, corrupt or of format 1, or its config differs from ``trainer.config`` (listing the
-    differences) in anything but ``total_steps``, which may change to extend a run (the learning-rate horizon stays
-    as saved)."""
+def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
+    """The verified runner (:class:`Runner` or :class:`~agents.alphazero.AZRunner`) of checkpoint ``step`` (default: the
+    newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over ``trainer.mesh`` if any). Raises
+    ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
+    ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
+    learning-rate horizon stays as saved)."""
     step = _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(manager, run_dir, step)
@@ -261,7 +265,12 @@ def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = 
                 f"{meta['format_version']} (no content hash, another optimiser state): it can be "
                 f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first"
             )
-        saved: PPOConfig = meta["config"]
+        saved = meta["config"]
+        if type(saved) is not type(trainer.config):
+            raise CheckpointError(
+                f"{str(run_dir)!r} is a {meta['algorithm']!r} run, not {trainer.config.algorithm!r}; "
+                f"resume it with --algo {meta['algorithm']}"
+            )
         if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
             diff = {
                 k: (v, getattr(trainer.config, k))
@@ -274,10 +283,10 @@ def restore(run_dir: str | os.PathLike, trainer: PPOTrainer, step: int | None = 
             )
         target = _target(trainer)
         items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": _state_item(target)})
-    return Runner(params=items["params"], **items["state"])
+    return type(target)(params=items["params"], **items["state"])
 
 
-def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PPOConfig, Any]:
+def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[Any, Any]:
     """``(config, params)`` of checkpoint ``step`` (default: the newest) of ``run_dir``, on the default device, for
     playing or evaluating a trained agent. Opens the checkpoint once; raises ``CheckpointError`` as :func:`restore`
     does. A format 1 checkpoint loads unverified, with a one-line warning."""
@@ -292,7 +301,7 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[PP
                 str(run_dir),
                 meta["format_version"],
             )
-        params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_train(config)).params})
+        params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_trainer(config)).params})
     return config, params["params"]
 
 

@@ -15,7 +15,7 @@ import sys
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +25,7 @@ from agents.arena import ArenaReport, round_robin
 from agents.policies import Policy, agent_names, resolve_agent
 from blokus_jax import benchmark, records, render, rollout, rules, viewer
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import BlokusError, IllegalActionError
+from blokus_jax.errors import BlokusError, CheckpointError, ConfigError, IllegalActionError
 from blokus_jax.variants import variant_names
 
 Handler = Callable[[argparse.Namespace], int]
@@ -519,11 +519,28 @@ def _bench(parser: argparse.ArgumentParser) -> Handler:
 @subcommand("train", "train a PPO self-play agent (checkpoints, metrics.jsonl and a win-rate plot in --out)")
 def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
+    parser.add_argument(
+        "--algo",
+        choices=("ppo", "alphazero"),
+        default=None,
+        help="training algorithm: ppo (default; fast, no search) or alphazero (self-play with search, stronger per "
+        "move played; see the README's 'Train an agent')",
+    )
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--minutes", type=positive_float, help="train for this many minutes of wall time (default 5)")
     budget.add_argument("--total-steps", type=positive_int, help="train for this many environment steps instead")
     parser.add_argument("--num-envs", type=positive_int, help="games played in parallel (default 64)")
-    parser.add_argument("--num-steps", type=positive_int, help="rollout length per update (default 32)")
+    parser.add_argument(
+        "--num-steps", type=positive_int, help="moves per game per update (default 32 for ppo, 8 for alphazero)"
+    )
+    parser.add_argument(
+        "--sims", type=positive_int, help="alphazero: search simulations per self-play move (default 16)"
+    )
+    parser.add_argument(
+        "--init-from",
+        metavar="RUN_DIR",
+        help="start from the network of another run (e.g. a PPO run for alphazero); its size is used unless given",
+    )
     parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
@@ -547,7 +564,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     def run(args: argparse.Namespace) -> int:
-        ppo = importlib.import_module("agents.ppo")
+        algorithms = importlib.import_module("agents.algorithms")
         train = importlib.import_module("agents.train")
         checkpoint = importlib.import_module("agents.checkpoint")
         out = args.out or f"runs/{args.variant or 'simple'}"
@@ -561,12 +578,24 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
             "learning_rate": args.lr,
             "seed": args.seed,
             "total_steps": args.total_steps,
+            "sims": args.sims,
         }
         given = {k: v for k, v in given.items() if v is not None}
+        if args.resume and args.init_from:
+            raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
         if args.resume:
-            config = checkpoint.load_config(out).replace(**given)
+            saved = checkpoint.load_config(out)
+            if args.algo is not None and args.algo != saved.algorithm:
+                raise CheckpointError(f"{out!r} is a {saved.algorithm!r} run; resume it with --algo {saved.algorithm}")
+            config = saved.replace(**_known_fields(saved, given, "--resume"))
         else:
-            config = ppo.PPOConfig(**{"variant": "simple", "total_steps": 10**12, **given})
+            algo = args.algo or "ppo"
+            if args.init_from:
+                source = checkpoint.load_config(args.init_from)
+                given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
+            config_class = algorithms.config_class(algo)
+            defaults = config_class(**{"variant": "simple", "total_steps": 10**12})
+            config = defaults.replace(**_known_fields(defaults, given, f"--algo {algo}"))
         minutes = args.minutes if args.minutes is not None or args.total_steps is not None else 5.0
         summary = train.run(
             config,
@@ -577,6 +606,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
             eval_games=args.eval_games,
             checkpoint_every=args.checkpoint_every,
             progress=not args.no_progress,
+            init_from=args.init_from,
         )
         print(json.dumps(summary))
         print(
@@ -586,6 +616,21 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         return 0
 
     return run
+
+
+#: Config fields that fix the network's shape (copied from an ``--init-from`` run unless given).
+_NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+
+
+def _known_fields(config: Any, given: dict[str, Any], context: str) -> dict[str, Any]:
+    """``given`` restricted to fields of ``config``; a flag that ``config``'s algorithm does not take (``--sims``
+    for PPO) is a ``ConfigError`` naming it."""
+    fields = set(config.to_dict())
+    unknown = sorted(set(given) - fields)
+    if unknown:
+        flags = ", ".join("--" + name.replace("_", "-") for name in unknown)
+        raise ConfigError(f"{flags} does not apply to {context} ({config.algorithm}); drop it or choose --algo")
+    return given
 
 
 @subcommand("view", "write (and optionally open) a self-contained HTML viewer for a .blksgf or .json game record")

@@ -45,7 +45,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -60,13 +60,85 @@ from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import Observation
 
 
+class RunConfig:
+    """JSON round trip and validation shared by the training configs (:class:`PPOConfig`,
+    :class:`agents.alphazero.AZConfig`): frozen dataclasses whose fields are ``str``, ``int`` or ``float`` and which
+    name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint metadata)."""
+
+    algorithm: ClassVar[str]
+
+    def _check(
+        self,
+        positive: tuple[str, ...] = (),
+        nonnegative: tuple[str, ...] = (),
+        ranges: tuple[tuple[str, float, float], ...] = (),
+    ) -> None:
+        """Raise ``ValueError`` naming the first field that is not a positive int (``positive``), a non-negative int
+        (``nonnegative``) or a finite number in ``[lo, hi]`` (``ranges``; ``learning_rate`` must also be above 0)."""
+        name = type(self).__name__
+        for field in positive:
+            if int(getattr(self, field)) < 1:
+                raise ValueError(f"{name}.{field} must be a positive int, got {getattr(self, field)!r}")
+        for field in nonnegative:
+            if int(getattr(self, field)) < 0:
+                raise ValueError(f"{name}.{field} must be a non-negative int, got {getattr(self, field)!r}")
+        for field, lo, hi in ranges:
+            value = float(getattr(self, field))
+            if not (math.isfinite(value) and lo <= value <= hi) or (field == "learning_rate" and value == 0):
+                raise ValueError(
+                    f"{name}.{field} must be a finite number in [{lo}, {hi}]"
+                    f"{' above 0' if field == 'learning_rate' else ''}, got {getattr(self, field)!r}"
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Any:
+        """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
+        naming unknown fields, fields of the wrong type and invalid values."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict):
+            raise CheckpointError(f"a {cls.__name__} must be a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise CheckpointError(
+                f"unknown {cls.__name__} fields {unknown} (checkpoint from another version?); "
+                f"valid fields are {list(fields)}"
+            )
+        for name, value in data.items():
+            kind = type(fields[name].default)
+            ok = (
+                isinstance(value, str)
+                if kind is str
+                else (
+                    isinstance(value, int) and not isinstance(value, bool)
+                    if kind is int
+                    else isinstance(value, (int, float)) and not isinstance(value, bool)
+                )
+            )
+            if not ok:
+                raise CheckpointError(f"{cls.__name__} field {name!r} must be a {kind.__name__}, got {value!r}")
+        try:
+            return cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"invalid {cls.__name__}: {exc}") from exc
+
+    def replace(self, **changes) -> Any:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
 @dataclass(frozen=True)
-class PPOConfig:
+class PPOConfig(RunConfig):
     """Every setting of a training run (saved with each checkpoint; a run is reproducible from it and its seed).
 
     ``total_steps`` counts environment steps (moves of any seat, summed over games) and sets the length of the
     learning-rate schedule; one update consumes ``num_envs * num_steps`` of them.
     """
+
+    algorithm: ClassVar[str] = "ppo"
 
     variant: str = "simple"
     reward: str = "winloss"
@@ -89,28 +161,20 @@ class PPOConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "channels"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"PPOConfig.{name} must be a positive int, got {getattr(self, name)!r}")
-        for name in ("blocks", "value_hidden", "seed"):
-            if int(getattr(self, name)) < 0:
-                raise ValueError(f"PPOConfig.{name} must be a non-negative int, got {getattr(self, name)!r}")
-        for name, lo, hi in (
-            ("learning_rate", 0.0, math.inf),
-            ("final_lr_fraction", 0.0, 1.0),
-            ("gamma", 0.0, 1.0),
-            ("gae_lambda", 0.0, 1.0),
-            ("clip_eps", 0.0, math.inf),
-            ("ent_coef", 0.0, math.inf),
-            ("vf_coef", 0.0, math.inf),
-            ("max_grad_norm", 0.0, math.inf),
-        ):
-            value = float(getattr(self, name))
-            if not (math.isfinite(value) and lo <= value <= hi) or (name == "learning_rate" and value == 0):
-                raise ValueError(
-                    f"PPOConfig.{name} must be a finite number in [{lo}, {hi}]"
-                    f"{' above 0' if name == 'learning_rate' else ''}, got {getattr(self, name)!r}"
-                )
+        self._check(
+            positive=("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "channels"),
+            nonnegative=("blocks", "value_hidden", "seed"),
+            ranges=(
+                ("learning_rate", 0.0, math.inf),
+                ("final_lr_fraction", 0.0, 1.0),
+                ("gamma", 0.0, 1.0),
+                ("gae_lambda", 0.0, 1.0),
+                ("clip_eps", 0.0, math.inf),
+                ("ent_coef", 0.0, math.inf),
+                ("vf_coef", 0.0, math.inf),
+                ("max_grad_norm", 0.0, math.inf),
+            ),
+        )
         if self.num_steps % self.num_minibatches:
             raise ValueError(
                 f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
@@ -131,45 +195,6 @@ class PPOConfig:
     def optimizer_steps_per_update(self) -> int:
         """Optimiser steps (minibatches) per update: ``update_epochs * num_minibatches``."""
         return self.update_epochs * self.num_minibatches
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-ready dict."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> PPOConfig:
-        """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
-        naming unknown fields, fields of the wrong type and invalid values."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        if not isinstance(data, dict):
-            raise CheckpointError(f"a PPOConfig must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise CheckpointError(
-                f"unknown PPOConfig fields {unknown} (checkpoint from another version?); "
-                f"valid fields are {list(fields)}"
-            )
-        for name, value in data.items():
-            kind = type(fields[name].default)
-            ok = (
-                isinstance(value, str)
-                if kind is str
-                else (
-                    isinstance(value, int) and not isinstance(value, bool)
-                    if kind is int
-                    else isinstance(value, (int, float)) and not isinstance(value, bool)
-                )
-            )
-            if not ok:
-                raise CheckpointError(f"PPOConfig field {name!r} must be a {kind.__name__}, got {value!r}")
-        try:
-            return cls(**data)
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"invalid PPOConfig: {exc}") from exc
-
-    def replace(self, **changes) -> PPOConfig:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
 
 
 class Transition(NamedTuple):
@@ -239,9 +264,11 @@ class LinearDecay:
         return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
 
 
-def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+def make_optimizer(config: RunConfig) -> optax.GradientTransformation:
     """Gradient clipping by global norm, Adam, and the learning rate of :class:`LinearDecay` over
-    ``config.num_updates`` updates, injected as a hyperparameter (read it as ``opt_state.hyperparams``)."""
+    ``config.num_updates`` updates, injected as a hyperparameter (read it as ``opt_state.hyperparams``). Any config
+    with ``learning_rate``, ``final_lr_fraction``, ``max_grad_norm``, ``optimizer_steps_per_update`` and
+    ``num_updates`` will do (PPO's and AlphaZero's)."""
     schedule = LinearDecay(
         config.learning_rate,
         config.learning_rate * config.final_lr_fraction,
@@ -278,7 +305,7 @@ class PPOTrainer:
     ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
     host loop (``init_pure`` and ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
     and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
-    (``init`` and ``update`` place their outputs accordingly).
+    (``init`` and ``update`` place their outputs accordingly, as ``shardings`` says; ``None`` without a mesh).
     """
 
     config: PPOConfig
@@ -293,6 +320,7 @@ class PPOTrainer:
     update: Callable[[Runner], tuple[Runner, dict]]
     loss: Callable[..., tuple[jax.Array, dict]]
     train: Callable[[jax.Array], tuple[Runner, dict]]
+    shardings: Runner | None = None
 
     def __call__(self, key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
         return self.train(key)
@@ -452,6 +480,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)),
         loss=loss,
         train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)),
+        shardings=shardings,
     )
 
 

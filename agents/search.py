@@ -48,7 +48,7 @@ from flax import struct
 
 from agents.bots import corner_move_scores
 from agents.networks import MASKED_LOGIT
-from agents.policies import ParamPolicy, Policy, load_network, register_agent, register_prefix
+from agents.policies import ParamPolicy, Policy, load_network, register_agent, register_prefix, register_run_kind
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -80,12 +80,17 @@ class Node:
 
 class SearchOutput(NamedTuple):
     """Result of a batched search: ``action`` ``int32[B]`` full action ids to play, ``action_weights``
-    ``float32[B, num_actions]`` the search's improved policy over full action ids (training targets, hints), and
-    ``value`` ``float32[B]`` the root value from the mover's view."""
+    ``float32[B, num_actions]`` the search's improved policy over full action ids (hints; computed only when used
+    under ``jit``), ``value`` ``float32[B]`` the root value from the mover's view, and the same improved policy in
+    compact form, the training target of :mod:`agents.alphazero`: ``candidates`` ``int32[B, k]`` the root's
+    candidate action ids and ``candidate_weights`` ``float32[B, k]`` their weights (0 on invalid slots; the pass
+    in a pass-only position has weight 1)."""
 
     action: jax.Array
     action_weights: jax.Array
     value: jax.Array
+    candidates: jax.Array
+    candidate_weights: jax.Array
 
 
 # ------------------------------------------------------------------------------------------------ values and signs
@@ -262,9 +267,10 @@ def make_search(
             gumbel_scale=gumbel_scale,
         )
         action = jnp.take_along_axis(nodes.actions, out.action[:, None], axis=1)[:, 0]
-        weights = full_action_weights(nodes.actions, nodes.valid, out.action_weights, env.num_actions)
+        compact = jnp.where(nodes.valid, out.action_weights, 0.0)
+        weights = full_action_weights(nodes.actions, nodes.valid, compact, env.num_actions)
         root_value = out.search_tree.node_values[:, 0]
-        return SearchOutput(action.astype(jnp.int32), weights, root_value)
+        return SearchOutput(action.astype(jnp.int32), weights, root_value, nodes.actions, compact)
 
     return search
 
@@ -337,6 +343,8 @@ def az_policy(
 
 register_agent("mcts", mcts_policy)  # "mcts", "mcts:sims=128,k=32"
 register_prefix("az", az_policy)  # "az:runs/duo", "az:runs/duo,sims=64"
+# An AlphaZero run directory given as an agent ("runs/az") plays with its search, like "az:runs/az".
+register_run_kind("alphazero", lambda run_dir, env, **options: az_policy(env, run_dir, **options))
 
 __all__ = [
     "PLAYOUTS",

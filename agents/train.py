@@ -1,15 +1,17 @@
-"""The host-side training loop around :meth:`agents.ppo.PPOTrainer.update`: progress bar, metrics, evaluation,
-checkpoints and the final learning-curve plot.
+"""The host-side training loop around a trainer's ``update`` (PPO, :mod:`agents.ppo`, or AlphaZero,
+:mod:`agents.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints and the final
+learning-curve plot.
 
 A run directory (``out_dir``) receives ``metrics.jsonl`` (one JSON object per update: loss terms, entropy, approx-KL,
-explained variance, learning rate, env-steps/s; plus ``win_rate_vs_<bot>`` on evaluation updates), TensorBoard
-events under ``tb/`` when ``tensorboardX`` is installed, ``checkpoints/<update>/`` (see :mod:`agents.checkpoint`)
-and, at the end, ``win_rate.png``: win rate against the fixed bots over environment steps. Evaluation plays the
-current network (argmax of the masked policy) against each bot in the arena (:func:`agents.arena.play_match`, seats
-rotated), on device.
+explained variance, learning rate, env-steps/s (AlphaZero: policy and value loss, games finished, buffer size); plus
+``win_rate_vs_<bot>`` on evaluation updates), TensorBoard events under ``tb/`` when ``tensorboardX`` is installed,
+``checkpoints/<update>/`` (see :mod:`agents.checkpoint`) and, at the end, ``win_rate.png``: win rate against the fixed
+bots over environment steps. Evaluation plays the current network (argmax of the masked policy, no search, for either
+algorithm) against each bot in the arena (:func:`agents.arena.play_match`, seats rotated), on device.
 
-The loop compiles the update once up front (and says how long that took), then runs one update per iteration of
-:func:`agents.ppo.make_train`'s trainer. ``train.lock`` keeps a second trainer out of a run directory; a resumed run
+The loop compiles the update once up front (and says how long that took), then runs one update per iteration of the
+trainer (:func:`agents.algorithms.make_trainer`). A new run may start from another run's network (``init_from``: e.g.
+AlphaZero warm-started from a PPO run). ``train.lock`` keeps a second trainer out of a run directory; a resumed run
 first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once.
 """
 
@@ -31,9 +33,10 @@ import jax
 import numpy as np
 
 from agents import checkpoint
+from agents.algorithms import make_trainer
 from agents.arena import play_match, tqdm
 from agents.policies import network_policy, resolve_agent
-from agents.ppo import PPOConfig, PPOTrainer, Runner, make_mesh, make_train, with_lr_horizon
+from agents.ppo import make_mesh, with_lr_horizon
 from blokus_jax.errors import CheckpointError
 
 METRICS_FILE = "metrics.jsonl"
@@ -41,14 +44,14 @@ PLOT_FILE = "win_rate.png"
 LOCK_FILE = "train.lock"
 
 
-def default_mesh(config: PPOConfig):
+def default_mesh(config: Any):
     """A data-parallel mesh over every local device when there is more than one and ``config.num_envs`` splits
     evenly over them; ``None`` (plain single-device jit) otherwise."""
     count = jax.local_device_count()
     return make_mesh() if count > 1 and config.num_envs % count == 0 else None
 
 
-def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
+def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
     """Win rate (ties count half) of the network with ``params`` against each bot in ``opponents`` over ``games``
     arena games with seat rotation; returns ``{"win_rate_vs_<bot>": float}``."""
     agent = network_policy(trainer.env, trainer.network, params, greedy=True)
@@ -64,6 +67,29 @@ def evaluate(trainer: PPOTrainer, params: Any, opponents: Sequence[str], games: 
         )
         out[f"win_rate_vs_{name}"] = float(result.credit[:, 0].mean())
     return out
+
+
+def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
+    """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
+    state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
+    has another shape (``--channels``/``--blocks``/value size must match)."""
+    source, params = checkpoint.load_params(run_dir)
+    config = trainer.config
+    if source.variant != config.variant:
+        raise CheckpointError(
+            f"--init-from {str(run_dir)!r} was trained on {source.variant!r}, this run is {config.variant!r}"
+        )
+    shape = ("channels", "blocks", "value_hidden")
+    if any(getattr(source, f) != getattr(config, f) for f in shape):
+        raise CheckpointError(
+            f"--init-from {str(run_dir)!r} has a network of "
+            f"{', '.join(f'{f}={getattr(source, f)}' for f in shape)}; this run has "
+            f"{', '.join(f'{f}={getattr(config, f)}' for f in shape)}; give the same sizes"
+        )
+    params = jax.device_put(params, jax.tree.map(lambda x: x.sharding, runner.params))
+    shardings = jax.tree.map(lambda x: x.sharding, runner.opt_state)
+    opt_state = jax.jit(trainer.optimizer.init, out_shardings=shardings)(params)
+    return runner.replace(params=params, opt_state=opt_state)
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,13 +209,13 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     fig.savefig(path, dpi=100)
 
 
-def _estimated_horizon(config: PPOConfig, runner: Runner, seconds_left: float, seconds_per_update: float) -> int:
+def _estimated_horizon(config: Any, runner: Any, seconds_left: float, seconds_per_update: float) -> int:
     """Updates the run will reach: done so far plus what fits in the time left, capped by ``config.num_updates``."""
     return int(min(config.num_updates, int(runner.update) + seconds_left / max(seconds_per_update, 1e-9)))
 
 
 def run(
-    config: PPOConfig,
+    config: Any,
     out_dir: str | os.PathLike,
     *,
     minutes: float | None = None,
@@ -201,18 +227,23 @@ def run(
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
+    init_from: str | os.PathLike | None = None,
 ) -> dict:
-    """Train with PPO self-play until ``config.total_steps`` env steps, ``minutes`` of wall time or update number
-    ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
+    """Train ``config`` (a :class:`~agents.ppo.PPOConfig` trains PPO, an :class:`~agents.alphazero.AZConfig`
+        AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall time or update number
+        ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
 
-    With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config`` except
-    for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped first.
-    In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second update.
-    Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games`` games per
-    opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local devices when
-    there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out of
-    ``out_dir``. Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the
-    updates, and the final win rates (those of the last evaluation, as on the progress bar).
+        With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config``
+        except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped
+        first. In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second
+        update. Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games``
+        games per opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local
+        devices when there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second
+        trainer out of ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory
+        (either
+    algorithm, same variant and network size) with a fresh optimiser. Returns a summary dict: updates, env steps,
+    seconds, compile seconds, mean env-steps/s of the
+        updates, and the final win rates (those of the last evaluation, as on the progress bar).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -231,11 +262,12 @@ def run(
             until_update,
             progress,
             mesh,
+            init_from,
         )
 
 
 def _run(
-    config: PPOConfig,
+    config: Any,
     out: Path,
     minutes: float | None,
     resume: bool,
@@ -246,11 +278,14 @@ def _run(
     until_update: int | None,
     progress: bool,
     mesh: Any,
+    init_from: str | os.PathLike | None,
 ) -> dict:
     start = time.perf_counter()
     deadline = None if minutes is None else start + 60.0 * minutes
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
-    trainer = make_train(config, default_mesh(config) if mesh == "auto" else mesh)
+    trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
+    if resume and init_from is not None:
+        raise CheckpointError("init_from (--init-from) starts a new run; it cannot be combined with resume (--resume)")
     if resume:
         runner = checkpoint.restore(out, trainer)
         _truncate_metrics(out, int(runner.update))
@@ -262,12 +297,15 @@ def _run(
             )
         _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
         runner = trainer.init(jax.random.PRNGKey(config.seed))
+        if init_from is not None:
+            runner = warm_start(trainer, runner, init_from)
     last = config.num_updates if until_update is None else min(config.num_updates, until_update)
     eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
     writer = _tensorboard(out)
     spu = config.steps_per_update
 
-    say(f"compiling the PPO update ({config.variant}, {config.num_envs} games x {config.num_steps} steps)...")
+    name = {"ppo": "PPO", "alphazero": "AlphaZero"}[config.algorithm]
+    say(f"compiling the {name} update ({config.variant}, {config.num_envs} games x {config.num_steps} steps)...")
     t0 = time.perf_counter()
     update_fn = trainer.update.lower(runner).compile()
     compile_s = time.perf_counter() - t0
@@ -341,7 +379,7 @@ def _run(
     if writer is not None:
         writer.close()
     records = read_metrics(out)
-    plot_win_rates(records, out / PLOT_FILE, f"PPO self-play on {config.variant}")
+    plot_win_rates(records, out / PLOT_FILE, f"{name} self-play on {config.variant}")
     evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
     final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
     return {

@@ -90,12 +90,7 @@ class State:
 
         Computed from the packed bitboard on access, so the state stays small; works on batched states too.
         """
-        width = self.board.shape[-1]
-        placements = rules.unpack_rows(self.legal_bits, width)
-        flat = placements.reshape(*placements.shape[:-3], -1)
-        can_pass = ~rules.has_placement(self.legal_bits)
-        done = self.terminated | self.truncated
-        return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
+        return rules.legal_mask(self.legal_bits, self.board.shape[-1], self.terminated | self.truncated)
 
 
 class Game:

@@ -98,6 +98,16 @@ def has_placement(bits: jax.Array) -> jax.Array:
     return jnp.max(bits, axis=(-2, -1)) != 0
 
 
+def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> jax.Array:
+    """``bool[..., O * H * width + 1]``: the legal-action mask of packed ``uint32[..., O, H]`` legal bits, placements
+    in action-id order and the pass last (legal exactly when no placement is); all false where ``done``."""
+    placements = unpack_rows(bits, width)
+    flat = placements.reshape(*placements.shape[:-3], -1)
+    can_pass = ~has_placement(bits)
+    done = jnp.asarray(done)
+    return jnp.concatenate([flat & ~done[..., None], (can_pass & ~done)[..., None]], axis=-1)
+
+
 def popcount(words: jax.Array) -> jax.Array:
     """Set bits per ``uint32`` word, as int32."""
     return jax.lax.population_count(words).astype(jnp.int32)

@@ -1,0 +1,435 @@
+"""AlphaZero self-play for blokus-jax: search-guided self-play, a replay buffer and the network update, all on device.
+
+Read top to bottom: :class:`AZConfig`, the replay buffer (:class:`Buffer` and its three pure operations
+:func:`buffer_write`, :func:`buffer_finish`, :func:`buffer_sample`), the training state (:class:`AZRunner`), then
+:func:`make_train`, whose nested functions follow one update in order: self-play -> replay -> loss.
+
+An **update** (the unit of every counter, as in :mod:`agents.ppo`) is one jitted call:
+
+1. **Self-play**: ``num_steps`` moves of ``num_envs`` games in parallel (``vmap`` of ``env.step_autoreset``). Every
+   move is chosen by the batched Gumbel MuZero search of :mod:`agents.search` (``sims`` simulations over the top
+   ``k`` candidates of every node, ``considered`` root candidates, Gumbel noise ``gumbel_scale``; the one shared
+   network as evaluator), for whichever seat is to move.
+2. **Targets**: each position stores the mover's egocentric observation, the packed legal bits, the root's candidate
+   action ids and the search's improved-policy weights over them (``k`` ids and ``k`` weights, never a dense
+   ``num_actions`` vector), and the seat that moved. When the game ends, every position of it gets its **value
+   target: the final result of the seat that moved there**, as the search scores results
+   (:func:`agents.search.root_utility` of the env's final rewards from that seat's view: +1 win, -1 loss, 0 shared
+   first place with two players; the paranoid result with more). Credit is per seat, as in PPO: a position's target
+   depends only on how its own mover fared, whichever seat made the last move.
+3. **Replay** (:class:`Buffer`): a fixed-size ring on device. Each parallel game owns ``games_per_env`` slots of
+   ``max_game_length`` positions; a game is written into its env's current slot as it is played and becomes
+   sampleable when it ends (its ``length`` is set); the oldest slot is reused (and invalidated) when the next game
+   starts.
+4. **Learning**: ``train_steps`` optimiser steps, each on ``batch_size`` positions drawn uniformly from the finished
+   games, ``batch_size / num_envs`` from every env's own slots. Loss: cross-entropy of the search weights against the
+   network's policy (softmax over all legal actions; forced passes carry no policy loss), plus ``value_coef`` times
+   the squared error of the value head. Adam with gradient clipping and the linearly decaying learning rate of
+   :func:`agents.ppo.make_optimizer`.
+
+Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
+``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
+devices but the gradient all-reduce and the result does not depend on the device count.
+
+``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`agents.ppo.PPOTrainer`
+(``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`agents.train`,
+:mod:`agents.checkpoint` and the CLI drive both algorithms with one loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from agents.networks import PolicyValueNet, make_network, masked_logits
+from agents.ppo import RunConfig, make_optimizer
+from agents.search import SearchOutput, make_search, network_evaluator, root_utility
+from blokus_jax import rules
+from blokus_jax.env import Env, State, make
+from blokus_jax.observe import Observation
+from blokus_jax.rollout import max_game_length
+
+
+@dataclass(frozen=True)
+class AZConfig(RunConfig):
+    """Every setting of an AlphaZero run (saved with each checkpoint; a run is reproducible from it and its seed).
+
+    ``total_steps`` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
+    the learning-rate schedule; one update plays ``num_envs * num_steps`` of them. The search plays with ``sims``
+    simulations over ``k`` candidates per node and ``considered`` root candidates; ``gumbel_scale`` 1 samples moves
+    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule). The replay buffer
+    keeps ``games_per_env`` games per parallel game (``num_envs * games_per_env`` in all).
+    """
+
+    algorithm: ClassVar[str] = "alphazero"
+
+    variant: str = "simple"
+    reward: str = "winloss"
+    num_envs: int = 64
+    num_steps: int = 8
+    total_steps: int = 500_000
+    sims: int = 16
+    k: int = 16
+    considered: int = 8
+    gumbel_scale: float = 1.0
+    games_per_env: int = 4
+    batch_size: int = 256
+    train_steps: int = 4
+    learning_rate: float = 1e-3
+    final_lr_fraction: float = 0.1
+    value_coef: float = 1.0
+    max_grad_norm: float = 1.0
+    channels: int = 32
+    blocks: int = 2
+    value_hidden: int = 64
+    seed: int = 0
+
+    def __post_init__(self):
+        self._check(
+            positive=("num_envs", "num_steps", "total_steps", "sims", "k", "considered", "batch_size", "train_steps"),
+            nonnegative=("blocks", "value_hidden", "seed"),
+            ranges=(
+                ("gumbel_scale", 0.0, math.inf),
+                ("learning_rate", 0.0, math.inf),
+                ("final_lr_fraction", 0.0, 1.0),
+                ("value_coef", 0.0, math.inf),
+                ("max_grad_norm", 0.0, math.inf),
+            ),
+        )
+        if int(self.channels) < 1:
+            raise ValueError(f"AZConfig.channels must be a positive int, got {self.channels!r}")
+        if int(self.games_per_env) < 2:
+            raise ValueError(
+                f"AZConfig.games_per_env must be at least 2 (one slot is always being written), "
+                f"got {self.games_per_env!r}"
+            )
+        if self.batch_size % self.num_envs:
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must be a multiple of num_envs ({self.num_envs}): every env "
+                f"contributes the same number of samples from its own buffer slots"
+            )
+
+    @property
+    def steps_per_update(self) -> int:
+        """Self-play moves per update (``num_envs * num_steps``)."""
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
+        return max(1, self.total_steps // self.steps_per_update)
+
+    @property
+    def optimizer_steps_per_update(self) -> int:
+        """Optimiser steps per update (``train_steps``)."""
+        return self.train_steps
+
+
+# ------------------------------------------------------------------------------------------------- replay buffer
+class Buffer(struct.PyTreeNode):
+    """The replay ring. Leading axes ``[N, G, L]``: env, slot (``games_per_env``), position in the game
+    (``max_game_length``). A slot holds one game: finished when ``length > 0`` (positions ``0..length-1`` are
+    sampleable), being written or empty when ``length == 0``. ``games[n]`` counts the games env ``n`` has started
+    (its current slot is ``games % G``) and ``t[n]`` the positions written of its current game.
+    """
+
+    planes: jax.Array  # bool[N, G, L, H, W, 2C] observation planes of the mover
+    pieces: jax.Array  # f32[N, G, L, C, P]
+    to_move: jax.Array  # f32[N, G, L, C]
+    legal_bits: jax.Array  # uint32[N, G, L, O, H] packed legal placements
+    candidates: jax.Array  # int32[N, G, L, k] root candidate action ids
+    weights: jax.Array  # f32[N, G, L, k] search policy over the candidates
+    player: jax.Array  # int32[N, G, L] seat that moved
+    value: jax.Array  # f32[N, G, L] value target (final result of that seat), set when the game ends
+    length: jax.Array  # int32[N, G] positions of the finished game in the slot, 0 if none
+    games: jax.Array  # int32[N]
+    t: jax.Array  # int32[N]
+
+
+class Sample(struct.PyTreeNode):
+    """A training batch drawn from the buffer (leading axes ``[N, b]``): observations, packed legal bits, candidate
+    ids and weights, value targets and ``valid`` (false for a draw from an env with no finished game yet)."""
+
+    obs: Observation
+    legal_bits: jax.Array
+    candidates: jax.Array
+    weights: jax.Array
+    value: jax.Array
+    valid: jax.Array
+
+
+def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int) -> Buffer:
+    """An empty :class:`Buffer` for ``num_envs`` games of ``env`` with ``games_per_env`` slots each."""
+    rows, cols = env.board_shape
+    colors, pieces = env.num_colors, env.num_pieces
+    lead = (num_envs, games_per_env, max_game_length(env.variant))
+    return Buffer(
+        planes=jnp.zeros((*lead, rows, cols, 2 * colors), bool),
+        pieces=jnp.zeros((*lead, colors, pieces), jnp.float32),
+        to_move=jnp.zeros((*lead, colors), jnp.float32),
+        legal_bits=jnp.zeros((*lead, env.num_orientations, rows), jnp.uint32),
+        candidates=jnp.zeros((*lead, k), jnp.int32),
+        weights=jnp.zeros((*lead, k), jnp.float32),
+        player=jnp.zeros(lead, jnp.int32),
+        value=jnp.zeros(lead, jnp.float32),
+        length=jnp.zeros(lead[:2], jnp.int32),
+        games=jnp.zeros(lead[:1], jnp.int32),
+        t=jnp.zeros(lead[:1], jnp.int32),
+    )
+
+
+def buffer_write(
+    buf: Buffer,
+    obs: Observation,
+    legal_bits: jax.Array,
+    candidates: jax.Array,
+    weights: jax.Array,
+    player: jax.Array,
+) -> Buffer:
+    """One env's buffer (no leading ``N`` axis; ``vmap`` it) with a position appended to its current game."""
+    slot, t = buf.games % buf.length.shape[0], jnp.minimum(buf.t, buf.player.shape[1] - 1)
+    return buf.replace(
+        planes=buf.planes.at[slot, t].set(obs.planes.astype(bool)),
+        pieces=buf.pieces.at[slot, t].set(obs.pieces),
+        to_move=buf.to_move.at[slot, t].set(obs.to_move),
+        legal_bits=buf.legal_bits.at[slot, t].set(legal_bits),
+        candidates=buf.candidates.at[slot, t].set(candidates),
+        weights=buf.weights.at[slot, t].set(weights),
+        player=buf.player.at[slot, t].set(player),
+        t=t + 1,
+    )
+
+
+def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array) -> Buffer:
+    """One env's buffer after a step with ``rewards`` (``f32[num_players]``) that ended its game when ``done``: the
+    game's positions get their value targets (``root_utility(rewards, player)`` of each position's mover: the result
+    as the search values it) and become sampleable,
+    and the next slot is cleared for the next game (the oldest game is dropped). Unchanged when not ``done``."""
+    slots = buf.length.shape[0]
+    slot = buf.games % slots
+    results = jax.vmap(root_utility, in_axes=(None, 0))(rewards, buf.player[slot])
+    value = buf.value.at[slot].set(jnp.where(done, results, buf.value[slot]))
+    length = buf.length.at[slot].set(jnp.where(done, buf.t, buf.length[slot]))
+    games = buf.games + done.astype(jnp.int32)
+    length = length.at[games % slots].set(jnp.where(done, 0, length[games % slots]))
+    return buf.replace(value=value, length=length, games=games, t=jnp.where(done, 0, buf.t))
+
+
+def buffer_sample(key: jax.Array, buf: Buffer, size: int) -> Sample:
+    """``size`` positions drawn uniformly (with replacement) from one env's finished games (no leading ``N`` axis;
+    ``vmap`` it). With no finished game yet every draw is marked invalid."""
+    length = buf.player.shape[1]
+    valid = (jnp.arange(length)[None, :] < buf.length[:, None]).reshape(-1)
+    flat = jax.random.categorical(key, jnp.where(valid, 0.0, -jnp.inf), shape=(size,))
+    slot, t = flat // length, flat % length
+    take = lambda x: x[slot, t]  # noqa: E731
+    return Sample(
+        obs=Observation(
+            planes=take(buf.planes).astype(jnp.float32), pieces=take(buf.pieces), to_move=take(buf.to_move)
+        ),
+        legal_bits=take(buf.legal_bits),
+        candidates=take(buf.candidates),
+        weights=take(buf.weights),
+        value=take(buf.value),
+        valid=valid[flat],
+    )
+
+
+class AZRunner(struct.PyTreeNode):
+    """Everything that changes during AlphaZero training, the whole state a checkpoint stores (the fields of
+    :class:`agents.ppo.Runner` plus the replay ``buffer``). ``key`` is a raw ``uint32[2]`` PRNG key; ``update``
+    counts completed updates; ``opt_state`` holds the learning-rate schedule."""
+
+    params: Any
+    opt_state: Any
+    env_state: State
+    buffer: Buffer
+    key: jax.Array
+    update: jax.Array
+
+
+@dataclass(frozen=True, eq=False)
+class AZTrainer:
+    """What :func:`make_train` returns (the same surface as :class:`agents.ppo.PPOTrainer`): ``init(key) ->
+    AZRunner`` and ``update(runner) -> (runner, metrics)`` jitted (``init_pure``/``update_pure`` unjitted),
+    ``train(key)`` every update of the config in one jitted ``lax.scan``; ``search`` the batched self-play search
+    ``(params, key, states) -> SearchOutput`` and ``loss(params, sample)`` exposed for tests. With ``mesh`` the games
+    and their buffer slots are split across its devices as ``shardings`` says."""
+
+    config: AZConfig
+    env: Env
+    network: PolicyValueNet
+    optimizer: optax.GradientTransformation
+    mesh: Mesh | None
+    search: Callable[[Any, jax.Array, State], SearchOutput]
+    init_pure: Callable[[jax.Array], AZRunner]
+    init: Callable[[jax.Array], AZRunner]
+    update_pure: Callable[[AZRunner], tuple[AZRunner, dict]]
+    update: Callable[[AZRunner], tuple[AZRunner, dict]]
+    loss: Callable[..., tuple[jax.Array, dict]]
+    train: Callable[[jax.Array], tuple[AZRunner, dict]]
+    shardings: AZRunner | None = None
+
+    def __call__(self, key: jax.Array) -> tuple[AZRunner, dict[str, jax.Array]]:
+        return self.train(key)
+
+
+def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
+    """The :class:`AZTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested functions below are one
+    update in order: self-play (search, store, step), then the optimiser steps on replayed positions and the loss."""
+    c = config
+    env = make(c.variant, reward=c.reward)
+    network = make_network(env, c.channels, c.blocks, c.value_hidden)
+    optimizer = make_optimizer(c)
+    if mesh is not None and c.num_envs % mesh.size:
+        raise ValueError(
+            f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
+            f"split the games evenly"
+        )
+    search = make_search(
+        env,
+        network_evaluator(env, network.apply),
+        sims=c.sims,
+        k=c.k,
+        considered=c.considered,
+        gumbel_scale=c.gumbel_scale,
+    )
+    observe = jax.vmap(env.observe)
+    env_step = jax.vmap(env.step_autoreset)
+    per_env = c.batch_size // c.num_envs
+    width = env.board_shape[1]
+
+    def init(key: jax.Array) -> AZRunner:
+        init_key, key = jax.random.split(key)
+        env_state = jax.vmap(env.init)(jax.random.split(init_key, c.num_envs))
+        params = network.init(init_key, jax.tree.map(lambda x: x[:1], observe(env_state)))
+        return AZRunner(
+            params=params,
+            opt_state=optimizer.init(params),
+            env_state=env_state,
+            buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k),
+            key=key,
+            update=jnp.int32(0),
+        )
+
+    def update(runner: AZRunner) -> tuple[AZRunner, dict[str, jax.Array]]:
+        key, play_key, train_key = jax.random.split(runner.key, 3)
+
+        # 1. self-play with the current network
+        def play(carry, step_key):
+            states, buf = carry
+            out = search(runner.params, step_key, states)
+            buf = jax.vmap(buffer_write)(
+                buf, observe(states), states.legal_bits, out.candidates, out.candidate_weights, states.current_player
+            )
+            states, rewards, done = env_step(states, out.action)
+            return (states, jax.vmap(buffer_finish)(buf, rewards, done)), (done, out.value)
+
+        (env_state, buf), (done, root_value) = jax.lax.scan(
+            play, (runner.env_state, runner.buffer), jax.random.split(play_key, c.num_steps)
+        )
+
+        # 2. optimiser steps on positions replayed from every env's finished games
+        def train_step(carry, step_key):
+            params, opt_state = carry
+            batch = jax.vmap(buffer_sample, in_axes=(0, 0, None))(jax.random.split(step_key, c.num_envs), buf, per_env)
+            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, batch)
+            steps, opt_state = optimizer.update(grads, opt_state, params)
+            return (optax.apply_updates(params, steps), opt_state), terms
+
+        (params, opt_state), terms = jax.lax.scan(
+            train_step, (runner.params, runner.opt_state), jax.random.split(train_key, c.train_steps)
+        )
+        metrics = {k: v.mean() for k, v in terms.items()}
+        metrics.update(
+            learning_rate=opt_state.hyperparams["learning_rate"],
+            games_finished=jnp.sum(done),
+            buffer_positions=jnp.sum(buf.length),
+            root_value=jnp.mean(root_value),
+        )
+        runner = runner.replace(
+            params=params, opt_state=opt_state, env_state=env_state, buffer=buf, key=key, update=runner.update + 1
+        )
+        return runner, metrics
+
+    # 3. loss
+    def loss(params: Any, batch: Sample) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """AlphaZero loss on a batch (any leading shape): policy cross-entropy against the search weights over the
+        candidates (positions with a choice only) plus ``value_coef`` times the value head's squared error.
+        Returns ``(total, terms)``; ``policy_kl`` is the cross-entropy minus the targets' entropy."""
+        logits, value = network.apply(params, batch.obs)
+        mask = rules.legal_mask(batch.legal_bits, width)
+        log_probs = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
+        chosen = jnp.take_along_axis(log_probs, batch.candidates, axis=-1)
+        cross = -jnp.sum(batch.weights * chosen, axis=-1)
+        entropy = -jnp.sum(jnp.where(batch.weights > 0, batch.weights * jnp.log(batch.weights), 0.0), axis=-1)
+        choice = batch.valid & (jnp.sum(mask, axis=-1) > 1)
+        w_pi, w_v = choice.astype(jnp.float32), batch.valid.astype(jnp.float32)
+        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
+        policy_loss = mean(cross, w_pi)
+        value_loss = mean((value - batch.value) ** 2, w_v)
+        total = policy_loss + c.value_coef * value_loss
+        return total, dict(
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            policy_kl=mean(cross - entropy, w_pi),
+            valid_fraction=w_v.mean(),
+        )
+
+    def train(key: jax.Array) -> tuple[AZRunner, dict[str, jax.Array]]:
+        return jax.lax.scan(lambda r, _: update(r), init(key), None, c.num_updates)
+
+    shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
+    out_shardings = None if mesh is None else (shardings, None)
+    return AZTrainer(
+        config=c,
+        env=env,
+        network=network,
+        optimizer=optimizer,
+        mesh=mesh,
+        search=search,
+        init_pure=init,
+        init=jax.jit(init, out_shardings=shardings),
+        update_pure=update,
+        update=jax.jit(update, out_shardings=out_shardings),
+        loss=loss,
+        train=jax.jit(train, out_shardings=out_shardings),
+        shardings=shardings,
+    )
+
+
+def runner_shardings(runner: AZRunner, mesh: Mesh) -> AZRunner:
+    """Shardings of an :class:`AZRunner` on ``mesh``: the games' states and their buffer slots split along their
+    env axis, the rest replicated. Returns a pytree of ``NamedSharding`` with the runner's structure."""
+    split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
+    return runner.replace(
+        params=jax.tree.map(lambda _: whole, runner.params),
+        opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
+        env_state=jax.tree.map(lambda _: split, runner.env_state),
+        buffer=jax.tree.map(lambda _: split, runner.buffer),
+        key=whole,
+        update=whole,
+    )
+
+
+__all__ = [
+    "AZConfig",
+    "AZRunner",
+    "AZTrainer",
+    "Buffer",
+    "Sample",
+    "buffer_finish",
+    "buffer_sample",
+    "buffer_write",
+    "empty_buffer",
+    "make_train",
+    "runner_shardings",
+]

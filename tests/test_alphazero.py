@@ -1,0 +1,336 @@
+"""AlphaZero self-play: search targets, per-seat value targets, the replay ring, the loss, resume, sharding and the
+CLI surface shared with PPO."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from agents import checkpoint
+from agents.alphazero import AZConfig, Buffer, buffer_finish, buffer_sample, buffer_write, empty_buffer, make_train
+from agents.policies import ParamPolicy, resolve_agent
+from agents.ppo import PPOConfig
+from agents.search import full_action_weights
+from agents.train import read_metrics, run
+from blokus_jax import make, rules
+from blokus_jax.errors import CheckpointError
+from blokus_jax.observe import Observation
+
+TINY = AZConfig(
+    variant="simple",
+    num_envs=4,
+    num_steps=6,
+    total_steps=4 * 6 * 3,
+    sims=4,
+    k=4,
+    considered=2,
+    games_per_env=2,
+    batch_size=8,
+    train_steps=2,
+    channels=8,
+    blocks=1,
+    value_hidden=16,
+)
+
+
+@pytest.fixture(scope="module")
+def trainer():
+    return make_train(TINY)
+
+
+@pytest.fixture(scope="module")
+def played(trainer):
+    """The runner after enough updates that every env has finished at least one game (simple games are ~12
+    moves), and the metrics of the last update."""
+    runner = trainer.init(jax.random.PRNGKey(0))
+    for _ in range(4):
+        runner, metrics = trainer.update(runner)
+    return runner, jax.device_get(metrics)
+
+
+# --------------------------------------------------------------------------------------------- search targets
+def test_search_targets_are_legal_candidate_ids_whose_weights_map_back_to_the_full_policy(trainer):
+    env = trainer.env
+    runner = trainer.init(jax.random.PRNGKey(1))
+    states = runner.env_state
+    for _ in range(3):  # a few moves in, so positions have many legal placements
+        states = jax.vmap(env.step)(states, jax.vmap(env.sample_action)(jax.random.split(jax.random.key(3), 4), states))
+    out = jax.jit(trainer.search)(runner.params, jax.random.PRNGKey(2), states)
+    mask = np.asarray(states.legal_action_mask)
+    cands, weights = np.asarray(out.candidates), np.asarray(out.candidate_weights)
+    for i in range(cands.shape[0]):
+        live = weights[i] > 0
+        assert live.any() and np.isclose(weights[i].sum(), 1.0, atol=1e-5)
+        assert mask[i, cands[i][live]].all(), "a target weight sits on an illegal action"
+        assert len(set(cands[i][live])) == live.sum(), "a candidate id appears twice"
+        assert weights[i][cands[i] == int(out.action[i])].sum() > 0, "the move played has no target weight"
+    full = full_action_weights(out.candidates, out.candidate_weights > 0, out.candidate_weights, env.num_actions)
+    np.testing.assert_allclose(np.asarray(full), np.asarray(out.action_weights), atol=1e-6)
+
+
+def test_stored_positions_hold_the_movers_observation_and_legal_moves(trainer, played):
+    runner, _ = played
+    env, buf = trainer.env, jax.device_get(runner.buffer)
+    n, slot = np.argwhere(buf.length > 0)[0]
+    length = int(buf.length[n, slot])
+    width = env.board_shape[1]
+    for t in range(length):
+        mask = np.asarray(rules.legal_mask(jnp.asarray(buf.legal_bits[n, slot, t]), width))
+        live = buf.weights[n, slot, t] > 0
+        assert mask[buf.candidates[n, slot, t][live]].all()
+        assert buf.to_move[n, slot, t].argmax() == 0, "observations are egocentric: the mover is colour 0"
+    # a game's first stored position is the initial position
+    first = env.observe(env.init(jax.random.key(0)))
+    np.testing.assert_array_equal(buf.planes[n, slot, 0], np.asarray(first.planes).astype(bool))
+
+
+# ------------------------------------------------------------------------------------------------ value targets
+def _tiny_buffer(players: int = 2, slots: int = 2, length: int = 8) -> Buffer:
+    env = make("simple")
+    buf = empty_buffer(env, 1, slots, 3)
+    return jax.tree.map(lambda x: x[0, :, :length] if x.ndim > 2 else x[0], buf)
+
+
+def _play(buf: Buffer, movers: list[int], rewards: list[float], env=None) -> Buffer:
+    """Write one position per mover into ``buf`` and end the game on the last one with ``rewards``."""
+    env = env or make("simple")
+    obs = env.observe(env.init())
+    bits = jnp.zeros(buf.legal_bits.shape[-2:], jnp.uint32)
+    for i, p in enumerate(movers):
+        buf = buffer_write(buf, obs, bits, jnp.asarray([0, 1, 2]), jnp.asarray([1.0, 0, 0]), jnp.int32(p))
+        last = i == len(movers) - 1
+        step_rewards = jnp.asarray(rewards if last else [0.0] * len(rewards))
+        buf = buffer_finish(buf, step_rewards, jnp.asarray(last))
+    return buf
+
+
+def test_value_targets_are_each_movers_own_final_result():
+    # Duo-like: seat 1 moves twice in a row once seat 0 is out of moves; seat 0 wins.
+    buf = _play(_tiny_buffer(), [0, 1, 0, 1, 1, 0], [1.0, -1.0])
+    np.testing.assert_array_equal(buf.value[0, :6], [1, -1, 1, -1, -1, 1])
+    assert int(buf.length[0]) == 6 and int(buf.games) == 1 and int(buf.t) == 0
+    # a two-player draw under winloss pays 0.5 each: the result, as the search scores it, is 0 for both
+    buf = _play(_tiny_buffer(), [0, 1, 0, 1], [0.5, 0.5])
+    np.testing.assert_array_equal(buf.value[0, :4], [0, 0, 0, 0])
+    # three seats, seats 0 and 2 share first place: (r_p - best other) / 2 per mover, the paranoid result
+    buf = _play(_tiny_buffer(), [0, 1, 2, 0, 2], [0.5, -1.0, 0.5])
+    np.testing.assert_array_equal(buf.value[0, :5], [0.0, -0.75, 0.0, 0.0, 0.0])
+
+
+def test_positions_are_sampleable_only_once_their_game_has_ended():
+    buf = _tiny_buffer()
+    env = make("simple")
+    obs, bits = env.observe(env.init()), jnp.zeros(buf.legal_bits.shape[-2:], jnp.uint32)
+    buf = buffer_write(buf, obs, bits, jnp.asarray([0, 1, 2]), jnp.asarray([1.0, 0, 0]), jnp.int32(0))
+    buf = buffer_finish(buf, jnp.zeros(2), jnp.asarray(False))
+    sample = buffer_sample(jax.random.PRNGKey(0), buf, 16)
+    assert not np.asarray(sample.valid).any()
+    assert int(buf.length.sum()) == 0 and int(buf.t) == 1
+
+
+def test_the_ring_drops_the_oldest_game_and_never_samples_a_slot_being_written():
+    # G slots keep the G - 1 newest finished games: the slot after the last finished game is being written.
+    buf = _tiny_buffer(slots=3)
+    buf = _play(buf, [0, 1, 0], [1.0, -1.0])  # game 1 -> slot 0
+    buf = _play(buf, [0, 1, 0, 1, 0], [-1.0, 1.0])  # game 2 -> slot 1
+    np.testing.assert_array_equal(buf.length, [3, 5, 0])
+    buf = _play(buf, [0, 1], [1.0, -1.0])  # game 3 -> slot 2; game 4 will go to slot 0: game 1 is dropped
+    np.testing.assert_array_equal(buf.length, [0, 5, 2])
+    buf = _play(buf, [1, 0, 1, 0], [1.0, -1.0])  # game 4 wraps around into slot 0; slot 1 (game 2) is cleared
+    np.testing.assert_array_equal(buf.length, [4, 0, 2])
+    np.testing.assert_array_equal(buf.value[0, :4], [-1, 1, -1, 1])  # seat 0 won game 4, seat 1 moved first
+    np.testing.assert_array_equal(buf.value[2, :2], [1, -1])
+    assert int(buf.games) == 4
+    sample = buffer_sample(jax.random.PRNGKey(1), buf, 64)
+    assert np.asarray(sample.valid).all()
+    np.testing.assert_array_equal(np.unique(np.asarray(sample.value)), [-1.0, 1.0])
+    # a game longer than the slot keeps its last cell overwritten instead of writing out of bounds
+    long = _play(_tiny_buffer(length=4), [0, 1, 0, 1, 0, 1], [1.0, -1.0])
+    assert int(long.length[0]) == 4
+
+
+def test_real_games_fill_the_buffer_with_consistent_per_seat_targets(played):
+    runner, metrics = played
+    buf = jax.device_get(runner.buffer)
+    finished = np.argwhere(buf.length > 0)
+    assert len(finished) >= TINY.num_envs and metrics["buffer_positions"] == buf.length.sum()
+    for n, slot in finished:
+        length = buf.length[n, slot]
+        players, values = buf.player[n, slot, :length], buf.value[n, slot, :length]
+        assert set(players) == {0, 1}
+        for p in (0, 1):  # one result per seat, opposite for the two seats (winloss, two players; 0 for a draw)
+            assert len(set(values[players == p])) == 1
+        assert values[players == 0][0] == -values[players == 1][0]
+    assert float(metrics["valid_fraction"]) == 1.0
+
+
+# ------------------------------------------------------------------------------------------------------- loss
+def test_loss_is_the_cross_entropy_of_the_search_weights_plus_the_value_error(trainer, played):
+    runner, _ = played
+    batch = jax.vmap(buffer_sample, in_axes=(0, 0, None))(
+        jax.random.split(jax.random.PRNGKey(5), TINY.num_envs), runner.buffer, 2
+    )
+    total, terms = trainer.loss(runner.params, batch)
+    logits, value = trainer.network.apply(runner.params, batch.obs)
+    mask = np.asarray(rules.legal_mask(batch.legal_bits, trainer.env.board_shape[1]))
+    logits, value, b = np.asarray(logits, np.float64), np.asarray(value), jax.device_get(batch)
+    cross, choices = [], []
+    for i in np.ndindex(mask.shape[:-1]):
+        legal = np.flatnonzero(mask[i])
+        z = logits[i][legal]
+        logp = z - np.log(np.exp(z - z.max()).sum()) - z.max()
+        logp_of = dict(zip(legal, logp))
+        cross.append(-sum(w * logp_of[a] for a, w in zip(b.candidates[i], b.weights[i]) if w > 0))
+        choices.append(len(legal) > 1)
+    expected_policy = np.mean([c for c, m in zip(cross, choices) if m])
+    expected_value = np.mean((value - b.value) ** 2)
+    np.testing.assert_allclose(float(terms["policy_loss"]), expected_policy, rtol=1e-4)
+    np.testing.assert_allclose(float(terms["value_loss"]), expected_value, rtol=1e-4)
+    np.testing.assert_allclose(float(total), expected_policy + TINY.value_coef * expected_value, rtol=1e-4)
+
+
+def test_one_update_changes_params_and_reports_metrics(trainer, played):
+    runner, metrics = played
+    assert int(runner.update) == 4 and float(metrics["games_finished"]) >= 0
+    for name in ("policy_loss", "value_loss", "policy_kl", "learning_rate", "root_value"):
+        assert np.isfinite(float(metrics[name])), name
+    assert float(metrics["policy_kl"]) >= -1e-5
+    fresh = trainer.init(jax.random.PRNGKey(0))
+    moved = [not np.array_equal(a, b) for a, b in zip(jax.tree.leaves(fresh.params), jax.tree.leaves(runner.params))]
+    assert all(moved)
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="multiple of num_envs"):
+        AZConfig(num_envs=6, batch_size=8)
+    with pytest.raises(ValueError, match="games_per_env must be at least 2"):
+        AZConfig(games_per_env=1)
+    with pytest.raises(ValueError, match="AZConfig.sims must be a positive int"):
+        AZConfig(sims=0)
+    with pytest.raises(CheckpointError, match="unknown AZConfig fields"):
+        AZConfig.from_dict({**TINY.to_dict(), "simz": 3})
+
+
+# ---------------------------------------------------------------------------------- runs, resume, sharding
+def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    run(TINY, whole, eval_every=0, progress=False, mesh=None)
+    run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
+    summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
+    assert summary["updates"] == TINY.num_updates
+    trainer = make_train(TINY)
+    a, b = checkpoint.restore(whole, trainer), checkpoint.restore(split, trainer)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert int(b.buffer.length.sum()) > 0
+    losses = lambda d: [(r["update"], r["policy_loss"], r["value_loss"]) for r in read_metrics(d)]  # noqa: E731
+    assert losses(whole) == losses(split)
+    assert checkpoint.read_meta(whole)["algorithm"] == "alphazero"
+    with pytest.raises(CheckpointError, match="is a 'alphazero' run, not 'ppo'"):
+        checkpoint.restore(whole, __import__("agents.ppo", fromlist=["make_train"]).make_train(PPOConfig()))
+
+
+SHARDED = textwrap.dedent("""
+    import json, jax, numpy as np
+    from agents.alphazero import AZConfig, make_train
+    from agents.ppo import make_mesh
+    assert jax.local_device_count() == 4, jax.devices()
+    config = AZConfig.from_dict(json.loads({config!r}))
+    single, sharded = make_train(config), make_train(config, make_mesh())
+    a, b = single.init(jax.random.PRNGKey(0)), sharded.init(jax.random.PRNGKey(0))
+    assert len(b.buffer.planes.sharding.device_set) == 4
+    assert b.buffer.planes.addressable_shards[0].data.shape[0] == config.num_envs // 4
+    for _ in range(3):
+        (a, ma), (b, mb) = single.update(a), sharded.update(b)
+    assert len(b.env_state.board.sharding.device_set) == 4
+    assert all(x.sharding.is_fully_replicated for x in jax.tree.leaves(b.params))
+    np.testing.assert_array_equal(np.asarray(a.env_state.board), np.asarray(b.env_state.board))
+    np.testing.assert_array_equal(np.asarray(a.buffer.candidates), np.asarray(b.buffer.candidates))
+    np.testing.assert_array_equal(np.asarray(a.buffer.length), np.asarray(b.buffer.length))
+    for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=2e-4, atol=2e-6)
+    for k in ma:
+        np.testing.assert_allclose(float(ma[k]), float(mb[k]), rtol=1e-3, atol=1e-5, err_msg=k)
+    print("SHARDED-OK")
+""")
+
+
+def test_sharded_training_on_four_host_devices_matches_one_device():
+    config = TINY.replace(num_envs=8, batch_size=16)
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run(
+        [sys.executable, "-c", SHARDED.format(config=json.dumps(config.to_dict()))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+    assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_path, capsys):
+    from agents import cli
+
+    ppo_run, az_run = tmp_path / "ppo", tmp_path / "az"
+    small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
+    quiet = ["--eval-every", "0", "--no-progress"]
+    assert cli.main(["train", *small, "--total-steps", "16", "--out", str(ppo_run), *quiet]) == 0
+    capsys.readouterr()
+    # AlphaZero warm-started from the PPO run: its network size is taken from there
+    args = ["train", "--algo", "alphazero", "--variant", "simple", "--num-envs", "4", "--num-steps", "4"]
+    args += ["--sims", "4", "--total-steps", "32", "--init-from", str(ppo_run), "--out", str(az_run)]
+    args += ["--eval-every", "2", "--eval-games", "2", "--no-progress"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    out = capsys.readouterr()
+    assert json.loads(out.out.splitlines()[0])["updates"] == 2
+    meta = checkpoint.read_meta(az_run)
+    assert meta["algorithm"] == "alphazero" and meta["config"].sims == 4 and meta["config"].channels == 4
+    assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]
+    # the warm start copied the PPO network: at update 0 the two runs' params would be equal; after training they
+    # differ but have the same structure
+    ppo_params, az_params = checkpoint.load_params(ppo_run)[1], checkpoint.load_params(az_run)[1]
+    assert jax.tree.structure(ppo_params) == jax.tree.structure(az_params)
+
+    env = make("simple")
+    agent = resolve_agent(str(az_run), env)  # a run directory of AlphaZero plays with its search
+    assert isinstance(agent, ParamPolicy) and agent.fn.__qualname__.startswith("_single")  # search.py's wrapper
+    assert cli.main(["eval", "--agents", str(az_run), f"az:{az_run},sims=2", "random", "--games", "2"]) == 0
+    capsys.readouterr()
+
+    # flags that do not fit, and resuming with the wrong algorithm, are clear errors
+    assert cli.main(["train", *small, "--sims", "8", "--out", str(tmp_path / "x"), *quiet]) == 2
+    assert "--sims does not apply to --algo ppo" in capsys.readouterr().err
+    assert cli.main(["train", "--algo", "ppo", "--resume", "--out", str(az_run), *quiet]) == 2
+    assert "resume it with --algo alphazero" in capsys.readouterr().err
+    bigger = ["train", "--algo", "alphazero", *small[:-4], "--channels", "8", "--blocks", "1"]
+    assert cli.main([*bigger, "--init-from", str(ppo_run), "--out", str(tmp_path / "y"), *quiet]) == 2
+    assert "channels=4" in capsys.readouterr().err
+
+
+def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path):
+    out = tmp_path / "az"
+    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    env = make("simple")
+    with_search = resolve_agent(str(out), env)
+    assert isinstance(with_search, ParamPolicy)
+    state = env.init()
+    act = jax.jit(with_search.fn)
+    action = act(with_search.params, jax.random.key(0), state)
+    assert bool(env.is_legal(state, action))
+    budget = resolve_agent(f"az:{out},sims=2", env)
+    assert bool(env.is_legal(state, jax.jit(budget.fn)(budget.params, jax.random.key(0), state)))
+
+
+def test_observations_in_samples_are_float_planes(played):
+    runner, _ = played
+    sample = buffer_sample(jax.random.PRNGKey(0), jax.tree.map(lambda x: x[0], runner.buffer), 3)
+    assert isinstance(sample.obs, Observation) and sample.obs.planes.dtype == jnp.float32
