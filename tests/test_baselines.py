@@ -194,23 +194,38 @@ def test_export_refuses_a_network_over_two_megabytes(params, tmp_path):
 
 def test_baseline_prefix_is_registered_and_plays_a_full_game_in_the_arena(env, shelf):
     assert policies._PREFIXES["baseline"] is baselines.baseline_policy
-    greedy = resolve_agent("baseline:tiny", env)
-    searching = resolve_agent("baseline:tiny_az", env)  # alphazero: search with its 4 simulations
-    overridden = resolve_agent("baseline:tiny,sims=2,k=4", env)  # ppo with search
-    assert all(isinstance(p, ParamPolicy) for p in (greedy, searching, overridden))
+    greedy = resolve_agent("baseline:tiny", env)  # ppo, sims 0: the greedy network policy
+    assert isinstance(greedy, ParamPolicy)
     assert greedy.fn is policies.network_policy(env, *baselines.load_baseline("tiny", env)[:2]).fn
     result = play_match(
-        env, [greedy, searching], ["baseline:tiny", "baseline:tiny_az"], 2, jax.random.key(0), progress=False
+        env, [greedy, resolve_agent("random", env)], ["baseline:tiny", "random"], 2, jax.random.key(0), progress=False
     )
-    assert result.games == 2 and (result.steps > 0).all()
-    assert np.allclose(result.credit.sum(axis=1), 1.0) and result.forfeits.tolist() == [0, 0]
-    state, key = env.init(), jax.random.key(1)
-    action = overridden(key, state)
-    assert bool(env.is_legal(state, action))
+    assert result.games == 2 and (result.steps > 0).all() and result.forfeits.tolist() == [0, 0]
+    assert np.allclose(result.credit.sum(axis=1), 1.0)
     with pytest.raises(AgentSpecError, match="unknown option 'depth'"):
         resolve_agent("baseline:tiny,depth=2", env)
     with pytest.raises(AgentSpecError, match="sims=-1"):
         resolve_agent("baseline:tiny,sims=-1", env)
+
+
+def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, shelf, monkeypatch):
+    calls = []
+
+    def spy(env, apply_fn, params, **options):
+        calls.append(options)
+        return "searching policy"
+
+    monkeypatch.setattr(baselines, "network_search_policy", spy)
+    assert resolve_agent("baseline:tiny_az", env) == "searching policy"
+    assert resolve_agent("baseline:tiny_az,sims=32,k=8", env) == "searching policy"
+    assert resolve_agent("baseline:tiny,sims=2", env) == "searching policy"  # a ppo baseline with search
+    assert [(c["sims"], c["k"]) for c in calls] == [(4, 16), (32, 8), (2, 16)]
+
+
+def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):
+    state = env.init()
+    action = jax.jit(resolve_agent("baseline:tiny_az,k=4", env))(jax.random.key(0), state)
+    assert bool(env.is_legal(state, action))
 
 
 def test_cli_eval_defaults_to_the_variant_of_a_baseline(shelf, capsys):
