@@ -202,6 +202,9 @@ def test_baseline_prefix_is_registered_and_plays_a_full_game_in_the_arena(env, s
     )
     assert result.games == 2 and (result.steps > 0).all() and result.forfeits.tolist() == [0, 0]
     assert np.allclose(result.credit.sum(axis=1), 1.0)
+    from blokus_jax.adapters._boundary import resolve_policy  # the adapters' opponents= use the same resolver
+
+    assert isinstance(resolve_policy("baseline:tiny", env), ParamPolicy)
     with pytest.raises(AgentSpecError, match="unknown option 'depth'"):
         resolve_agent("baseline:tiny,depth=2", env)
     with pytest.raises(AgentSpecError, match="sims=-1"):
