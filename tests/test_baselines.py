@@ -268,3 +268,15 @@ def test_every_shipped_baseline_loads_and_is_small(name):
     policy = resolve_agent(f"baseline:{name}", env)
     state = env.init()
     assert bool(env.is_legal(state, policy(jax.random.key(0), state)))
+
+
+def test_export_script_reports_a_missing_run_as_an_error(tmp_path, capsys):
+    import importlib.util
+
+    script = Path(__file__).parents[1] / "benchmarks" / "export_baseline.py"
+    spec = importlib.util.spec_from_file_location("export_baseline", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(tmp_path / "nowhere"), "x", "--command", "train", "--out", str(tmp_path)]) == 2
+    assert "error: no checkpoint in" in capsys.readouterr().err
+    assert baselines.available(tmp_path) == []

@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import serialization
 
+import blokus_jax
 from agents.networks import PolicyValueNet, make_network
 from agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
 from agents.search import network_search_policy
@@ -269,8 +270,6 @@ def write_baseline(
     and check that it is bit-exact. Returns the path of the ``.json``. Raises ``ValueError`` for a bad name, command
     or metadata value, ``FileExistsError`` when the baseline exists and not ``overwrite``, and ``CheckpointError``
     for a network over :data:`MAX_EXPORT_BYTES`."""
-    import blokus_jax
-
     if not _NAME.fullmatch(name):
         raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
     if not command.strip():
