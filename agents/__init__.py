@@ -1,5 +1,5 @@
 """Agents for blokus-jax: heuristic bots (pure JAX policies), the agent-spec resolver, the arena that measures them,
-batched tree search (``mcts``, ``az:``), the PPO trainer and the CLI.
+batched tree search (``mcts``, ``az:``), the shipped baseline agents (``baseline:NAME``), the PPO trainer and the CLI.
 
 Quick start::
 
@@ -11,6 +11,7 @@ Quick start::
 """
 
 from agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
+from agents.baselines import baseline_policy  # registers the `baseline:` prefix (shipped baseline agents)
 from agents.bots import BOTS, get_bot
 from agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
 from agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
@@ -22,6 +23,7 @@ __all__ = [
     "MatchResult",
     "ParamPolicy",
     "Policy",
+    "baseline_policy",
     "get_bot",
     "mcts_policy",
     "play_match",

@@ -110,14 +110,21 @@ def output_dir(text: str) -> str:
 
 
 def run_variant(specs: list[str]) -> str | None:
-    """The variant of the run directories among agent ``specs`` (the one they were trained on), ``None`` when there
-    is none; raises ``ValueError`` when they disagree."""
+    """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
+    they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
+    from agents.baselines import baseline_variant
+
     variants = {}
     for spec in specs:
-        if spec.partition(":")[0] not in agent_names() and os.path.isdir(spec):
+        prefix, colon, rest = spec.partition(":")
+        if prefix == "baseline" and colon and baseline_variant(rest.partition(",")[0]) is not None:
+            variants[spec] = baseline_variant(rest.partition(",")[0])
+        elif prefix not in agent_names() and os.path.isdir(spec):
             variants[spec] = importlib.import_module("agents.checkpoint").load_config(spec).variant
     if len(set(variants.values())) > 1:
-        raise ValueError(f"the run directories were trained on different variants {variants}; pass --variant")
+        raise ValueError(
+            f"the run directories and baselines were trained on different variants {variants}; pass --variant"
+        )
     return next(iter(variants.values()), None)
 
 
@@ -127,13 +134,13 @@ def _variant(args: argparse.Namespace, specs: list[str]) -> str:
         return args.variant
     found = run_variant(specs)
     if found is not None:
-        print(f"variant {found} (that of the run directory; pass --variant to change it)", file=sys.stderr)
+        print(f"variant {found} (that of the run directory or baseline; pass --variant to change it)", file=sys.stderr)
     return found or "duo"
 
 
 _AGENT_HELP = (
-    "agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, or run directories "
-    "(the --out of 'blokus-jax train')"
+    "agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, baseline:duo (a shipped baseline), "
+    "or run directories (the --out of 'blokus-jax train')"
 )
 
 

@@ -13,8 +13,8 @@ in ``round_robin`` scripts and in the adapters' ``opponents=``. :func:`resolve_a
 ``runs/duo``               a run directory: the policy of its newest checkpoint (PPO: argmax of the masked policy)
 ``mcts:sims=128,k=32``      the tree search agent (registered by :mod:`agents.search`)
 ``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options: ``az:`` (registered by
-                           :mod:`agents.search`) plays a run directory's network with search; ``baseline:`` is
-                           reserved and answers "not available yet" until a module registers it
+                           :mod:`agents.search`) plays a run directory's network with search
+``baseline:duo,sims=128``  a shipped baseline agent (registered by :mod:`agents.baselines`, which lists them)
 ========================== ==========================================================================================
 
 The resolver is a small registry that other modules extend without editing it::
@@ -93,10 +93,11 @@ def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
 _AGENTS: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Policy]] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
-#: Prefixes that are part of the spec language but have no implementation registered yet.
+#: Prefixes that are part of the spec language but whose implementation may be missing (e.g. ``agents.policies``
+#: loaded without the ``agents`` package registering :mod:`agents.search` and :mod:`agents.baselines`).
 _RESERVED = {
-    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N')",
-    "baseline": "a published baseline agent ('baseline:NAME')",
+    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by agents.search",
+    "baseline": "a shipped baseline agent ('baseline:NAME'), registered by agents.baselines",
 }
 
 
@@ -149,13 +150,14 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
             raise AgentSpecError(
-                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not available yet in this "
-                f"version; use an agent from {agent_names()} or a run directory"
+                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; import agents (or that "
+                f"module) first, or use an agent from {agent_names()} or a run directory"
             )
-        target, _, option_text = rest.partition(",")
+        target, comma, option_text = rest.partition(",")
         if not target:
             raise AgentSpecError(f"agent {spec!r} names no target; write {name}:TARGET[,key=value,...]")
-        return _build(spec, name, _PREFIXES[name], env, _parse_options(spec, option_text), target)
+        options = _parse_options(spec, option_text) if comma else {}
+        return _build(spec, name, _PREFIXES[name], env, options, target)
     if os.path.isdir(spec):
         return load_run(spec, env)
     if os.path.sep in spec or spec.startswith("."):

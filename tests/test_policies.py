@@ -36,7 +36,7 @@ def test_bot_names_and_typed_options_resolve(env):
         ("minimax:k=3,k=4", "given twice"),
         ("greedy:k=3", "bad options for agent 'greedy'.*unknown option 'k'"),
         ("mobility:depth=2", "its options are: k=16, size_weight=1.0"),
-        ("baseline:duo", "not available yet"),
+        ("baseline:no_such_baseline", "unknown baseline 'no_such_baseline'; the available baselines are"),
         ("./no/such/run", "no such run directory"),
         ("", "empty"),
     ],
@@ -51,13 +51,20 @@ def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
     assert "az" in policies._PREFIXES and "mcts" in policies.agent_names()
     with pytest.raises(CheckpointError, match="no checkpoint in 'runs/x'"):
         resolve_agent("az:runs/x,sims=8", env)
+    with pytest.raises(CheckpointError, match="no checkpoint in 'runs/x'"):  # a target without options
+        resolve_agent("az:runs/x", env)
+    with pytest.raises(AgentSpecError, match="bad option ''"):  # a trailing comma is still malformed
+        resolve_agent("az:runs/x,", env)
     with pytest.raises(AgentSpecError, match="unknown option 'depth'"):
         resolve_agent("az:runs/x,depth=3", env)
 
 
 def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
     monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
-    monkeypatch.setattr(policies, "_PREFIXES", dict(policies._PREFIXES))
+    # agents.baselines has registered `baseline:`; take it out to register the reserved prefix anew
+    monkeypatch.setattr(policies, "_PREFIXES", {k: v for k, v in policies._PREFIXES.items() if k != "baseline"})
+    with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; import agents"):
+        resolve_agent("baseline:duo", env)
     seen = {}
 
     def first_legal(env, sims: int = 64, greedy: bool = True):

@@ -1,0 +1,378 @@
+"""Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
+
+Each baseline is two data files in this directory: ``NAME.msgpack``, the network parameters as
+:func:`flax.serialization.to_bytes` writes them (msgpack: arrays and nested dicts only, never pickle), and
+``NAME.json``, its metadata:
+
+================== ====================================================================================================
+``format_version`` the layout of these two files (:data:`FORMAT_VERSION`)
+``name``           ``NAME``, the file stem
+``variant``        the variant the network plays (a baseline plays only its own variant)
+``obs_version``    the observation layout it was trained on (:data:`blokus_jax.observe.OBS_VERSION`)
+``algorithm``      ``"ppo"`` or ``"alphazero"``: how it was trained
+``network``        ``{"channels", "blocks", "value_hidden"}``, the arguments of :func:`agents.networks.make_network`
+``sims``           its default search budget: simulations per move for an ``alphazero`` baseline (at least 1); ``0``
+                   for a ``ppo`` baseline that plays its network greedily
+``sha256``         hex digest of the ``.msgpack`` bytes
+``command``        the exact training command that produced the run
+``source_run``     the run directory it was exported from; ``step`` its checkpoint (update number)
+``train_config``   the run's full training config (a JSON object)
+``date``           the export date (ISO ``YYYY-MM-DD``)
+``notes``          free text (may be empty)
+================== ====================================================================================================
+
+:func:`load_baseline` checks everything before trusting it: file sizes (:data:`MAX_FILE_BYTES`) before reading, each
+metadata field and its type, the variant and observation layout, the hash, and every array's shape and dtype against
+the network the metadata describes. :func:`export_baseline` writes the two files from a training run directory
+(``benchmarks/export_baseline.py`` is its command line). Importing this module registers the ``baseline:`` prefix of
+:func:`agents.policies.resolve_agent` (``baseline:duo``, ``baseline:duo,sims=128``); see :func:`baseline_policy`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import serialization
+
+import blokus_jax
+from agents.networks import PolicyValueNet, make_network
+from agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
+from agents.search import network_search_policy
+from blokus_jax.env import Env
+from blokus_jax.errors import CheckpointError
+from blokus_jax.observe import OBS_VERSION
+
+#: The directory of the shipped baselines (this package).
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: Version of the ``.msgpack`` + ``.json`` layout described above.
+FORMAT_VERSION = 1
+#: Files larger than this are refused before they are read.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
+MAX_EXPORT_BYTES = 2 * 1024 * 1024
+ALGORITHMS = ("ppo", "alphazero")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+#: Metadata fields and their types (``int`` means a true int, not a bool).
+_FIELDS: dict[str, type] = {
+    "format_version": int,
+    "name": str,
+    "variant": str,
+    "obs_version": int,
+    "algorithm": str,
+    "network": dict,
+    "sims": int,
+    "sha256": str,
+    "command": str,
+    "source_run": str,
+    "step": int,
+    "train_config": dict,
+    "date": str,
+    "notes": str,
+}
+_NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+
+
+def available(directory: str | os.PathLike | None = None) -> list[str]:
+    """The names of the baselines in ``directory`` (default: the shipped ones), sorted: every ``NAME`` with both a
+    ``NAME.msgpack`` and a ``NAME.json``. Listing checks nothing else; :func:`load_baseline` does."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    if not root.is_dir():
+        return []
+    return sorted(
+        p.stem for p in root.glob("*.json") if _NAME.fullmatch(p.stem) and p.with_suffix(".msgpack").is_file()
+    )
+
+
+def _read_capped(path: Path) -> bytes:
+    """The bytes of ``path``, refusing a file over :data:`MAX_FILE_BYTES` before reading it."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CheckpointError(
+                f"baseline file {str(path)!r} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit; "
+                f"it is not a blokus-jax baseline (re-export it with benchmarks/export_baseline.py)"
+            )
+        return path.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"cannot read baseline file {str(path)!r}: {exc}") from exc
+
+
+def check_meta(meta: Any, name: str) -> dict:
+    """``meta`` (parsed ``NAME.json``) checked field by field: every field of the module doc present with its type,
+    no others, and valid values. Returns it; raises :class:`~blokus_jax.errors.CheckpointError` naming the field."""
+    where = f"baseline {name!r}"
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{where}: its metadata is a JSON {type(meta).__name__}, not an object")
+    missing = sorted(set(_FIELDS) - set(meta))
+    extra = sorted(set(meta) - set(_FIELDS))
+    if missing or extra:
+        raise CheckpointError(f"{where}: its metadata has missing fields {missing} and unknown fields {extra}")
+    for key, kind in _FIELDS.items():
+        value = meta[key]
+        if type(value) is not kind:
+            raise CheckpointError(f"{where}: metadata field {key!r} is {value!r}, not a {kind.__name__}")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{where} has format {meta['format_version']}, this version reads format {FORMAT_VERSION}; "
+            f"use a matching blokus-jax version"
+        )
+    if meta["name"] != name:
+        raise CheckpointError(f"{where}: its metadata names it {meta['name']!r}; the files were renamed")
+    if meta["algorithm"] not in ALGORITHMS:
+        raise CheckpointError(f"{where}: algorithm {meta['algorithm']!r} is not one of {list(ALGORITHMS)}")
+    network = meta["network"]
+    if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
+        type(network[k]) is int and network[k] >= 1 for k in _NETWORK_FIELDS
+    ):
+        raise CheckpointError(
+            f"{where}: metadata field 'network' is {network!r}; it needs positive ints {list(_NETWORK_FIELDS)}"
+        )
+    low = 1 if meta["algorithm"] == "alphazero" else 0
+    if meta["sims"] < low:
+        raise CheckpointError(
+            f"{where}: metadata field 'sims' is {meta['sims']}; a {meta['algorithm']} baseline needs sims >= {low} "
+            f"(its default search budget)"
+        )
+    if meta["step"] < 0:
+        raise CheckpointError(f"{where}: metadata field 'step' is {meta['step']}, not a checkpoint number")
+    if not re.fullmatch(r"[0-9a-f]{64}", meta["sha256"]):
+        raise CheckpointError(f"{where}: metadata field 'sha256' is {meta['sha256']!r}, not a sha256 hex digest")
+    try:
+        datetime.date.fromisoformat(meta["date"])
+    except ValueError:
+        raise CheckpointError(f"{where}: metadata field 'date' is {meta['date']!r}, not an ISO date") from None
+    return meta
+
+
+def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
+    """The network ``meta`` describes for ``env`` and the abstract (shape/dtype) tree of its params."""
+    net = meta["network"]
+    network = make_network(env, net["channels"], net["blocks"], net["value_hidden"])
+    obs = jax.eval_shape(env.observe, env.init())
+    abstract = jax.eval_shape(lambda o: network.init(jax.random.key(0), o), obs)
+    return network, abstract
+
+
+def _check_params(name: str, raw: Any, abstract: Any) -> Any:
+    """``raw`` (as :func:`flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
+    tree, shapes and dtypes are those of ``abstract``."""
+    where = f"baseline {name!r}"
+    leaves, treedef = jax.tree_util.tree_flatten(raw)
+    want_leaves, want_treedef = jax.tree_util.tree_flatten(abstract)
+    if treedef != want_treedef:
+        raise CheckpointError(f"{where}: its parameters do not have the layout of the network its metadata describes")
+    for path, leaf, want in zip(jax.tree_util.tree_flatten_with_path(abstract)[0], leaves, want_leaves):
+        shown = jax.tree_util.keystr(path[0])
+        if not isinstance(leaf, np.ndarray) or leaf.shape != want.shape or leaf.dtype != want.dtype:
+            got = f"{leaf.dtype}{list(leaf.shape)}" if isinstance(leaf, np.ndarray) else type(leaf).__name__
+            raise CheckpointError(f"{where}: parameter {shown} is {got}, expected {want.dtype}{list(want.shape)}")
+    return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in leaves])
+
+
+def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
+    """``(network, params, meta)`` of baseline ``name`` from ``directory`` (default: the shipped ones), built for
+    ``env``. Raises :class:`~agents.policies.AgentSpecError` for a name that is not there (listing those that are)
+    and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
+    over :data:`MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    names = available(root)
+    if name not in names:
+        raise AgentSpecError(f"unknown baseline {name!r}; the available baselines are {names}")
+    where = f"baseline {name!r}"
+    try:
+        meta = json.loads(_read_capped(root / f"{name}.json"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{where}: its metadata {name}.json is not valid JSON ({exc})") from exc
+    meta = check_meta(meta, name)
+    if meta["variant"] != env.variant.name:
+        raise CheckpointError(
+            f"{where} plays variant {meta['variant']!r}, not {env.variant.name!r}; use --variant {meta['variant']}"
+        )
+    if meta["obs_version"] != OBS_VERSION:
+        raise CheckpointError(
+            f"{where} was trained on observation layout {meta['obs_version']}, this version produces layout "
+            f"{OBS_VERSION}; use a matching blokus-jax version"
+        )
+    data = _read_capped(root / f"{name}.msgpack")
+    if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+        raise CheckpointError(
+            f"{where} is corrupt: the sha256 of {name}.msgpack does not match its metadata; reinstall blokus-jax"
+        )
+    try:
+        raw = serialization.msgpack_restore(data)
+    except Exception as exc:  # msgpack raises several types for malformed data
+        raise CheckpointError(f"{where} is corrupt: {name}.msgpack is not a msgpack parameter tree ({exc})") from exc
+    network, abstract = _network_for(env, meta)
+    return network, _check_params(name, raw, abstract), meta
+
+
+def baseline_policy(
+    env: Env, target: str, *, sims: int = 0, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
+) -> ParamPolicy:
+    """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
+    :func:`load_baseline`) as a :class:`~agents.policies.ParamPolicy`.
+
+    ``sims=0`` plays the baseline as it was published: an ``alphazero`` baseline with
+    :func:`~agents.search.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0 in its
+    metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
+    simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
+    search's options and matter only when it searches."""
+    if sims < 0:
+        raise AgentSpecError(f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations >= 1")
+    network, params, meta = load_baseline(target, env)
+    budget = sims or meta["sims"]
+    if budget == 0:
+        return network_policy(env, network, params, greedy=True)
+    return network_search_policy(
+        env, network.apply, params, sims=budget, k=k, considered=considered, gumbel_scale=gumbel_scale
+    )
+
+
+def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
+    """The variant of baseline ``name`` from its metadata alone (the CLI's default ``--variant`` for
+    ``baseline:NAME``), or ``None`` when there is no such baseline or its metadata is unreadable."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    if name not in available(root):
+        return None
+    try:
+        return check_meta(json.loads(_read_capped(root / f"{name}.json")), name)["variant"]
+    except (CheckpointError, ValueError):
+        return None
+
+
+def write_baseline(
+    params: Any,
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    variant: str,
+    algorithm: str,
+    network: dict[str, int],
+    sims: int,
+    command: str,
+    source_run: str,
+    step: int = 0,
+    train_config: dict | None = None,
+    notes: str = "",
+    overwrite: bool = False,
+) -> Path:
+    """Write ``params`` of a :func:`~agents.networks.make_network` network as baseline ``name`` (``NAME.msgpack`` and
+    ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package directory), then load it back
+    and check that it is bit-exact. Returns the path of the ``.json``. Raises ``ValueError`` for a bad name, command
+    or metadata value, ``FileExistsError`` when the baseline exists and not ``overwrite``, and ``CheckpointError``
+    for a network over :data:`MAX_EXPORT_BYTES`."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
+    if not command.strip():
+        raise ValueError("command must be the exact training command of the run (it is published with the baseline)")
+    root = Path(out_dir) if out_dir is not None else PACKAGE_DIR
+    paths = {suffix: root / f"{name}{suffix}" for suffix in (".msgpack", ".json")}
+    if not overwrite and any(p.exists() for p in paths.values()):
+        raise FileExistsError(f"baseline {name!r} already exists in {str(root)!r}; pass overwrite=True (--force)")
+    data = serialization.to_bytes(jax.device_get(params))
+    if len(data) > MAX_EXPORT_BYTES:
+        raise CheckpointError(
+            f"the network for baseline {name!r} is {len(data):,} bytes, over the {MAX_EXPORT_BYTES:,}-byte limit "
+            f"for a shipped baseline; train a smaller network (--channels/--blocks)"
+        )
+    record = {
+        "format_version": FORMAT_VERSION,
+        "name": name,
+        "variant": variant,
+        "obs_version": OBS_VERSION,
+        "algorithm": algorithm,
+        "network": dict(network),
+        "sims": sims,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "command": command,
+        "source_run": source_run,
+        "step": step,
+        "train_config": dict(train_config or {}),
+        "date": datetime.date.today().isoformat(),
+        "notes": notes,
+    }
+    try:
+        check_meta(record, name)
+    except CheckpointError as exc:
+        raise ValueError(str(exc)) from None
+    env = blokus_jax.make(variant)
+    _, abstract = _network_for(env, record)
+    _check_params(name, serialization.msgpack_restore(data), abstract)  # the network the metadata describes
+    root.mkdir(parents=True, exist_ok=True)
+    for suffix, payload in ((".msgpack", data), (".json", (json.dumps(record, indent=2) + "\n").encode())):
+        tmp = paths[suffix].with_suffix(suffix + ".tmp")
+        tmp.write_bytes(payload)
+        os.replace(tmp, paths[suffix])
+    _, loaded, _ = load_baseline(name, env, root)
+    if serialization.to_bytes(jax.device_get(loaded)) != data:
+        raise CheckpointError(f"baseline {name!r} did not load back bit-exactly from {str(root)!r}")
+    return paths[".json"]
+
+
+def export_baseline(
+    run_dir: str | os.PathLike,
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    command: str,
+    sims: int | None = None,
+    step: int | None = None,
+    source_run: str | None = None,
+    notes: str = "",
+    overwrite: bool = False,
+) -> Path:
+    """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
+    :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
+    command of the run; ``sims`` the default search budget (required for an ``alphazero`` run; default 0, no search,
+    for ``ppo``); ``source_run`` defaults to ``run_dir``. Returns the path of the ``.json``; raises as
+    :func:`write_baseline` does and ``CheckpointError`` for a run without a usable checkpoint."""
+    from agents import checkpoint
+
+    meta = checkpoint.read_meta(run_dir, step)
+    algorithm = meta["algorithm"]
+    if algorithm not in ALGORITHMS:
+        raise CheckpointError(f"run {str(run_dir)!r} is a {algorithm!r} run; baselines are one of {list(ALGORITHMS)}")
+    if sims is None:
+        sims = int(getattr(meta["config"], "sims", 0) or 0)
+    config, params = checkpoint.load_params(run_dir, step)
+    return write_baseline(
+        params,
+        name,
+        out_dir,
+        variant=config.variant,
+        algorithm=algorithm,
+        network={"channels": config.channels, "blocks": config.blocks, "value_hidden": config.value_hidden},
+        sims=sims,
+        command=command,
+        source_run=source_run if source_run is not None else str(run_dir),
+        step=int(checkpoint.latest_step(run_dir) if step is None else step),
+        train_config=config.to_dict(),
+        notes=notes,
+        overwrite=overwrite,
+    )
+
+
+register_prefix("baseline", baseline_policy)  # "baseline:duo", "baseline:duo,sims=128"
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_EXPORT_BYTES",
+    "MAX_FILE_BYTES",
+    "PACKAGE_DIR",
+    "available",
+    "baseline_policy",
+    "baseline_variant",
+    "check_meta",
+    "export_baseline",
+    "load_baseline",
+    "write_baseline",
+]
