@@ -12,6 +12,9 @@ is a constant 0: the pass is legal exactly when nothing else is, so it never com
 
 Value head: global mean and max pooling, an MLP, one scalar: the expected final reward of the player to move (the
 seat whose egocentric observation is given). Self-play routes each seat's decisions to this one head.
+
+The 3x3 convolutions have two implementations with one parameter tree (:class:`Conv3x3`): im2col (nine shifted
+copies and a matmul; fast on CPU) and XLA's native convolution (fast on GPU/TPU). ``conv="auto"`` picks by backend.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from blokus_jax.env import Env
+from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
 
 #: Logit given to illegal actions: far below any real logit, yet finite so that ``0 * logit`` stays 0.
@@ -45,32 +49,82 @@ def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: i
     return ((rr * (cols + pad) + cc) * len(offsets) + o).reshape(-1).astype(np.int32), pad
 
 
-class Conv3x3(nn.Module):
-    """A 3x3 'same' convolution written as nine shifted copies of the input and one dense layer (im2col).
+#: The convolution implementations of :class:`Conv3x3` ("auto" picks one from the JAX backend at build time).
+CONV_CHOICES = ("auto", "im2col", "native")
 
-    Same function as ``nn.Conv(features, (3, 3))``, but its gradient stays fast on XLA:CPU inside ``lax.scan``
-    (the trainer's minibatch loop), where the native convolution's backward pass measured ~30x slower.
-    """
+#: Backends on which "auto" picks the native convolution.
+NATIVE_CONV_BACKENDS = ("gpu", "cuda", "rocm", "tpu")
+
+
+def resolve_conv(conv: str = "auto", backend: str | None = None) -> str:
+    """The concrete convolution form for ``conv``: "im2col" or "native" unchanged; "auto" is "native" on an
+    accelerator backend (``backend``, default ``jax.default_backend()``, in :data:`NATIVE_CONV_BACKENDS`) and
+    "im2col" on CPU. Raises ``ConfigError`` for any other value."""
+    if conv not in CONV_CHOICES:
+        raise ConfigError(f"unknown convolution form conv={conv!r}; use one of {list(CONV_CHOICES)}")
+    if conv != "auto":
+        return conv
+    backend = jax.default_backend() if backend is None else backend
+    return "native" if backend.lower() in NATIVE_CONV_BACKENDS else "im2col"
+
+
+class _DenseParams(nn.Module):
+    """The parameters of an ``nn.Dense(features)`` over ``in_features`` inputs (same names, shapes and
+    initialisers), returned instead of applied: the native form of :class:`Conv3x3` reshapes them into a conv
+    kernel, so that both forms share one parameter tree."""
 
     features: int
 
     @nn.compact
+    def __call__(self, in_features: int) -> tuple[jax.Array, jax.Array]:
+        kernel = self.param("kernel", nn.initializers.lecun_normal(), (in_features, self.features), jnp.float32)
+        bias = self.param("bias", nn.initializers.zeros_init(), (self.features,), jnp.float32)
+        return kernel, bias
+
+
+class Conv3x3(nn.Module):
+    """A 3x3 'same' convolution whose parameters are one dense layer ``Dense_0`` (``kernel [9 * Cin, Cout]``, bias)
+    over the nine shifted copies of the input, concatenated in row-major ``(i, j)`` order.
+
+    ``conv="im2col"`` computes it that way (nine shifted copies and one matmul): its gradient stays fast on XLA:CPU
+    inside ``lax.scan`` (the trainer's minibatch loop), where the native convolution's backward pass measured ~30x
+    slower. ``conv="native"`` reshapes the same kernel to ``[3, 3, Cin, Cout]`` (HWIO) and calls
+    ``lax.conv_general_dilated``, which is the fast path on GPU/TPU. Both forms compute the same function with the
+    same parameter tree, so checkpoints move freely between them; "auto" picks by backend (:func:`resolve_conv`).
+    """
+
+    features: int
+    conv: str = "auto"
+
+    @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        rows, cols = x.shape[-3:-1]
-        padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-        patches = jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
-        return nn.Dense(self.features)(patches)
+        rows, cols, channels = x.shape[-3:]
+        if resolve_conv(self.conv) == "im2col":
+            padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+            patches = jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
+            return nn.Dense(self.features, name="Dense_0")(patches)
+        kernel, bias = _DenseParams(self.features, name="Dense_0")(9 * channels)
+        # kernel row (i * 3 + j) * Cin + c is input channel c at offset (i - 1, j - 1): exactly HWIO [i, j, c, :]
+        out = jax.lax.conv_general_dilated(
+            x,
+            kernel.reshape(3, 3, channels, self.features),
+            window_strides=(1, 1),
+            padding="SAME",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        )
+        return out + bias
 
 
 class ResidualBlock(nn.Module):
     """Two 3x3 convolutions with a skip connection (pre-activation style, no normalisation)."""
 
     channels: int
+    conv: str = "auto"
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = Conv3x3(self.channels)(nn.relu(x))
-        y = Conv3x3(self.channels)(nn.relu(y))
+        y = Conv3x3(self.channels, self.conv)(nn.relu(x))
+        y = Conv3x3(self.channels, self.conv)(nn.relu(y))
         return x + y
 
 
@@ -79,12 +133,14 @@ class PolicyValueNet(nn.Module):
 
     ``logits`` covers every action (``A = num_orientations * H * W + 1``, pass last) *before* masking (see
     :func:`masked_logits`). Build it with :func:`make_network` so that the orientation centres match the variant.
+    ``conv`` chooses how the 3x3 convolutions are computed (:class:`Conv3x3`); it does not change the parameters.
     """
 
     centres: tuple[tuple[int, int], ...]
     channels: int = 32
     blocks: int = 2
     value_hidden: int = 64
+    conv: str = "auto"
 
     @nn.compact
     def __call__(self, obs: Observation) -> tuple[jax.Array, jax.Array]:
@@ -93,9 +149,9 @@ class PolicyValueNet(nn.Module):
         x = obs.planes.reshape(-1, *obs.planes.shape[-3:])
         n = x.shape[0]
         extra = jnp.concatenate([obs.pieces.reshape(n, -1), obs.to_move.reshape(n, -1)], axis=-1)
-        x = Conv3x3(self.channels)(x) + nn.Dense(self.channels)(extra)[:, None, None, :]
+        x = Conv3x3(self.channels, self.conv)(x) + nn.Dense(self.channels)(extra)[:, None, None, :]
         for _ in range(self.blocks):
-            x = ResidualBlock(self.channels)(x)
+            x = ResidualBlock(self.channels, self.conv)(x)
         x = nn.relu(x)
 
         table, pad = centre_gather_table(self.centres, rows, cols)
@@ -109,10 +165,13 @@ class PolicyValueNet(nn.Module):
         return logits.reshape(*batch, -1), value.reshape(batch)
 
 
-def make_network(env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64) -> PolicyValueNet:
+def make_network(
+    env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64, conv: str = "auto"
+) -> PolicyValueNet:
     """A :class:`PolicyValueNet` for ``env``'s variant with ``channels`` conv channels and ``blocks`` residual
-    blocks; returns the (unbound) flax module."""
-    return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden)
+    blocks; returns the (unbound) flax module. ``conv`` ("auto", "im2col" or "native", see :class:`Conv3x3`) is
+    resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads."""
+    return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden, resolve_conv(conv))
 
 
 def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,13 +11,16 @@ import pytest
 import blokus_jax
 from agents.networks import (
     MASKED_LOGIT,
+    Conv3x3,
     centre_gather_table,
     make_network,
     masked_logits,
     orientation_centres,
+    resolve_conv,
     sample_masked,
 )
 from agents.policies import network_policy
+from blokus_jax.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +121,72 @@ def test_network_policy_plays_only_legal_moves_through_a_whole_game(greedy):
     final, legal = play(jax.random.key(6))
     assert bool(final.terminated) and bool(jnp.all(legal))
     assert float(final.rewards.sum()) == pytest.approx(0.0, abs=1e-6) or float(final.rewards.max()) == 0.5
+
+
+def _random_observations(env, key, batch):
+    """Observations of ``batch`` random positions, with the feature planes replaced by random reals so that every
+    input channel and every cell (edges included) carries a different value."""
+    states = jax.vmap(env.init)(jax.random.split(key, batch))
+    sample, step = jax.jit(jax.vmap(env.sample_action)), jax.jit(jax.vmap(env.step_autoreset))
+    for i in range(3):
+        states, _, _ = step(states, sample(jax.random.split(jax.random.fold_in(key, i), batch), states))
+    obs = jax.vmap(env.observe)(states)
+    noise = jax.random.normal(jax.random.fold_in(key, 99), obs.planes.shape)
+    return obs.replace(planes=obs.planes.astype(jnp.float32) + noise)
+
+
+def test_native_conv_kernel_order_matches_im2col():
+    x = jax.random.normal(jax.random.key(0), (2, 5, 7, 3))
+    params = Conv3x3(4, "im2col").init(jax.random.key(1), x)
+    params = jax.tree.map(lambda p: jax.random.normal(jax.random.key(2), p.shape), params)
+    a = Conv3x3(4, "im2col").apply(params, x)
+    b = Conv3x3(4, "native").apply(params, x)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # and both equal flax's own 3x3 'same' convolution with the kernel reshaped to HWIO
+    kernel = params["params"]["Dense_0"]["kernel"].reshape(3, 3, 3, 4)
+    ref = nn.Conv(4, (3, 3)).apply({"params": {"kernel": kernel, "bias": params["params"]["Dense_0"]["bias"]}}, x)
+    np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["simple", "duo"])
+def test_native_and_im2col_networks_share_parameters_outputs_and_gradients(variant):
+    env = blokus_jax.make(variant)
+    im2col = make_network(env, channels=8, blocks=2, value_hidden=16, conv="im2col")
+    native = make_network(env, channels=8, blocks=2, value_hidden=16, conv="native")
+    assert (im2col.conv, native.conv) == ("im2col", "native")
+    obs = _random_observations(env, jax.random.key(7), 6)
+    params = im2col.init(jax.random.key(0), obs)
+    native_params = native.init(jax.random.key(0), obs)
+    # the same tree (names and shapes) and, from the same key, the same initial values: checkpoints load in both
+    assert jax.tree.structure(params) == jax.tree.structure(native_params)
+    assert jax.tree.map(jnp.shape, params) == jax.tree.map(jnp.shape, native_params)
+    jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), params, native_params)
+    kernel = params["params"]["Conv3x3_0"]["Dense_0"]["kernel"]
+    assert kernel.shape == (9 * obs.planes.shape[-1], 8)
+
+    logits_a, value_a = jax.jit(im2col.apply)(params, obs)
+    logits_b, value_b = jax.jit(native.apply)(params, obs)
+    np.testing.assert_allclose(logits_a, logits_b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(value_a, value_b, rtol=1e-5, atol=1e-5)
+
+    def loss(net):
+        def f(p):
+            logits, value = net.apply(p, obs)
+            return jnp.mean(jax.nn.log_softmax(logits) * jnp.linspace(-1, 1, logits.shape[-1])) + jnp.mean(value**2)
+
+        return jax.jit(jax.grad(f))
+
+    grads_a, grads_b = loss(im2col)(params), loss(native)(params)
+    assert jax.tree.structure(grads_a) == jax.tree.structure(grads_b)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6), grads_a, grads_b)
+
+
+def test_auto_conv_is_im2col_on_cpu_and_native_on_accelerators():
+    assert resolve_conv("auto", "cpu") == "im2col"
+    expected = "im2col" if jax.default_backend() == "cpu" else "native"
+    assert resolve_conv("auto") == expected and make_network(blokus_jax.make("simple")).conv == expected
+    for backend in ("gpu", "cuda", "rocm", "tpu"):
+        assert resolve_conv("auto", backend) == "native"
+    assert resolve_conv("native") == "native" and resolve_conv("im2col", "gpu") == "im2col"
+    with pytest.raises(ConfigError, match="conv='winograd'"):
+        resolve_conv("winograd")
