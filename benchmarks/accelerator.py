@@ -24,7 +24,6 @@ that fails writes its error as a row and the script exits 1 after running the ot
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import importlib.util
 import math
@@ -182,45 +181,53 @@ def ppo_section(p: dict) -> str:
     )
 
 
+def _benchmark_module(name: str):
+    """Load ``benchmarks/<name>.py`` (the benchmarks folder is not a package) to reuse its measuring functions."""
+    spec = importlib.util.spec_from_file_location(f"_benchmarks_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def alphazero_section(p: dict) -> str:
-    """AlphaZero updates (self-play with search, then optimiser steps) through ``agents.alphazero``'s
-    ``AZConfig``/``make_train``; a "not available" row when the module cannot be imported. Settings in ``extra``
-    and ``batch_size`` (``samples_per_env`` per game, a multiple of ``num_envs``) are passed only where ``AZConfig``
-    has such a field."""
-    header = ["variant", "num_envs x num_steps", "sims", "self-play moves/s", "s per update", "compile s", "runs"]
+    """AlphaZero updates (self-play with search, then optimiser steps) timed by ``benchmarks/training.py``'s
+    :func:`alphazero_speed`; a "not available" row when ``agents.alphazero`` cannot be imported."""
+    header = ["variant", "num_envs x num_steps", "sims", "self-play moves/s", "train samples/s", "self-play share"]
+    header += ["s per update", "compile s", "runs"]
     try:
-        from agents.alphazero import AZConfig, make_train
+        from agents.alphazero import AZConfig
     except ImportError as exc:
         progress(f"alphazero: not available ({exc})")
-        return _table(header, [[p["variant"], "not available", "-", "-", "-", "-", f"({type(exc).__name__})"]])
-    import jax
+        missing = [p["variant"], "not available", *["-"] * (len(header) - 3), f"({type(exc).__name__})"]
+        return _table(header, [missing])
 
-    fields = {f.name for f in dataclasses.fields(AZConfig)}
-    rows = []
+    training = _benchmark_module("training")
+    rows, config = [], None
     for num_envs in p["num_envs"]:
         if out_of_time(f"{num_envs} envs"):
             continue
-        extra = {**p["extra"], "batch_size": num_envs * p["samples_per_env"]}
-        extra = {k: v for k, v in extra.items() if k in fields}
-        config = AZConfig(variant=p["variant"], num_envs=num_envs, num_steps=p["num_steps"], sims=p["sims"], **extra)
-        trainer = make_train(config)
-        runner = trainer.init(jax.random.PRNGKey(0))
+        config = AZConfig(
+            variant=p["variant"],
+            num_envs=num_envs,
+            num_steps=p["num_steps"],
+            sims=p["sims"],
+            batch_size=num_envs * p["samples_per_env"],
+            total_steps=10**9,
+            **p["extra"],
+        )
         progress(f"alphazero: compiling {p['variant']} update, {num_envs} envs x {p['num_steps']} moves")
-        compile_s, seconds = time_calls(trainer.update, (runner,), p["repeats"], chain=True)
-        moves_per_s = num_envs * p["num_steps"] / seconds
-        shape = f"{num_envs} x {p['num_steps']}"
-        rows.append([p["variant"], shape, p["sims"], moves_per_s, seconds, compile_s, p["repeats"]])
-    train = ", ".join(f"{k}={getattr(config, k)}" for k in ("train_steps", "batch_size") if hasattr(config, k))
-    return f"One update = num_envs x num_steps self-play moves, then optimiser steps ({train}).\n\n" + _table(
-        header, rows
-    )
+        r = training.alphazero_speed(config, p["repeats"])
+        rows.append(
+            [p["variant"], f"{num_envs} x {p['num_steps']}", p["sims"], r["moves_per_s"], r["samples_per_s"]]
+            + [f"{r['self_play_share']:.0%}", r["update_s"], r["compile_s"], p["repeats"]]
+        )
+    train = "" if config is None else f" (train_steps={config.train_steps}, batch_size={config.batch_size})"
+    return f"One update = num_envs x num_steps self-play moves, then optimiser steps{train}.\n\n" + _table(header, rows)
 
 
 def search_section(p: dict) -> str:
     """Batched ``mcts`` searches via ``benchmarks/search.py``'s :func:`search_row`."""
-    spec = importlib.util.spec_from_file_location("_benchmarks_search", HERE / "search.py")
-    search = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(search)
+    search = _benchmark_module("search")
     rows = []
     for batch in p["batches"]:
         if out_of_time(f"batch {batch}"):
