@@ -29,7 +29,12 @@ An **update** (the unit of every counter, as in :mod:`agents.ppo`) is one jitted
 
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
-devices but the gradient all-reduce and the result does not depend on the device count.
+devices but the gradient all-reduce, and the algorithm does not depend on the device count (the results agree up to
+the summation order of that all-reduce; the test suite compares 4 host devices with 1).
+
+**Two players only.** The value head predicts one number, the result of the seat to move. That is exactly what the
+search needs with two players; the paranoid search of 3-4 players would need each seat's result (a vector head), so
+:func:`make_train` refuses those variants for now (PPO trains them).
 
 ``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`agents.ppo.PPOTrainer`
 (``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`agents.train`,
@@ -54,6 +59,7 @@ from agents.ppo import RunConfig, make_optimizer
 from agents.search import SearchOutput, make_search, network_evaluator, root_utility
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
+from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
 from blokus_jax.rollout import max_game_length
 
@@ -66,7 +72,9 @@ class AZConfig(RunConfig):
     the learning-rate schedule; one update plays ``num_envs * num_steps`` of them. The search plays with ``sims``
     simulations over ``k`` candidates per node and ``considered`` root candidates; ``gumbel_scale`` 1 samples moves
     by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule). The replay buffer
-    keeps ``games_per_env`` games per parallel game (``num_envs * games_per_env`` in all).
+    keeps ``games_per_env`` slots per parallel game (``num_envs * (games_per_env - 1)`` finished games in all, one
+    slot being written); keep ``num_steps`` below ``(games_per_env - 1)`` times the shortest game, or an env can
+    finish and overwrite a game before any optimiser step sees it.
     """
 
     algorithm: ClassVar[str] = "alphazero"
@@ -261,7 +269,8 @@ class AZTrainer:
     """What :func:`make_train` returns (the same surface as :class:`agents.ppo.PPOTrainer`): ``init(key) ->
     AZRunner`` and ``update(runner) -> (runner, metrics)`` jitted (``init_pure``/``update_pure`` unjitted),
     ``train(key)`` every update of the config in one jitted ``lax.scan``; ``search`` the batched self-play search
-    ``(params, key, states) -> SearchOutput`` and ``loss(params, sample)`` exposed for tests. With ``mesh`` the games
+    ``(params, key, states) -> SearchOutput``, ``play_step(params, key, states, buffer)`` one self-play move of every
+    game and ``loss(params, sample)``, exposed for tests and benchmarks. With ``mesh`` the games
     and their buffer slots are split across its devices as ``shardings`` says."""
 
     config: AZConfig
@@ -270,6 +279,7 @@ class AZTrainer:
     optimizer: optax.GradientTransformation
     mesh: Mesh | None
     search: Callable[[Any, jax.Array, State], SearchOutput]
+    play_step: Callable[..., tuple]
     init_pure: Callable[[jax.Array], AZRunner]
     init: Callable[[jax.Array], AZRunner]
     update_pure: Callable[[AZRunner], tuple[AZRunner, dict]]
@@ -287,6 +297,11 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     update in order: self-play (search, store, step), then the optimiser steps on replayed positions and the loss."""
     c = config
     env = make(c.variant, reward=c.reward)
+    if env.num_players != 2:
+        raise ConfigError(
+            f"AlphaZero trains two-player variants (simple, duo, junior, classic_2p); {c.variant!r} has "
+            f"{env.num_players} players, whose paranoid search needs a per-seat value head; train it with PPO"
+        )
     network = make_network(env, c.channels, c.blocks, c.value_hidden)
     optimizer = make_optimizer(c)
     if mesh is not None and c.num_envs % mesh.size:
@@ -320,18 +335,23 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             update=jnp.int32(0),
         )
 
+    def play_step(params: Any, key: jax.Array, states: State, buf: Buffer):
+        """One self-play move of every game: search, store the position and its targets, step (auto-reset), and
+        finish the games that ended. Returns ``(states, buffer, rewards, done, root_value)``."""
+        out = search(params, key, states)
+        buf = jax.vmap(buffer_write)(
+            buf, observe(states), states.legal_bits, out.candidates, out.candidate_weights, states.current_player
+        )
+        states, rewards, done = env_step(states, out.action)
+        return states, jax.vmap(buffer_finish)(buf, rewards, done), rewards, done, out.value
+
     def update(runner: AZRunner) -> tuple[AZRunner, dict[str, jax.Array]]:
         key, play_key, train_key = jax.random.split(runner.key, 3)
 
         # 1. self-play with the current network
         def play(carry, step_key):
-            states, buf = carry
-            out = search(runner.params, step_key, states)
-            buf = jax.vmap(buffer_write)(
-                buf, observe(states), states.legal_bits, out.candidates, out.candidate_weights, states.current_player
-            )
-            states, rewards, done = env_step(states, out.action)
-            return (states, jax.vmap(buffer_finish)(buf, rewards, done)), (done, out.value)
+            states, buf, rewards, done, value = play_step(runner.params, step_key, *carry)
+            return (states, buf), (done, value)
 
         (env_state, buf), (done, root_value) = jax.lax.scan(
             play, (runner.env_state, runner.buffer), jax.random.split(play_key, c.num_steps)
@@ -369,7 +389,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         mask = rules.legal_mask(batch.legal_bits, width)
         log_probs = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
         chosen = jnp.take_along_axis(log_probs, batch.candidates, axis=-1)
-        cross = -jnp.sum(batch.weights * chosen, axis=-1)
+        cross = -jnp.sum(jnp.where(batch.weights > 0, batch.weights * chosen, 0.0), axis=-1)
         entropy = -jnp.sum(jnp.where(batch.weights > 0, batch.weights * jnp.log(batch.weights), 0.0), axis=-1)
         choice = batch.valid & (jnp.sum(mask, axis=-1) > 1)
         w_pi, w_v = choice.astype(jnp.float32), batch.valid.astype(jnp.float32)
@@ -396,6 +416,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         optimizer=optimizer,
         mesh=mesh,
         search=search,
+        play_step=play_step,
         init_pure=init,
         init=jax.jit(init, out_shardings=shardings),
         update_pure=update,

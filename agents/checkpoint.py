@@ -268,7 +268,7 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
         saved = meta["config"]
         if type(saved) is not type(trainer.config):
             raise CheckpointError(
-                f"{str(run_dir)!r} is a {meta['algorithm']!r} run, not {trainer.config.algorithm!r}; "
+                f"{str(run_dir)!r} was trained with {meta['algorithm']!r}, not {trainer.config.algorithm!r}; "
                 f"resume it with --algo {meta['algorithm']}"
             )
         if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:

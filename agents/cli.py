@@ -523,7 +523,9 @@ def _bench(parser: argparse.ArgumentParser) -> Handler:
 
 
 # ----------------------------------------------------------------------------------------------------------- train
-@subcommand("train", "train a PPO self-play agent (checkpoints, metrics.jsonl and a win-rate plot in --out)")
+@subcommand(
+    "train", "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl and a win-rate plot in --out)"
+)
 def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
     parser.add_argument(
@@ -542,6 +544,11 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     )
     parser.add_argument(
         "--sims", type=positive_int, help="alphazero: search simulations per self-play move (default 16)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        help="alphazero: positions per optimiser step, a multiple of --num-envs (default 4 x --num-envs)",
     )
     parser.add_argument(
         "--init-from",
@@ -586,6 +593,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
             "seed": args.seed,
             "total_steps": args.total_steps,
             "sims": args.sims,
+            "batch_size": args.batch_size,
         }
         given = {k: v for k, v in given.items() if v is not None}
         if args.resume and args.init_from:
@@ -593,7 +601,9 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         if args.resume:
             saved = checkpoint.load_config(out)
             if args.algo is not None and args.algo != saved.algorithm:
-                raise CheckpointError(f"{out!r} is a {saved.algorithm!r} run; resume it with --algo {saved.algorithm}")
+                raise CheckpointError(
+                    f"{out!r} was trained with {saved.algorithm!r}; resume it with --algo {saved.algorithm}"
+                )
             config = saved.replace(**_known_fields(saved, given, "--resume"))
         else:
             algo = args.algo or "ppo"
@@ -602,7 +612,13 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
                 given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
             config_class = algorithms.config_class(algo)
             defaults = config_class(**{"variant": "simple", "total_steps": 10**12})
-            config = defaults.replace(**_known_fields(defaults, given, f"--algo {algo}"))
+            given = _known_fields(defaults, given, f"--algo {algo}")
+            if algo == "alphazero" and "batch_size" not in given and "num_envs" in given:
+                given["batch_size"] = 4 * given["num_envs"]  # every game contributes 4 positions per step
+            config = defaults.replace(**given)
+            if args.out is None:
+                out = f"runs/{config.variant}"
+                output_dir(out)
         minutes = args.minutes if args.minutes is not None or args.total_steps is not None else 5.0
         summary = train.run(
             config,

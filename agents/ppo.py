@@ -250,7 +250,9 @@ class LinearDecay:
     horizon: int
 
     def init(self) -> LinearDecayState:
-        return LinearDecayState(jnp.zeros([], jnp.int32), jnp.asarray(self.horizon, jnp.int32))
+        # an open-ended run (total_steps of 10**12) can have more updates than int32 holds: the schedule saturates
+        horizon = min(int(self.horizon), int(np.iinfo(np.int32).max))
+        return LinearDecayState(jnp.zeros([], jnp.int32), jnp.asarray(horizon, jnp.int32))
 
     def update(self, state: LinearDecayState, **extra_args) -> LinearDecayState:
         return state._replace(count=optax.safe_increment(state.count))

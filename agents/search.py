@@ -231,6 +231,7 @@ def make_search(
         raise VariantError(
             f"sims, k and considered must be positive ints, got sims={sims}, k={k}, considered={considered}"
         )
+    k = min(k, env.pass_action)  # never more candidates than placements exist (tiny custom variants)
 
     def expand(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[Node, jax.Array, jax.Array]:
         """Evaluate a position: its node (candidate table), prior logits over the slots and value (0 once over)."""
@@ -333,8 +334,9 @@ def az_policy(
     env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
 ) -> ParamPolicy:
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
-    with :func:`network_search_policy` and these options. Raises ``CheckpointError`` when the run has no checkpoint
-    or was trained on another variant."""
+    with :func:`network_search_policy` and these options (the play budget; independent of the ``sims`` an AlphaZero run
+    trained with). An AlphaZero run directory given as an agent plays the same way. Raises ``CheckpointError`` when the
+    run has no checkpoint or was trained on another variant."""
     network, params = load_network(run_dir, env)
     return network_search_policy(
         env, network.apply, params, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale

@@ -230,20 +230,19 @@ def run(
     init_from: str | os.PathLike | None = None,
 ) -> dict:
     """Train ``config`` (a :class:`~agents.ppo.PPOConfig` trains PPO, an :class:`~agents.alphazero.AZConfig`
-        AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall time or update number
-        ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
+    AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall time or update number ``until_update``,
+    whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
 
-        With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config``
-        except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped
-        first. In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second
-        update. Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games``
-        games per opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local
-        devices when there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second
-        trainer out of ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory
-        (either
+    With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config``
+    except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped
+    first. In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second update.
+    Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games`` games per
+    opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local devices when
+    there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out of
+    ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory (either
     algorithm, same variant and network size) with a fresh optimiser. Returns a summary dict: updates, env steps,
-    seconds, compile seconds, mean env-steps/s of the
-        updates, and the final win rates (those of the last evaluation, as on the progress bar).
+    seconds, compile seconds, mean env-steps/s of the updates, and the final win rates (those of the last
+    evaluation, as on the progress bar).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

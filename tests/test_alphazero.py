@@ -19,9 +19,9 @@ from agents.alphazero import AZConfig, Buffer, buffer_finish, buffer_sample, buf
 from agents.policies import ParamPolicy, resolve_agent
 from agents.ppo import PPOConfig
 from agents.search import full_action_weights
-from agents.train import read_metrics, run
+from agents.train import read_metrics, run, warm_start
 from blokus_jax import make, rules
-from blokus_jax.errors import CheckpointError
+from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
 
 TINY = AZConfig(
@@ -86,14 +86,13 @@ def test_stored_positions_hold_the_movers_observation_and_legal_moves(trainer, p
         mask = np.asarray(rules.legal_mask(jnp.asarray(buf.legal_bits[n, slot, t]), width))
         live = buf.weights[n, slot, t] > 0
         assert mask[buf.candidates[n, slot, t][live]].all()
-        assert buf.to_move[n, slot, t].argmax() == 0, "observations are egocentric: the mover is colour 0"
     # a game's first stored position is the initial position
     first = env.observe(env.init(jax.random.key(0)))
     np.testing.assert_array_equal(buf.planes[n, slot, 0], np.asarray(first.planes).astype(bool))
 
 
 # ------------------------------------------------------------------------------------------------ value targets
-def _tiny_buffer(players: int = 2, slots: int = 2, length: int = 8) -> Buffer:
+def _tiny_buffer(slots: int = 2, length: int = 8) -> Buffer:
     env = make("simple")
     buf = empty_buffer(env, 1, slots, 3)
     return jax.tree.map(lambda x: x[0, :, :length] if x.ndim > 2 else x[0], buf)
@@ -199,13 +198,54 @@ def test_loss_is_the_cross_entropy_of_the_search_weights_plus_the_value_error(tr
 
 def test_one_update_changes_params_and_reports_metrics(trainer, played):
     runner, metrics = played
-    assert int(runner.update) == 4 and float(metrics["games_finished"]) >= 0
+    assert int(runner.update) == 4
     for name in ("policy_loss", "value_loss", "policy_kl", "learning_rate", "root_value"):
         assert np.isfinite(float(metrics[name])), name
     assert float(metrics["policy_kl"]) >= -1e-5
     fresh = trainer.init(jax.random.PRNGKey(0))
     moved = [not np.array_equal(a, b) for a, b in zip(jax.tree.leaves(fresh.params), jax.tree.leaves(runner.params))]
     assert all(moved)
+
+
+def test_real_games_give_the_winner_plus_one_at_every_one_of_its_positions(trainer):
+    """Self-play one move at a time, keep each finished game's final rewards, and check the stored targets against
+    them: +1 at the winner's positions, -1 at the loser's, 0 for both after a draw."""
+    c = TINY
+    step = jax.jit(trainer.play_step)
+    runner = trainer.init(jax.random.PRNGKey(7))
+    states, buf = runner.env_state, runner.buffer
+    finals = {}  # (env, slot) -> final rewards of the game last finished there
+    for i in range(40):
+        slots = np.asarray(buf.games) % c.games_per_env
+        states, buf, rewards, done, _ = step(runner.params, jax.random.PRNGKey(100 + i), states, buf)
+        for n in np.flatnonzero(np.asarray(done)):
+            finals[n, slots[n]] = np.asarray(rewards[n])
+    buf = jax.device_get(buf)
+    checked = 0
+    for (n, slot), final in finals.items():
+        length = buf.length[n, slot]
+        if length == 0:
+            continue  # overwritten by a later game
+        players, values = buf.player[n, slot, :length], buf.value[n, slot, :length]
+        best = final.max()
+        for p in (0, 1):
+            expected = 0.0 if (final == best).all() else (1.0 if final[p] == best else -1.0)
+            np.testing.assert_array_equal(values[players == p], expected)
+        checked += 1
+    assert checked >= c.num_envs
+
+
+def test_three_and_four_player_variants_are_refused_with_a_reason():
+    for variant in ("classic", "classic_3p"):
+        with pytest.raises(ConfigError, match="per-seat value head; train it with PPO"):
+            make_train(AZConfig(variant=variant))
+
+
+def test_an_open_ended_run_with_small_updates_does_not_overflow_the_schedule():
+    config = TINY.replace(num_steps=2, total_steps=10**12)
+    assert config.num_updates > np.iinfo(np.int32).max
+    runner = make_train(config).init(jax.random.PRNGKey(0))
+    assert int(runner.opt_state.hyperparams_states["learning_rate"].horizon) == np.iinfo(np.int32).max
 
 
 def test_config_rejects_bad_values():
@@ -234,7 +274,7 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     losses = lambda d: [(r["update"], r["policy_loss"], r["value_loss"]) for r in read_metrics(d)]  # noqa: E731
     assert losses(whole) == losses(split)
     assert checkpoint.read_meta(whole)["algorithm"] == "alphazero"
-    with pytest.raises(CheckpointError, match="is a 'alphazero' run, not 'ppo'"):
+    with pytest.raises(CheckpointError, match="was trained with 'alphazero', not 'ppo'"):
         checkpoint.restore(whole, __import__("agents.ppo", fromlist=["make_train"]).make_train(PPOConfig()))
 
 
@@ -295,10 +335,13 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     meta = checkpoint.read_meta(az_run)
     assert meta["algorithm"] == "alphazero" and meta["config"].sims == 4 and meta["config"].channels == 4
     assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]
-    # the warm start copied the PPO network: at update 0 the two runs' params would be equal; after training they
-    # differ but have the same structure
-    ppo_params, az_params = checkpoint.load_params(ppo_run)[1], checkpoint.load_params(az_run)[1]
-    assert jax.tree.structure(ppo_params) == jax.tree.structure(az_params)
+    # the warm start copies the PPO network exactly, with a fresh optimiser
+    config = meta["config"]
+    trainer = make_train(config)
+    warm = warm_start(trainer, trainer.init(jax.random.PRNGKey(0)), ppo_run)
+    for x, y in zip(jax.tree.leaves(checkpoint.load_params(ppo_run)[1]), jax.tree.leaves(warm.params)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert int(warm.opt_state.count) == 0
 
     env = make("simple")
     agent = resolve_agent(str(az_run), env)  # a run directory of AlphaZero plays with its search
@@ -316,7 +359,12 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     assert "channels=4" in capsys.readouterr().err
 
 
-def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path):
+def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path, monkeypatch):
+    from agents import search
+
+    budgets = []
+    real = search.network_search_policy
+    monkeypatch.setattr(search, "network_search_policy", lambda *a, **kw: budgets.append(kw["sims"]) or real(*a, **kw))
     out = tmp_path / "az"
     run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
     env = make("simple")
@@ -328,6 +376,7 @@ def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path):
     assert bool(env.is_legal(state, action))
     budget = resolve_agent(f"az:{out},sims=2", env)
     assert bool(env.is_legal(state, jax.jit(budget.fn)(budget.params, jax.random.key(0), state)))
+    assert budgets == [64, 2]  # the run directory plays with the default budget, az: overrides it
 
 
 def test_observations_in_samples_are_float_planes(played):
