@@ -126,6 +126,27 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
     return run
 
 
+@functools.lru_cache(maxsize=16)
+def _opening_runner(env: Env, moves: int, group: int):
+    """A jitted ``(states, key) -> states`` playing ``moves`` uniformly random legal moves in every game, the same
+    moves in each run of ``group`` consecutive games (one seat rotation), so that every seat order starts from the
+    same position."""
+    step, sample = jax.vmap(env.step), jax.vmap(env.sample_action)
+
+    @jax.jit
+    def run(states: State, key: jax.Array) -> State:
+        opening = jnp.arange(states.current_player.shape[0]) // group
+        game_keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(opening)
+
+        def one(states, i):
+            keys = jax.vmap(lambda k: jax.random.fold_in(k, i))(game_keys)
+            return step(states, sample(keys, states)), None
+
+        return jax.lax.scan(one, states, jnp.arange(moves))[0]
+
+    return run
+
+
 def play_match(
     env: Env,
     policies: Sequence[Policy],
@@ -134,13 +155,19 @@ def play_match(
     key: jax.Array,
     chunk: int = 8,
     progress: bool = True,
+    opening: int = 0,
 ) -> MatchResult:
     """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
     ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
 
-    Deterministic for a given ``key``. Games are advanced ``chunk`` steps per compiled call until all are over; a
-    tqdm bar counts finished games when ``progress`` is true.
+    ``opening``: each game first plays that many uniformly random legal moves, the same ones for every seat order
+    of a rotation, so that two deterministic agents play many different games (without it they play one game per
+    seat order, repeated) and neither side gets the better openings. Deterministic for a given ``key``. Games are
+    advanced ``chunk`` steps per compiled call until all are over; a tqdm bar counts finished games when
+    ``progress`` is true.
     """
+    if int(opening) < 0:
+        raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
     if len(policies) != 2 or len(names) != 2:
         raise ValueError(f"a match needs exactly two policies and two names, got {len(policies)} and {len(names)}")
     if games < 1:
@@ -151,6 +178,8 @@ def play_match(
     total = int(seats.shape[0])
     init_key, play_key = jax.random.split(key)
     states = jax.vmap(env.init)(jax.random.split(init_key, total))
+    if opening:
+        states = _opening_runner(env, int(opening), len(patterns))(states, jax.random.fold_in(init_key, 1))
     forfeited = jnp.zeros((total, env.num_players), bool)
     (fn_a, params_a), (fn_b, params_b) = _split(policies[0]), _split(policies[1])
     run = _match_runner(env, (fn_a, fn_b), chunk)
@@ -327,11 +356,18 @@ class ArenaReport:
 
 
 def round_robin(
-    env: Env, policies: dict[str, Policy], games: int, seed: int = 0, chunk: int = 8, progress: bool = True
+    env: Env,
+    policies: dict[str, Policy],
+    games: int,
+    seed: int = 0,
+    chunk: int = 8,
+    progress: bool = True,
+    opening: int = 0,
 ) -> ArenaReport:
     """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
-    seat rotation) and return an :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 %
-    intervals and Bradley-Terry Elo ratings. Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``."""
+    seat rotation, each starting with ``opening`` shared random moves, see :func:`play_match`) and return an
+    :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
+    ratings. Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``."""
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least two agents, got {names}")
@@ -347,6 +383,7 @@ def round_robin(
                 jax.random.fold_in(key, k),
                 chunk=chunk,
                 progress=progress,
+                opening=opening,
             )
         )
     return summarize(env.variant.name, games, seed, names, matches)

@@ -180,6 +180,13 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
         help="games per pairing, rounded up to a multiple of the seat rotation (default 100)",
     )
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed; the same seed gives the same results")
+    parser.add_argument(
+        "--opening",
+        type=nonnegative_int,
+        default=0,
+        help="random legal moves that start every game, shared by both seat orders, so that deterministic agents "
+        "play different games (default 0)",
+    )
     parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the results as JSON to PATH")
     parser.add_argument("--markdown", action="store_true", help="print markdown tables instead of a rich table")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -204,7 +211,9 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
             raise ValueError(f"--agents needs at least two distinct agents, got {args.agents}")
         env = make(_variant(args, args.agents))
         policies = {spec: resolve_agent(spec, env) for spec in args.agents}
-        report = round_robin(env, policies, args.games, seed=args.seed, progress=not args.no_progress)
+        report = round_robin(
+            env, policies, args.games, seed=args.seed, progress=not args.no_progress, opening=args.opening
+        )
         _print_report(report, args.markdown)
         if args.json:
             with open(args.json, "w") as f:

@@ -143,3 +143,24 @@ def test_param_policies_reuse_the_compiled_match(simple):
     assert as_greedy.credit[:, 0].mean() > 0.8  # params really reached the compiled match
     assert abs(as_random.credit[:, 0].mean() - 0.5) < 0.2
     assert ParamPolicy(switchable, jnp.int32(1))(key, simple.init()) == greedy(key, simple.init())
+
+
+def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_agents_play_different_games():
+    from agents.arena import _opening_runner
+
+    env = blokus_jax.make("simple")
+
+    def first_legal(key, state):  # a deterministic agent
+        return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
+
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 8))
+    opened = jax.device_get(_opening_runner(env, 2, 2)(states, jax.random.key(1)))
+    boards = [opened.board[i].tobytes() for i in range(8)]
+    assert all(boards[2 * i] == boards[2 * i + 1] for i in range(4)), "a rotation must share its opening"
+    assert len(set(boards)) > 1 and int(opened.step_count[0]) == 2
+    plain = play_match(env, (first_legal, first_legal), ("a", "b"), 16, jax.random.key(2), progress=False)
+    varied = play_match(env, (first_legal, first_legal), ("a", "b"), 16, jax.random.key(2), progress=False, opening=2)
+    assert len({s.tobytes() for s in plain.scores}) <= 2
+    assert len({s.tobytes() for s in varied.scores}) > 2
+    with pytest.raises(ValueError, match="opening must be a non-negative"):
+        play_match(env, (first_legal, first_legal), ("a", "b"), 2, jax.random.key(2), progress=False, opening=-1)
