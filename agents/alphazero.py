@@ -71,13 +71,17 @@ class AZConfig(RunConfig):
     ``total_steps`` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
     the learning-rate schedule; one update plays ``num_envs * num_steps`` of them. The search plays with ``sims``
     simulations over ``k`` candidates per node and ``considered`` root candidates; ``gumbel_scale`` 1 samples moves
-    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule). The replay buffer
+    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule) and ``root_noise``
+    mixes Dirichlet(``root_alpha``) noise into the root's prior (without it, self-play on small boards collapsed to
+    a single repeated game within minutes: value loss and policy KL fell to 0). The replay buffer
     keeps ``games_per_env`` slots per parallel game (``num_envs * (games_per_env - 1)`` finished games in all, one
     slot being written); keep ``num_steps`` below ``(games_per_env - 1)`` times the shortest game, or an env can
     finish and overwrite a game before any optimiser step sees it.
     """
 
     algorithm: ClassVar[str] = "alphazero"
+    #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
+    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0}
 
     variant: str = "simple"
     reward: str = "winloss"
@@ -88,6 +92,8 @@ class AZConfig(RunConfig):
     k: int = 16
     considered: int = 8
     gumbel_scale: float = 1.0
+    root_noise: float = 0.25
+    root_alpha: float = 0.3
     games_per_env: int = 4
     batch_size: int = 256
     train_steps: int = 4
@@ -106,12 +112,16 @@ class AZConfig(RunConfig):
             nonnegative=("blocks", "value_hidden", "seed"),
             ranges=(
                 ("gumbel_scale", 0.0, math.inf),
+                ("root_noise", 0.0, 1.0),
+                ("root_alpha", 0.0, math.inf),
                 ("learning_rate", 0.0, math.inf),
                 ("final_lr_fraction", 0.0, 1.0),
                 ("value_coef", 0.0, math.inf),
                 ("max_grad_norm", 0.0, math.inf),
             ),
         )
+        if not float(self.root_alpha) > 0:
+            raise ValueError(f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}")
         if int(self.channels) < 1:
             raise ValueError(f"AZConfig.channels must be a positive int, got {self.channels!r}")
         if int(self.games_per_env) < 2:
@@ -316,6 +326,8 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         k=c.k,
         considered=c.considered,
         gumbel_scale=c.gumbel_scale,
+        root_noise=c.root_noise,
+        root_alpha=c.root_alpha,
     )
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)

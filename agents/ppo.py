@@ -66,6 +66,9 @@ class RunConfig:
     name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint metadata)."""
 
     algorithm: ClassVar[str]
+    #: Values of fields added after runs were saved, for configs read back without them (default: the field's
+    #: default).
+    legacy_defaults: ClassVar[dict] = {}
 
     def _check(
         self,
@@ -121,7 +124,7 @@ class RunConfig:
             if not ok:
                 raise CheckpointError(f"{cls.__name__} field {name!r} must be a {kind.__name__}, got {value!r}")
         try:
-            return cls(**data)
+            return cls(**{**cls.legacy_defaults, **data})
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"invalid {cls.__name__}: {exc}") from exc
 

@@ -220,12 +220,25 @@ def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
 
 # ---------------------------------------------------------------------------------------------------------- search
 def make_search(
-    env: Env, evaluator: Evaluator, *, sims: int = 64, k: int = 32, considered: int = 16, gumbel_scale: float = 1.0
+    env: Env,
+    evaluator: Evaluator,
+    *,
+    sims: int = 64,
+    k: int = 32,
+    considered: int = 16,
+    gumbel_scale: float = 1.0,
+    root_noise: float = 0.0,
+    root_alpha: float = 0.3,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search ``(params, key, states) -> SearchOutput`` (``states`` with a leading batch axis) running
     ``sims`` simulations of Gumbel MuZero over the top-``k`` candidates of every node, with sequential halving over
     ``considered`` root candidates and Gumbel noise scaled by ``gumbel_scale`` (0: deterministic given the
-    priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``)."""
+    priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``).
+
+    ``root_noise`` (self-play exploration, 0 to play): the root's prior becomes ``(1 - root_noise) * p + root_noise
+    * Dirichlet(root_alpha)`` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
+    once a trained network's logits are far apart (on small boards self-play then collapses to one game); the
+    mixture keeps every candidate's prior probability bounded below."""
     sims, k, considered = int(sims), int(k), int(considered)
     if sims < 1 or k < 1 or considered < 1:
         raise VariantError(
@@ -256,6 +269,8 @@ def make_search(
         k_root, k_search = jax.random.split(key)
         keys = jax.random.split(k_root, states.current_player.shape[0])
         nodes, prior, value = jax.vmap(expand, in_axes=(None, 0, 0, 0))(params, keys, states, states.current_player)
+        if root_noise > 0:
+            prior = _mix_dirichlet(jax.random.fold_in(k_root, 1), prior, nodes.valid, root_noise, root_alpha)
         root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=nodes)
         out = mctx.gumbel_muzero_policy(
             params,
@@ -274,6 +289,17 @@ def make_search(
         return SearchOutput(action.astype(jnp.int32), weights, root_value, nodes.actions, compact)
 
     return search
+
+
+def _mix_dirichlet(key: jax.Array, logits: jax.Array, valid: jax.Array, fraction: float, alpha: float) -> jax.Array:
+    """Prior logits ``[B, k]`` whose softmax is ``(1 - fraction) * softmax(logits) + fraction * Dirichlet(alpha)``
+    over the ``valid`` slots (invalid slots stay masked)."""
+    probs = jax.nn.softmax(jnp.where(valid, logits, MASKED_LOGIT), axis=-1)
+    noise = jax.random.dirichlet(key, jnp.full(logits.shape, alpha))
+    noise = jnp.where(valid, noise, 0.0)
+    noise = noise / jnp.maximum(noise.sum(-1, keepdims=True), 1e-12)
+    mixed = (1 - fraction) * probs + fraction * noise
+    return jnp.where(valid, jnp.log(jnp.maximum(mixed, 1e-30)), MASKED_LOGIT)
 
 
 def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable[[Any, jax.Array, State], jax.Array]:
