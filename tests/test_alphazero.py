@@ -383,3 +383,17 @@ def test_observations_in_samples_are_float_planes(played):
     runner, _ = played
     sample = buffer_sample(jax.random.PRNGKey(0), jax.tree.map(lambda x: x[0], runner.buffer), 3)
     assert isinstance(sample.obs, Observation) and sample.obs.planes.dtype == jnp.float32
+
+
+def test_root_noise_mixes_a_dirichlet_into_the_prior_of_valid_candidates_only():
+    from agents.search import _mix_dirichlet
+
+    logits = jnp.asarray([[30.0, 0.0, 0.0, -1e9], [0.0, 0.0, 0.0, 0.0]])
+    valid = jnp.asarray([[True, True, True, False], [True, True, True, True]])
+    mixed = _mix_dirichlet(jax.random.PRNGKey(0), logits, valid, 0.25, 0.3)
+    probs = np.asarray(jax.nn.softmax(mixed, axis=-1))
+    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
+    assert probs[0, 3] == 0.0 and float(mixed[0, 3]) == -1e9
+    # the dominant candidate keeps at least 75 % of the mass; without noise the others would have e^-30 each
+    assert probs[0, 0] >= 0.75 - 1e-6 and probs[0, 1:3].sum() > 1e-6
+    assert not np.allclose(probs[1], 0.25)  # a noisy prior, not the uniform one
