@@ -176,6 +176,9 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
     if not isinstance(algorithm, str):
         raise CheckpointError(f"{where} has an ill-typed 'algorithm' {algorithm!r} in its metadata")
     try:
+        # the hashes cover the config exactly as saved: keep that dict, since a field added to the config class
+        # later (read back with its legacy default) must not change the hash of an older checkpoint
+        meta["saved_config"] = meta["config"]
         meta["config"] = config_class(algorithm).from_dict(meta["config"])
     except CheckpointError as exc:
         raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
@@ -242,7 +245,7 @@ def _restore_items(
         ) from exc
     if meta["format_version"] >= 2:
         for name in items:
-            if content_hash(meta["config"], restored[name]) != meta["sha256"][name]:
+            if content_hash(meta["saved_config"], restored[name]) != meta["sha256"][name]:
                 raise CheckpointError(
                     f"{where} is corrupt: the content hash of its {name!r} does not match the one "
                     f"saved with it; delete it or resume from another checkpoint"

@@ -397,3 +397,26 @@ def test_root_noise_mixes_a_dirichlet_into_the_prior_of_valid_candidates_only():
     # the dominant candidate keeps at least 75 % of the mass; without noise the others would have e^-30 each
     assert probs[0, 0] >= 0.75 - 1e-6 and probs[0, 1:3].sum() > 1e-6
     assert not np.allclose(probs[1], 0.25)  # a noisy prior, not the uniform one
+
+
+def test_a_checkpoint_saved_before_a_config_field_existed_still_verifies_and_reads_its_legacy_value(tmp_path):
+    out = tmp_path / "old"
+    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    meta_file = next((out / "checkpoints").glob("*/meta/metadata"))
+    meta = json.loads(meta_file.read_text())
+    old_config = {k: v for k, v in meta["config"].items() if k not in ("root_noise", "root_alpha")}
+    params = checkpoint.load_params(out)[1]
+    # rewrite the metadata as a version without root noise would have saved it (hashes over that config)
+    trainer = make_train(TINY)
+    state = checkpoint._state_item(checkpoint.restore(out, trainer))
+    meta["config"] = old_config
+    meta["sha256"] = {
+        "params": checkpoint.content_hash(old_config, params),
+        "state": checkpoint.content_hash(old_config, state),
+    }
+    meta_file.write_text(json.dumps(meta))
+    checkpoint._cached_meta.cache_clear()
+    config, loaded = checkpoint.load_params(out)
+    assert config.root_noise == 0.0 and config.root_alpha == TINY.root_alpha  # trained without noise
+    for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(loaded)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
