@@ -1,7 +1,8 @@
 """The training algorithms by name: each one's config class and trainer factory.
 
 A run directory's checkpoint metadata names its algorithm (``"ppo"`` or ``"alphazero"``); :mod:`agents.checkpoint`
-reads the config back with the matching class and :mod:`agents.train` builds the matching trainer, so both
+reads the config back with the matching class (:mod:`agents.configs`) and :mod:`agents.train` builds the matching
+trainer here, so both
 algorithms share one host loop, one checkpoint format and one CLI (``blokus-jax train --algo ...``).
 """
 
@@ -11,22 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from agents import alphazero, ppo
-from blokus_jax.errors import CheckpointError
+from agents.configs import config_class
 
 #: name -> (config class, ``make_train(config, mesh=None)``)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
     "ppo": (ppo.PPOConfig, ppo.make_train),
     "alphazero": (alphazero.AZConfig, alphazero.make_train),
 }
-
-
-def config_class(algorithm: str) -> type:
-    """The config class of ``algorithm``; raises ``CheckpointError`` naming the known algorithms otherwise."""
-    if algorithm not in ALGORITHMS:
-        raise CheckpointError(
-            f"unknown training algorithm {algorithm!r} (a run from another version?); known: {sorted(ALGORITHMS)}"
-        )
-    return ALGORITHMS[algorithm][0]
 
 
 def make_trainer(config: Any, mesh: Any = None) -> Any:

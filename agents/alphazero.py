@@ -43,10 +43,9 @@ search needs with two players; the paranoid search of 3-4 players would need eac
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -54,101 +53,15 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from agents.configs import AZConfig
 from agents.networks import PolicyValueNet, make_network, masked_logits
-from agents.ppo import RunConfig, make_optimizer
+from agents.ppo import make_optimizer
 from agents.search import SearchOutput, make_search, network_evaluator, root_utility
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
 from blokus_jax.rollout import max_game_length
-
-
-@dataclass(frozen=True)
-class AZConfig(RunConfig):
-    """Every setting of an AlphaZero run (saved with each checkpoint; a run is reproducible from it and its seed).
-
-    ``total_steps`` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
-    the learning-rate schedule; one update plays ``num_envs * num_steps`` of them. The search plays with ``sims``
-    simulations over ``k`` candidates per node and ``considered`` root candidates; ``gumbel_scale`` 1 samples moves
-    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule) and ``root_noise``
-    mixes Dirichlet(``root_alpha``) noise into the root's prior (without it, self-play on small boards collapsed to
-    a single repeated game within minutes: value loss and policy KL fell to 0). The replay buffer
-    keeps ``games_per_env`` slots per parallel game (``num_envs * (games_per_env - 1)`` finished games in all, one
-    slot being written); keep ``num_steps`` below ``(games_per_env - 1)`` times the shortest game, or an env can
-    finish and overwrite a game before any optimiser step sees it.
-    """
-
-    algorithm: ClassVar[str] = "alphazero"
-    #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
-    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0}
-
-    variant: str = "simple"
-    reward: str = "winloss"
-    num_envs: int = 64
-    num_steps: int = 8
-    total_steps: int = 500_000
-    sims: int = 16
-    k: int = 16
-    considered: int = 8
-    gumbel_scale: float = 1.0
-    root_noise: float = 0.25
-    root_alpha: float = 0.3
-    games_per_env: int = 4
-    batch_size: int = 256
-    train_steps: int = 4
-    learning_rate: float = 1e-3
-    final_lr_fraction: float = 0.1
-    value_coef: float = 1.0
-    max_grad_norm: float = 1.0
-    channels: int = 32
-    blocks: int = 2
-    value_hidden: int = 64
-    seed: int = 0
-
-    def __post_init__(self):
-        self._check(
-            positive=("num_envs", "num_steps", "total_steps", "sims", "k", "considered", "batch_size", "train_steps"),
-            nonnegative=("blocks", "value_hidden", "seed"),
-            ranges=(
-                ("gumbel_scale", 0.0, math.inf),
-                ("root_noise", 0.0, 1.0),
-                ("root_alpha", 0.0, math.inf),
-                ("learning_rate", 0.0, math.inf),
-                ("final_lr_fraction", 0.0, 1.0),
-                ("value_coef", 0.0, math.inf),
-                ("max_grad_norm", 0.0, math.inf),
-            ),
-        )
-        if not float(self.root_alpha) > 0:
-            raise ValueError(f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}")
-        if int(self.channels) < 1:
-            raise ValueError(f"AZConfig.channels must be a positive int, got {self.channels!r}")
-        if int(self.games_per_env) < 2:
-            raise ValueError(
-                f"AZConfig.games_per_env must be at least 2 (one slot is always being written), "
-                f"got {self.games_per_env!r}"
-            )
-        if self.batch_size % self.num_envs:
-            raise ValueError(
-                f"batch_size ({self.batch_size}) must be a multiple of num_envs ({self.num_envs}): every env "
-                f"contributes the same number of samples from its own buffer slots"
-            )
-
-    @property
-    def steps_per_update(self) -> int:
-        """Self-play moves per update (``num_envs * num_steps``)."""
-        return self.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
-        return max(1, self.total_steps // self.steps_per_update)
-
-    @property
-    def optimizer_steps_per_update(self) -> int:
-        """Optimiser steps per update (``train_steps``)."""
-        return self.train_steps
 
 
 # ------------------------------------------------------------------------------------------------- replay buffer

@@ -30,8 +30,10 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from agents.algorithms import config_class, make_trainer
-from agents.ppo import PPOConfig, Runner, make_train
+from agents.configs import PPOConfig, config_class
+from agents.networks import make_network
+from agents.ppo import Runner, make_train
+from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
 
@@ -227,6 +229,17 @@ def _target(trainer: Any) -> Any:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
+def _params_target(config: Any) -> Any:
+    """Abstract arrays (shape, dtype, default device) of the network parameters of ``config`` (either algorithm),
+    the restore target of :func:`load_params`; no trainer is built."""
+    env = make(config.variant)
+    network = make_network(env, config.channels, config.blocks, config.value_hidden)
+    obs = jax.tree.map(lambda x: x[None], env.observe(env.init()))
+    abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
+    device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device), abstract)
+
+
 def _restore_items(
     manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict, items: dict[str, Any]
 ) -> dict[str, Any]:
@@ -304,7 +317,7 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[An
                 str(run_dir),
                 meta["format_version"],
             )
-        params = _restore_items(manager, run_dir, step, meta, {"params": _target(make_trainer(config)).params})
+        params = _restore_items(manager, run_dir, step, meta, {"params": _params_target(config)})
     return config, params["params"]
 
 

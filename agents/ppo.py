@@ -41,11 +41,9 @@ each host then steps its own share of the games (not tested here, as there is on
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -54,150 +52,10 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from agents.configs import PPOConfig, RunConfig
 from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import Observation
-
-
-class RunConfig:
-    """JSON round trip and validation shared by the training configs (:class:`PPOConfig`,
-    :class:`agents.alphazero.AZConfig`): frozen dataclasses whose fields are ``str``, ``int`` or ``float`` and which
-    name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint metadata)."""
-
-    algorithm: ClassVar[str]
-    #: Values of fields added after runs were saved, for configs read back without them (default: the field's
-    #: default).
-    legacy_defaults: ClassVar[dict] = {}
-
-    def _check(
-        self,
-        positive: tuple[str, ...] = (),
-        nonnegative: tuple[str, ...] = (),
-        ranges: tuple[tuple[str, float, float], ...] = (),
-    ) -> None:
-        """Raise ``ValueError`` naming the first field that is not a positive int (``positive``), a non-negative int
-        (``nonnegative``) or a finite number in ``[lo, hi]`` (``ranges``; ``learning_rate`` must also be above 0)."""
-        name = type(self).__name__
-        for field in positive:
-            if int(getattr(self, field)) < 1:
-                raise ValueError(f"{name}.{field} must be a positive int, got {getattr(self, field)!r}")
-        for field in nonnegative:
-            if int(getattr(self, field)) < 0:
-                raise ValueError(f"{name}.{field} must be a non-negative int, got {getattr(self, field)!r}")
-        for field, lo, hi in ranges:
-            value = float(getattr(self, field))
-            if not (math.isfinite(value) and lo <= value <= hi) or (field == "learning_rate" and value == 0):
-                raise ValueError(
-                    f"{name}.{field} must be a finite number in [{lo}, {hi}]"
-                    f"{' above 0' if field == 'learning_rate' else ''}, got {getattr(self, field)!r}"
-                )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as a JSON-ready dict."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Any:
-        """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
-        naming unknown fields, fields of the wrong type and invalid values."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        if not isinstance(data, dict):
-            raise CheckpointError(f"a {cls.__name__} must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise CheckpointError(
-                f"unknown {cls.__name__} fields {unknown} (checkpoint from another version?); "
-                f"valid fields are {list(fields)}"
-            )
-        for name, value in data.items():
-            kind = type(fields[name].default)
-            ok = (
-                isinstance(value, str)
-                if kind is str
-                else (
-                    isinstance(value, int) and not isinstance(value, bool)
-                    if kind is int
-                    else isinstance(value, (int, float)) and not isinstance(value, bool)
-                )
-            )
-            if not ok:
-                raise CheckpointError(f"{cls.__name__} field {name!r} must be a {kind.__name__}, got {value!r}")
-        try:
-            return cls(**{**cls.legacy_defaults, **data})
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"invalid {cls.__name__}: {exc}") from exc
-
-    def replace(self, **changes) -> Any:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
-
-
-@dataclass(frozen=True)
-class PPOConfig(RunConfig):
-    """Every setting of a training run (saved with each checkpoint; a run is reproducible from it and its seed).
-
-    ``total_steps`` counts environment steps (moves of any seat, summed over games) and sets the length of the
-    learning-rate schedule; one update consumes ``num_envs * num_steps`` of them.
-    """
-
-    algorithm: ClassVar[str] = "ppo"
-
-    variant: str = "simple"
-    reward: str = "winloss"
-    num_envs: int = 64
-    num_steps: int = 32
-    total_steps: int = 500_000
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    learning_rate: float = 1e-3
-    final_lr_fraction: float = 0.1
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    clip_eps: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    channels: int = 32
-    blocks: int = 2
-    value_hidden: int = 64
-    seed: int = 0
-
-    def __post_init__(self):
-        self._check(
-            positive=("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "channels"),
-            nonnegative=("blocks", "value_hidden", "seed"),
-            ranges=(
-                ("learning_rate", 0.0, math.inf),
-                ("final_lr_fraction", 0.0, 1.0),
-                ("gamma", 0.0, 1.0),
-                ("gae_lambda", 0.0, 1.0),
-                ("clip_eps", 0.0, math.inf),
-                ("ent_coef", 0.0, math.inf),
-                ("vf_coef", 0.0, math.inf),
-                ("max_grad_norm", 0.0, math.inf),
-            ),
-        )
-        if self.num_steps % self.num_minibatches:
-            raise ValueError(
-                f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
-                f"({self.num_minibatches}): every minibatch takes the same share of each game's steps"
-            )
-
-    @property
-    def steps_per_update(self) -> int:
-        """Environment steps collected per update (``num_envs * num_steps``)."""
-        return self.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
-        return max(1, self.total_steps // self.steps_per_update)
-
-    @property
-    def optimizer_steps_per_update(self) -> int:
-        """Optimiser steps (minibatches) per update: ``update_epochs * num_minibatches``."""
-        return self.update_epochs * self.num_minibatches
 
 
 class Transition(NamedTuple):
