@@ -44,6 +44,7 @@ import numpy as np
 from flax import serialization
 
 import blokus_jax
+from agents.configs import CONFIGS
 from agents.networks import PolicyValueNet, make_network
 from agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
 from agents.search import network_search_policy
@@ -59,7 +60,8 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-ALGORITHMS = ("ppo", "alphazero")
+#: The training algorithms a baseline may come from (those of :mod:`agents.configs`).
+ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: Metadata fields and their types (``int`` means a true int, not a bool).
 _FIELDS: dict[str, type] = {
