@@ -51,11 +51,11 @@ import jax
 import jax.numpy as jnp
 import optax
 from flax import struct
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
 from agents.configs import AZConfig
 from agents.networks import PolicyValueNet, make_network, masked_logits
-from agents.ppo import make_optimizer
+from agents.ppo import make_optimizer, runner_shardings
 from agents.search import SearchOutput, make_search, network_evaluator, root_utility
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
@@ -349,20 +349,6 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         loss=loss,
         train=jax.jit(train, out_shardings=out_shardings),
         shardings=shardings,
-    )
-
-
-def runner_shardings(runner: AZRunner, mesh: Mesh) -> AZRunner:
-    """Shardings of an :class:`AZRunner` on ``mesh``: the games' states and their buffer slots split along their
-    env axis, the rest replicated. Returns a pytree of ``NamedSharding`` with the runner's structure."""
-    split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
-    return runner.replace(
-        params=jax.tree.map(lambda _: whole, runner.params),
-        opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
-        env_state=jax.tree.map(lambda _: split, runner.env_state),
-        buffer=jax.tree.map(lambda _: split, runner.buffer),
-        key=whole,
-        update=whole,
     )
 
 

@@ -48,6 +48,16 @@ class RunConfig:
                     f"{' above 0' if field == 'learning_rate' else ''}, got {getattr(self, field)!r}"
                 )
 
+    @property
+    def steps_per_update(self) -> int:
+        """Environment steps (moves of any seat, summed over games) per update: ``num_envs * num_steps``."""
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
+        return max(1, self.total_steps // self.steps_per_update)
+
     def to_dict(self) -> dict[str, Any]:
         """The config as a JSON-ready dict."""
         return dataclasses.asdict(self)
@@ -140,16 +150,6 @@ class PPOConfig(RunConfig):
             )
 
     @property
-    def steps_per_update(self) -> int:
-        """Environment steps collected per update (``num_envs * num_steps``)."""
-        return self.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
-        return max(1, self.total_steps // self.steps_per_update)
-
-    @property
     def optimizer_steps_per_update(self) -> int:
         """Optimiser steps (minibatches) per update: ``update_epochs * num_minibatches``."""
         return self.update_epochs * self.num_minibatches
@@ -225,16 +225,6 @@ class AZConfig(RunConfig):
                 f"batch_size ({self.batch_size}) must be a multiple of num_envs ({self.num_envs}): every env "
                 f"contributes the same number of samples from its own buffer slots"
             )
-
-    @property
-    def steps_per_update(self) -> int:
-        """Self-play moves per update (``num_envs * num_steps``)."""
-        return self.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
-        return max(1, self.total_steps // self.steps_per_update)
 
     @property
     def optimizer_steps_per_update(self) -> int:

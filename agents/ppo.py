@@ -403,17 +403,22 @@ def make_mesh(devices: list | None = None) -> Mesh:
     return Mesh(np.asarray(devices), ("data",))
 
 
-def runner_shardings(runner: Runner, mesh: Mesh) -> Runner:
-    """Shardings of a :class:`Runner` on ``mesh``: the games' states split along their batch axis, the rest
-    replicated. Returns a pytree of ``NamedSharding`` with the runner's structure."""
+#: Runner fields that hold per-game data and are split across devices along their leading (games) axis.
+SPLIT_FIELDS = ("env_state", "buffer")
+
+
+def runner_shardings(runner: Any, mesh: Mesh) -> Any:
+    """Shardings of a runner (:class:`Runner`, or :class:`agents.alphazero.AZRunner`) on ``mesh``: the per-game
+    fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along their games axis, the rest
+    (parameters, optimiser state, key, counter) replicated. Returns a pytree of ``NamedSharding`` with the runner's
+    structure."""
     split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
-    return runner.replace(
-        params=jax.tree.map(lambda _: whole, runner.params),
-        opt_state=jax.tree.map(lambda _: whole, runner.opt_state),
-        env_state=jax.tree.map(lambda _: split, runner.env_state),
-        key=whole,
-        update=whole,
-    )
+
+    def place(name: str) -> Any:
+        sharding = split if name in SPLIT_FIELDS else whole
+        return jax.tree.map(lambda _: sharding, getattr(runner, name))
+
+    return runner.replace(**{name: place(name) for name in runner.__dataclass_fields__})
 
 
 __all__ = [
