@@ -4,17 +4,17 @@ batched tree search (``mcts``, ``az:``), the shipped baseline agents (``baseline
 Quick start::
 
     import blokus_jax
-    from agents import resolve_agent, round_robin
+    from blokus_agents import resolve_agent, round_robin
     env = blokus_jax.make("duo")
     report = round_robin(env, {s: resolve_agent(s, env) for s in ("random", "greedy", "minimax:k=4")}, games=100)
     print(report.markdown())
 """
 
-from agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
-from agents.baselines import baseline_policy  # registers the `baseline:` prefix (shipped baseline agents)
-from agents.bots import BOTS, get_bot
-from agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
-from agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
+from blokus_agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
+from blokus_agents.baselines import baseline_policy  # registers the `baseline:` prefix (shipped baseline agents)
+from blokus_agents.bots import BOTS, get_bot
+from blokus_agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
+from blokus_agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
 
 __all__ = [
     "BOTS",

@@ -1,8 +1,8 @@
 """The training algorithms by name: each one's config class and trainer factory.
 
-A run directory's checkpoint metadata names its algorithm (``"ppo"`` or ``"alphazero"``); :mod:`agents.checkpoint`
-reads the config back with the matching class (:mod:`agents.configs`) and :mod:`agents.train` builds the matching
-trainer here, so both
+A run directory's checkpoint metadata names its algorithm (``"ppo"`` or ``"alphazero"``);
+:mod:`blokus_agents.checkpoint` reads the config back with the matching class (:mod:`blokus_agents.configs`) and
+:mod:`blokus_agents.train` builds the matching trainer here, so both
 algorithms share one host loop, one checkpoint format and one CLI (``blokus-jax train --algo ...``).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agents import alphazero, ppo
-from agents.configs import config_class
+from blokus_agents import alphazero, ppo
+from blokus_agents.configs import config_class
 
 #: name -> (config class, ``make_train(config, mesh=None)``)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
@@ -22,8 +22,8 @@ ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
 
 
 def make_trainer(config: Any, mesh: Any = None) -> Any:
-    """The trainer of ``config`` (a :class:`~agents.ppo.PPOConfig` or :class:`~agents.alphazero.AZConfig`),
-    split over ``mesh`` when one is given."""
+    """The trainer of ``config`` (a :class:`~blokus_agents.ppo.PPOConfig` or
+    :class:`~blokus_agents.alphazero.AZConfig`), split over ``mesh`` when one is given."""
     return ALGORITHMS[config.algorithm][1](config, mesh)
 
 

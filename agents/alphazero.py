@@ -4,19 +4,19 @@ Read top to bottom: :class:`AZConfig`, the replay buffer (:class:`Buffer` and it
 :func:`buffer_write`, :func:`buffer_finish`, :func:`buffer_sample`), the training state (:class:`AZRunner`), then
 :func:`make_train`, whose nested functions follow one update in order: self-play -> replay -> loss.
 
-An **update** (the unit of every counter, as in :mod:`agents.ppo`) is one jitted call:
+An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one jitted call:
 
 1. **Self-play**: ``num_steps`` moves of ``num_envs`` games in parallel (``vmap`` of ``env.step_autoreset``). Every
-   move is chosen by the batched Gumbel MuZero search of :mod:`agents.search` (``sims`` simulations over the top
+   move is chosen by the batched Gumbel MuZero search of :mod:`blokus_agents.search` (``sims`` simulations over the top
    ``k`` candidates of every node, ``considered`` root candidates, Gumbel noise ``gumbel_scale``; the one shared
    network as evaluator), for whichever seat is to move.
 2. **Targets**: each position stores the mover's egocentric observation, the packed legal bits, the root's candidate
    action ids and the search's improved-policy weights over them (``k`` ids and ``k`` weights, never a dense
    ``num_actions`` vector), and the seat that moved. When the game ends, every position of it gets its **value
    target: the final result of the seat that moved there**, as the search scores results
-   (:func:`agents.search.root_utility` of the env's final rewards from that seat's view: +1 win, -1 loss, 0 shared
-   first place with two players; the paranoid result with more). Credit is per seat, as in PPO: a position's target
-   depends only on how its own mover fared, whichever seat made the last move.
+   (:func:`blokus_agents.search.root_utility` of the env's final rewards from that seat's view: +1 win, -1 loss, 0
+   shared first place with two players; the paranoid result with more). Credit is per seat, as in PPO: a position's
+   target depends only on how its own mover fared, whichever seat made the last move.
 3. **Replay** (:class:`Buffer`): a fixed-size ring on device. Each parallel game owns ``games_per_env`` slots of
    ``max_game_length`` positions; a game is written into its env's current slot as it is played and becomes
    sampleable when it ends (its ``length`` is set); the oldest slot is reused (and invalidated) when the next game
@@ -25,7 +25,7 @@ An **update** (the unit of every counter, as in :mod:`agents.ppo`) is one jitted
    games, ``batch_size / num_envs`` from every env's own slots. Loss: cross-entropy of the search weights against the
    network's policy (softmax over all legal actions; forced passes carry no policy loss), plus ``value_coef`` times
    the squared error of the value head. Adam with gradient clipping and the linearly decaying learning rate of
-   :func:`agents.ppo.make_optimizer`.
+   :func:`blokus_agents.ppo.make_optimizer`.
 
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
@@ -36,9 +36,9 @@ the summation order of that all-reduce; the test suite compares 4 host devices w
 search needs with two players; the paranoid search of 3-4 players would need each seat's result (a vector head), so
 :func:`make_train` refuses those variants for now (PPO trains them).
 
-``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`agents.ppo.PPOTrainer`
-(``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`agents.train`,
-:mod:`agents.checkpoint` and the CLI drive both algorithms with one loop.
+``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`blokus_agents.ppo.PPOTrainer`
+(``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`blokus_agents.train`,
+:mod:`blokus_agents.checkpoint` and the CLI drive both algorithms with one loop.
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ import optax
 from flax import struct
 from jax.sharding import Mesh
 
-from agents.configs import AZConfig
-from agents.networks import PolicyValueNet, make_network, masked_logits
-from agents.ppo import make_optimizer, runner_shardings
-from agents.search import SearchOutput, make_search, network_evaluator, root_utility
+from blokus_agents.configs import AZConfig
+from blokus_agents.networks import PolicyValueNet, make_network, masked_logits
+from blokus_agents.ppo import make_optimizer, runner_shardings
+from blokus_agents.search import SearchOutput, make_search, network_evaluator, root_utility
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import ConfigError
@@ -176,7 +176,7 @@ def buffer_sample(key: jax.Array, buf: Buffer, size: int) -> Sample:
 
 class AZRunner(struct.PyTreeNode):
     """Everything that changes during AlphaZero training, the whole state a checkpoint stores (the fields of
-    :class:`agents.ppo.Runner` plus the replay ``buffer``). ``key`` is a raw ``uint32[2]`` PRNG key; ``update``
+    :class:`blokus_agents.ppo.Runner` plus the replay ``buffer``). ``key`` is a raw ``uint32[2]`` PRNG key; ``update``
     counts completed updates; ``opt_state`` holds the learning-rate schedule."""
 
     params: Any
@@ -189,7 +189,7 @@ class AZRunner(struct.PyTreeNode):
 
 @dataclass(frozen=True, eq=False)
 class AZTrainer:
-    """What :func:`make_train` returns (the same surface as :class:`agents.ppo.PPOTrainer`): ``init(key) ->
+    """What :func:`make_train` returns (the same surface as :class:`blokus_agents.ppo.PPOTrainer`): ``init(key) ->
     AZRunner`` and ``update(runner) -> (runner, metrics)`` jitted (``init_pure``/``update_pure`` unjitted),
     ``train(key)`` every update of the config in one jitted ``lax.scan``; ``search`` the batched self-play search
     ``(params, key, states) -> SearchOutput``, ``play_step(params, key, states, buffer)`` one self-play move of every

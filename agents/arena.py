@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import TqdmWarning
 
-from agents.policies import ParamPolicy, Policy
+from blokus_agents.policies import ParamPolicy, Policy
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 

@@ -3,9 +3,9 @@
 A run directory holds ``checkpoints/<update>/`` with three items: ``params`` (the network), ``state`` (every other field
 of the runner: optimiser state with the learning-rate schedule, the games in progress, the PRNG key, the update counter
 and, for AlphaZero, the replay buffer: everything a resumed run needs to continue exactly) and ``meta`` (JSON: format
-version, observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`agents.algorithms`), its
-config (:class:`~agents.ppo.PPOConfig` or :class:`~agents.alphazero.AZConfig`), and ``sha256``: the content hashes of
-``params`` and of ``state``, each over the config and the item's arrays).
+version, observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`blokus_agents.algorithms`),
+its config (:class:`~blokus_agents.ppo.PPOConfig` or :class:`~blokus_agents.alphazero.AZConfig`), and ``sha256``: the
+content hashes of ``params`` and of ``state``, each over the config and the item's arrays).
 
 Loading checks the metadata (fields and types), the array shapes against the config, and the hashes: a missing,
 corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
@@ -30,9 +30,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from agents.configs import PPOConfig, config_class
-from agents.networks import make_network
-from agents.ppo import Runner, make_train
+from blokus_agents.configs import PPOConfig, config_class
+from blokus_agents.networks import make_network
+from blokus_agents.ppo import Runner, make_train
 from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
@@ -211,9 +211,9 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
-    """The config (:class:`PPOConfig` or :class:`~agents.alphazero.AZConfig`) stored with checkpoint ``step`` (default:
-    the newest) of ``run_dir``; raises ``CheckpointError`` when it is missing, unreadable or from an incompatible
-    version."""
+    """The config (:class:`PPOConfig` or :class:`~blokus_agents.alphazero.AZConfig`) stored with checkpoint ``step``
+    (default: the newest) of ``run_dir``; raises ``CheckpointError`` when it is missing, unreadable or from an
+    incompatible version."""
     return read_meta(run_dir, step)["config"]
 
 
@@ -267,9 +267,9 @@ def _restore_items(
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
-    """The verified runner (:class:`Runner` or :class:`~agents.alphazero.AZRunner`) of checkpoint ``step`` (default: the
-    newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over ``trainer.mesh`` if any). Raises
-    ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
+    """The verified runner (:class:`Runner` or :class:`~blokus_agents.alphazero.AZRunner`) of checkpoint ``step``
+    (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over ``trainer.mesh`` if
+    any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
     ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
     learning-rate horizon stays as saved)."""
     step = _require_step(run_dir, step)
@@ -279,7 +279,7 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
             raise CheckpointError(
                 f"checkpoint {step} in {str(run_dir)!r} has the old format "
                 f"{meta['format_version']} (no content hash, another optimiser state): it can be "
-                f"played but not resumed; run agents.checkpoint.upgrade({str(run_dir)!r}) first"
+                f"played but not resumed; run blokus_agents.checkpoint.upgrade({str(run_dir)!r}) first"
             )
         saved = meta["config"]
         if type(saved) is not type(trainer.config):
@@ -330,7 +330,7 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
 
     import optax
 
-    from agents.ppo import LinearDecayState
+    from blokus_agents.ppo import LinearDecayState
 
     done = []
     for step in _steps(run_dir):

@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agents.arena import ArenaReport, round_robin
-from agents.policies import Policy, agent_names, resolve_agent
+from blokus_agents.arena import ArenaReport, round_robin
+from blokus_agents.policies import Policy, agent_names, resolve_agent
 from blokus_jax import benchmark, records, render, rollout, rules, viewer
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError, IllegalActionError
@@ -112,7 +112,7 @@ def output_dir(text: str) -> str:
 def run_variant(specs: list[str]) -> str | None:
     """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
     they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
-    from agents.baselines import baseline_variant
+    from blokus_agents.baselines import baseline_variant
 
     variants = {}
     for spec in specs:
@@ -120,7 +120,7 @@ def run_variant(specs: list[str]) -> str | None:
         if prefix == "baseline" and colon and baseline_variant(rest.partition(",")[0]) is not None:
             variants[spec] = baseline_variant(rest.partition(",")[0])
         elif prefix not in agent_names() and os.path.isdir(spec):
-            variants[spec] = importlib.import_module("agents.checkpoint").load_config(spec).variant
+            variants[spec] = importlib.import_module("blokus_agents.checkpoint").load_config(spec).variant
     if len(set(variants.values())) > 1:
         raise ValueError(
             f"the run directories and baselines were trained on different variants {variants}; pass --variant"
@@ -587,9 +587,9 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     def run(args: argparse.Namespace) -> int:
-        algorithms = importlib.import_module("agents.algorithms")
-        train = importlib.import_module("agents.train")
-        checkpoint = importlib.import_module("agents.checkpoint")
+        algorithms = importlib.import_module("blokus_agents.algorithms")
+        train = importlib.import_module("blokus_agents.train")
+        checkpoint = importlib.import_module("blokus_agents.checkpoint")
         out = args.out or f"runs/{args.variant or 'simple'}"
         output_dir(out)
         given = {

@@ -1,7 +1,7 @@
 """The training configs: every setting of a run, saved with each checkpoint (a run is reproducible from its config
-and seed). :class:`PPOConfig` for :mod:`agents.ppo`, :class:`AZConfig` for :mod:`agents.alphazero`, both on
-:class:`RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
-:mod:`agents.checkpoint` can read any run's config without importing a trainer; :data:`CONFIGS` maps each
+and seed). :class:`PPOConfig` for :mod:`blokus_agents.ppo`, :class:`AZConfig` for :mod:`blokus_agents.alphazero`, both
+on :class:`RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
+:mod:`blokus_agents.checkpoint` can read any run's config without importing a trainer; :data:`CONFIGS` maps each
 algorithm's name (the ``"algorithm"`` of checkpoint metadata) to its class.
 """
 
@@ -17,8 +17,9 @@ from blokus_jax.errors import CheckpointError
 
 class RunConfig:
     """JSON round trip and validation shared by the training configs (:class:`PPOConfig`,
-    :class:`agents.alphazero.AZConfig`): frozen dataclasses whose fields are ``str``, ``int`` or ``float`` and which
-    name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint metadata)."""
+    :class:`blokus_agents.alphazero.AZConfig`): frozen dataclasses whose fields are ``str``, ``int`` or ``float`` and
+    which name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint
+    metadata)."""
 
     algorithm: ClassVar[str]
     #: Values of fields added after runs were saved, for configs read back without them (default: the field's

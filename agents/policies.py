@@ -8,18 +8,18 @@ An *agent spec* is the text that names a policy on the command line (``--agents`
 in ``round_robin`` scripts and in the adapters' ``opponents=``. :func:`resolve_agent` turns it into a policy:
 
 ========================== ==========================================================================================
-``greedy``                 a registered agent name (the bots of :mod:`agents.bots` are registered here)
+``greedy``                 a registered agent name (the bots of :mod:`blokus_agents.bots` are registered here)
 ``minimax:k=8,depth=1``    the same with typed options, passed to the factory as keyword arguments
 ``runs/duo``               a run directory: the policy of its newest checkpoint (PPO: argmax of the masked policy)
-``mcts:sims=128,k=32``      the tree search agent (registered by :mod:`agents.search`)
+``mcts:sims=128,k=32``      the tree search agent (registered by :mod:`blokus_agents.search`)
 ``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options: ``az:`` (registered by
-                           :mod:`agents.search`) plays a run directory's network with search
-``baseline:duo,sims=128``  a shipped baseline agent (registered by :mod:`agents.baselines`, which lists them)
+                           :mod:`blokus_agents.search`) plays a run directory's network with search
+``baseline:duo,sims=128``  a shipped baseline agent (registered by :mod:`blokus_agents.baselines`, which lists them)
 ========================== ==========================================================================================
 
 The resolver is a small registry that other modules extend without editing it::
 
-    from agents.policies import register_agent, register_prefix, register_run_kind
+    from blokus_agents.policies import register_agent, register_prefix, register_run_kind
 
     register_agent("mcts", lambda env, sims=64, k=16: make_mcts_policy(env, sims, k))  # "mcts:sims=128,k=32"
     register_prefix("az", lambda env, target, sims=64: load_az_policy(target, env, sims))  # "az:runs/az,sims=32"
@@ -29,7 +29,7 @@ A factory is ``factory(env, **options) -> Policy`` (prefix factories also receiv
 colon). Option values are typed from the factory's defaults (``int``, ``float``, ``bool``, ``str``): ``k=8.5`` for
 an int option, an unknown option or a missing value is an :class:`AgentSpecError` naming the spec and the valid
 options. Run directories are dispatched on the ``algorithm`` field of their checkpoint metadata (``"ppo"`` for the
-runs of :mod:`agents.train`).
+runs of :mod:`blokus_agents.train`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from agents.bots import BOTS, Policy
-from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
+from blokus_agents.bots import BOTS, Policy
+from blokus_agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
 
@@ -93,11 +93,11 @@ def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
 _AGENTS: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Policy]] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
-#: Prefixes that are part of the spec language but whose implementation may be missing (e.g. ``agents.policies``
-#: loaded without the ``agents`` package registering :mod:`agents.search` and :mod:`agents.baselines`).
+#: Prefixes that are part of the spec language but whose implementation may be missing (e.g. ``blokus_agents.policies``
+#: loaded without the ``agents`` package registering :mod:`blokus_agents.search` and :mod:`blokus_agents.baselines`).
 _RESERVED = {
-    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by agents.search",
-    "baseline": "a shipped baseline agent ('baseline:NAME'), registered by agents.baselines",
+    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.search",
+    "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.baselines",
 }
 
 
@@ -150,7 +150,7 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
             raise AgentSpecError(
-                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; import agents (or that "
+                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; import blokus_agents (or that "
                 f"module) first, or use an agent from {agent_names()} or a run directory"
             )
         target, comma, option_text = rest.partition(",")
@@ -240,7 +240,7 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter) -> Any:
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
     :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint."""
-    from agents import checkpoint
+    from blokus_agents import checkpoint
 
     meta = checkpoint.read_meta(run_dir)
     algorithm = meta.get("algorithm", "ppo")
@@ -253,9 +253,9 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, Any]:
-    """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`agents.checkpoint`), built for
+    """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`blokus_agents.checkpoint`), built for
     ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
-    from agents import checkpoint
+    from blokus_agents import checkpoint
 
     config, params = checkpoint.load_params(run_dir)
     if config.variant != env.variant.name:

@@ -27,8 +27,8 @@ of it over ``lr_horizon`` updates (:class:`LinearDecay`, an optax schedule injec
 the schedule exactly. A time-limited run fits the horizon once its speed is known (:func:`with_lr_horizon`).
 
 ``make_train(config)`` returns a :class:`PPOTrainer`: ``trainer(key)`` runs every update of the config in one jitted
-``lax.scan``; the host loop in :mod:`agents.train` calls the same ``trainer.init`` and ``trainer.update`` one update
-at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic.
+``lax.scan``; the host loop in :mod:`blokus_agents.train` calls the same ``trainer.init`` and ``trainer.update`` one
+update at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic.
 
 Data parallelism: with a :class:`jax.sharding.Mesh` (see :func:`make_mesh`), the batch of games is split across the
 devices along the ``"data"`` axis and parameters are replicated; XLA's SPMD partitioner turns the loss mean into
@@ -52,8 +52,8 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from agents.configs import PPOConfig, RunConfig
-from agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
+from blokus_agents.configs import PPOConfig, RunConfig
+from blokus_agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
 from blokus_jax.env import Env, State, make
 from blokus_jax.observe import Observation
 
@@ -408,7 +408,7 @@ SPLIT_FIELDS = ("env_state", "buffer")
 
 
 def runner_shardings(runner: Any, mesh: Mesh) -> Any:
-    """Shardings of a runner (:class:`Runner`, or :class:`agents.alphazero.AZRunner`) on ``mesh``: the per-game
+    """Shardings of a runner (:class:`Runner`, or :class:`blokus_agents.alphazero.AZRunner`) on ``mesh``: the per-game
     fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along their games axis, the rest
     (parameters, optimiser state, key, counter) replicated. Returns a pytree of ``NamedSharding`` with the runner's
     structure."""

@@ -46,9 +46,9 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from agents.bots import corner_move_scores
-from agents.networks import MASKED_LOGIT
-from agents.policies import ParamPolicy, Policy, load_network, register_agent, register_prefix, register_run_kind
+from blokus_agents.bots import corner_move_scores
+from blokus_agents.networks import MASKED_LOGIT
+from blokus_agents.policies import ParamPolicy, Policy, load_network, register_agent, register_prefix, register_run_kind
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -82,7 +82,7 @@ class SearchOutput(NamedTuple):
     """Result of a batched search: ``action`` ``int32[B]`` full action ids to play, ``action_weights``
     ``float32[B, num_actions]`` the search's improved policy over full action ids (hints; computed only when used
     under ``jit``), ``value`` ``float32[B]`` the root value from the mover's view, and the same improved policy in
-    compact form, the training target of :mod:`agents.alphazero`: ``candidates`` ``int32[B, k]`` the root's
+    compact form, the training target of :mod:`blokus_agents.alphazero`: ``candidates`` ``int32[B, k]`` the root's
     candidate action ids and ``candidate_weights`` ``float32[B, k]`` their weights (0 on invalid slots; the pass
     in a pass-only position has weight 1)."""
 
@@ -207,7 +207,7 @@ def rollout_evaluator(
 
 def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
     """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value f32)`` (a
-    :class:`~agents.networks.PolicyValueNet`'s ``apply``) on the mover's egocentric observation; logits of the
+    :class:`~blokus_agents.networks.PolicyValueNet`'s ``apply``) on the mover's egocentric observation; logits of the
     placements as the prior, the value head as the mover's side value. Returns an :data:`Evaluator`."""
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -347,9 +347,10 @@ def network_search_policy(
     gumbel_scale: float = 0.0,
 ) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
-    -> (logits, value)``. Returns a :class:`~agents.policies.ParamPolicy` (a policy ``(key, state) -> int32`` whose
-    ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move; self-play
-    training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel sampling)."""
+    -> (logits, value)``. Returns a :class:`~blokus_agents.policies.ParamPolicy` (a policy ``(key, state) -> int32``
+    whose ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move;
+    self-play training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel
+    sampling)."""
     search = make_search(
         env, network_evaluator(env, apply_fn), sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale
     )

@@ -1,17 +1,17 @@
-"""The host-side training loop around a trainer's ``update`` (PPO, :mod:`agents.ppo`, or AlphaZero,
-:mod:`agents.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints and the final
-learning-curve plot.
+"""The host-side training loop around a trainer's ``update`` (PPO, :mod:`blokus_agents.ppo`, or AlphaZero,
+:mod:`blokus_agents.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints and the
+final learning-curve plot.
 
 A run directory (``out_dir``) receives ``metrics.jsonl`` (one JSON object per update: loss terms, entropy, approx-KL,
 explained variance, learning rate, env-steps/s (AlphaZero: policy and value loss, games finished, buffer size); plus
 ``win_rate_vs_<bot>`` on evaluation updates), TensorBoard events under ``tb/`` when ``tensorboardX`` is installed,
-``checkpoints/<update>/`` (see :mod:`agents.checkpoint`) and, at the end, ``win_rate.png``: win rate against the fixed
-bots over environment steps. Evaluation plays the current network (argmax of the masked policy, no search, for either
-algorithm) against each bot in the arena (:func:`agents.arena.play_match`, seats rotated), on device.
+``checkpoints/<update>/`` (see :mod:`blokus_agents.checkpoint`) and, at the end, ``win_rate.png``: win rate against the
+fixed bots over environment steps. Evaluation plays the current network (argmax of the masked policy, no search, for
+either algorithm) against each bot in the arena (:func:`blokus_agents.arena.play_match`, seats rotated), on device.
 
 The loop compiles the update once up front (and says how long that took), then runs one update per iteration of the
-trainer (:func:`agents.algorithms.make_trainer`). A new run may start from another run's network (``init_from``: e.g.
-AlphaZero warm-started from a PPO run). ``train.lock`` keeps a second trainer out of a run directory; a resumed run
+trainer (:func:`blokus_agents.algorithms.make_trainer`). A new run may start from another run's network (``init_from``:
+e.g. AlphaZero warm-started from a PPO run). ``train.lock`` keeps a second trainer out of a run directory; a resumed run
 first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once.
 """
 
@@ -32,11 +32,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from agents import checkpoint
-from agents.algorithms import make_trainer
-from agents.arena import play_match, tqdm
-from agents.policies import network_policy, resolve_agent
-from agents.ppo import make_mesh, with_lr_horizon
+from blokus_agents import checkpoint
+from blokus_agents.algorithms import make_trainer
+from blokus_agents.arena import play_match, tqdm
+from blokus_agents.policies import network_policy, resolve_agent
+from blokus_agents.ppo import make_mesh, with_lr_horizon
 from blokus_jax.errors import CheckpointError
 
 METRICS_FILE = "metrics.jsonl"
@@ -229,17 +229,18 @@ def run(
     mesh: Any = "auto",
     init_from: str | os.PathLike | None = None,
 ) -> dict:
-    """Train ``config`` (a :class:`~agents.ppo.PPOConfig` trains PPO, an :class:`~agents.alphazero.AZConfig`
-    AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall time or update number ``until_update``,
-    whichever comes first, writing metrics, checkpoints and the plot to ``out_dir``.
+    """Train ``config`` (a :class:`~blokus_agents.ppo.PPOConfig` trains PPO, an
+    :class:`~blokus_agents.alphazero.AZConfig` AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall
+    time or update number ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to
+    ``out_dir``.
 
     With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config``
     except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped
     first. In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second update.
     Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games`` games per
     opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local devices when
-    there are several), ``None`` or a :func:`~agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out of
-    ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory (either
+    there are several), ``None`` or a :func:`~blokus_agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out
+    of ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory (either
     algorithm, same variant and network size) with a fresh optimiser. Returns a summary dict: updates, env steps,
     seconds, compile seconds, mean env-steps/s of the updates, and the final win rates (those of the last
     evaluation, as on the progress bar).

@@ -54,7 +54,7 @@ def search_row(variant: str, batch: int, sims: int, k: int, playouts: int, depth
     """One row of the search table."""
     import jax
 
-    from agents.search import make_search, rollout_evaluator
+    from blokus_agents.search import make_search, rollout_evaluator
     from blokus_jax import make
 
     env = make(variant)
@@ -80,7 +80,7 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from agents.bots import greedy_bot
+    from blokus_agents.bots import greedy_bot
     from blokus_jax import make, rules
 
     env = make(variant)

@@ -18,9 +18,9 @@ import time
 
 import jax
 
-from agents.arena import round_robin
-from agents.bots import BOTS
-from agents.cli import print_table, resolve_agent
+from blokus_agents.arena import round_robin
+from blokus_agents.bots import BOTS
+from blokus_agents.cli import print_table, resolve_agent
 from blokus_jax import make, variant_names
 
 

@@ -314,11 +314,11 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
     return f"{who}'s piece {piece.name!r} at {placed} does not touch another {who} piece corner to corner"
 
 
-# ------------------------------------------------------------------------------------ fast playouts (agents.search)
-# A playout plays a game to its end with a cheap policy and only needs the final scores, so it keeps the position as
-# per-colour row bitboards and skips everything ``Env.step`` maintains for players and observers (the int8 board,
-# rewards, turn owner, the legality re-check of the chosen action). Legal moves still come from :func:`legal_bits`,
-# so playouts follow the exact rules; a colour with no placement passes and never moves again.
+# ------------------------------------------------------------------------------------ fast playouts
+# (blokus_agents.search) A playout plays a game to its end with a cheap policy and only needs the final scores, so it
+# keeps the position as per-colour row bitboards and skips everything ``Env.step`` maintains for players and observers
+# (the int8 board, rewards, turn owner, the legality re-check of the chosen action). Legal moves still come from
+# :func:`legal_bits`, so playouts follow the exact rules; a colour with no placement passes and never moves again.
 def orientation_row_masks(tables: Tables) -> np.ndarray:
     """``uint32[O, R]``: row ``d`` of orientation ``o``'s bounding box as a bit mask anchored at column 0 (``R`` is
     the tallest bounding box); placing ``o`` at ``(r, c)`` ORs ``mask[o, d] << c`` into row ``r + d``."""

@@ -14,12 +14,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agents import checkpoint
-from agents.alphazero import AZConfig, Buffer, buffer_finish, buffer_sample, buffer_write, empty_buffer, make_train
-from agents.policies import ParamPolicy, resolve_agent
-from agents.ppo import PPOConfig
-from agents.search import full_action_weights
-from agents.train import read_metrics, run, warm_start
+from blokus_agents import checkpoint
+from blokus_agents.alphazero import (
+    AZConfig,
+    Buffer,
+    buffer_finish,
+    buffer_sample,
+    buffer_write,
+    empty_buffer,
+    make_train,
+)
+from blokus_agents.policies import ParamPolicy, resolve_agent
+from blokus_agents.ppo import PPOConfig
+from blokus_agents.search import full_action_weights
+from blokus_agents.train import read_metrics, run, warm_start
 from blokus_jax import make, rules
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
@@ -275,13 +283,13 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     assert losses(whole) == losses(split)
     assert checkpoint.read_meta(whole)["algorithm"] == "alphazero"
     with pytest.raises(CheckpointError, match="was trained with 'alphazero', not 'ppo'"):
-        checkpoint.restore(whole, __import__("agents.ppo", fromlist=["make_train"]).make_train(PPOConfig()))
+        checkpoint.restore(whole, __import__("blokus_agents.ppo", fromlist=["make_train"]).make_train(PPOConfig()))
 
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from agents.alphazero import AZConfig, make_train
-    from agents.ppo import make_mesh
+    from blokus_agents.alphazero import AZConfig, make_train
+    from blokus_agents.ppo import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = AZConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -318,7 +326,7 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
 
 
 def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_path, capsys):
-    from agents import cli
+    from blokus_agents import cli
 
     ppo_run, az_run = tmp_path / "ppo", tmp_path / "az"
     small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
@@ -360,7 +368,7 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
 
 
 def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path, monkeypatch):
-    from agents import search
+    from blokus_agents import search
 
     budgets = []
     real = search.network_search_policy
@@ -386,7 +394,7 @@ def test_observations_in_samples_are_float_planes(played):
 
 
 def test_root_noise_mixes_a_dirichlet_into_the_prior_of_valid_candidates_only():
-    from agents.search import _mix_dirichlet
+    from blokus_agents.search import _mix_dirichlet
 
     logits = jnp.asarray([[30.0, 0.0, 0.0, -1e9], [0.0, 0.0, 0.0, 0.0]])
     valid = jnp.asarray([[True, True, True, False], [True, True, True, True]])

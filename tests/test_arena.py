@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.arena import ParamPolicy, bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
-from agents.bots import get_bot
+from blokus_agents.arena import ParamPolicy, bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
+from blokus_agents.bots import get_bot
 from blokus_jax.pieces import standard_pieces
 
 
@@ -146,7 +146,7 @@ def test_param_policies_reuse_the_compiled_match(simple):
 
 
 def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_agents_play_different_games():
-    from agents.arena import _opening_runner
+    from blokus_agents.arena import _opening_runner
 
     env = blokus_jax.make("simple")
 

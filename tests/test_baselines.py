@@ -12,11 +12,11 @@ import pytest
 from flax import serialization
 
 import blokus_jax
-from agents import baselines, checkpoint, policies
-from agents.arena import play_match
-from agents.networks import make_network
-from agents.policies import AgentSpecError, ParamPolicy, resolve_agent
-from agents.ppo import PPOConfig, make_train
+from blokus_agents import baselines, checkpoint, policies
+from blokus_agents.arena import play_match
+from blokus_agents.networks import make_network
+from blokus_agents.policies import AgentSpecError, ParamPolicy, resolve_agent
+from blokus_agents.ppo import PPOConfig, make_train
 from blokus_jax.errors import BlokusError, CheckpointError
 
 NETWORK = {"channels": 4, "blocks": 1, "value_hidden": 8}
@@ -35,7 +35,7 @@ def params(env):
 
 def write(params, directory, name="tiny", **overrides):
     options = dict(
-        variant="simple", algorithm="ppo", network=NETWORK, sims=0, command="python -m agents.cli train ...",
+        variant="simple", algorithm="ppo", network=NETWORK, sims=0, command="python -m blokus_agents.cli train ...",
         source_run="tests", step=0,
     )  # fmt: skip
     return baselines.write_baseline(params, name, directory, **{**options, **overrides})
@@ -232,7 +232,7 @@ def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):
 
 
 def test_cli_eval_defaults_to_the_variant_of_a_baseline(shelf, capsys):
-    from agents import cli
+    from blokus_agents import cli
 
     assert cli.run_variant(["baseline:tiny", "random"]) == "simple"
     assert cli.run_variant(["baseline:nope", "random"]) is None
@@ -254,8 +254,9 @@ def test_pyproject_installs_the_baseline_files_as_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     setuptools = pyproject["tool"]["setuptools"]
-    assert "agents*" in setuptools["packages"]["find"]["include"]
-    assert set(setuptools["package-data"]["agents.baselines"]) >= {"*.msgpack", "*.json"}
+    assert {"blokus_jax", "blokus_agents", "blokus_agents.baselines"} <= set(setuptools["packages"])
+    assert setuptools["package-dir"]["blokus_agents"] == "agents"  # the folder agents/ installs as blokus_agents
+    assert set(setuptools["package-data"]["blokus_agents.baselines"]) >= {"*.msgpack", "*.json"}
 
 
 @pytest.mark.parametrize("name", baselines.available())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.bots import BOTS, _CornerKernels, corner_scores, get_bot
+from blokus_agents.bots import BOTS, _CornerKernels, corner_scores, get_bot
 from blokus_jax.errors import VariantError
 
 BATCH = 4

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents import checkpoint
-from agents.policies import load_policy
-from agents.ppo import PPOConfig, make_train
+from blokus_agents import checkpoint
+from blokus_agents.policies import load_policy
+from blokus_agents.ppo import PPOConfig, make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -115,7 +115,7 @@ def test_load_policy_plays_legal_moves_and_checks_the_variant(saved):
 
 
 def test_cli_agent_spec_accepts_a_checkpoint_directory(saved):
-    from agents.cli import resolve_agent
+    from blokus_agents.cli import resolve_agent
 
     env = blokus_jax.make("simple")
     action = resolve_agent(str(saved), env)(jax.random.key(0), env.init())
@@ -141,7 +141,7 @@ def test_flipped_parameter_bytes_are_caught_by_load_eval_and_resume(saved, train
         checkpoint.load_params(saved)
     with pytest.raises(CheckpointError, match="corrupt"):
         checkpoint.restore(saved, trained[0])
-    from agents import cli
+    from blokus_agents import cli
 
     assert cli.main(["eval", "--variant", "simple", "--agents", str(saved), "random", "--no-progress"]) == 2
     err = capsys.readouterr().err
@@ -209,7 +209,7 @@ def _save_format_1(run_dir, runner):
 def test_format_1_checkpoints_still_play_with_a_warning_but_do_not_resume(tmp_path, trained, caplog):
     trainer, runner = trained
     _save_format_1(tmp_path, runner)
-    with caplog.at_level("WARNING", logger="agents.checkpoint"):
+    with caplog.at_level("WARNING", logger="blokus_agents.checkpoint"):
         config, params = checkpoint.load_params(tmp_path)
     assert config == TINY and [r.getMessage() for r in caplog.records if "old format 1" in r.getMessage()]
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
@@ -231,7 +231,7 @@ def test_eval_and_play_default_to_the_variant_of_a_run_directory(saved, capsys, 
     import io
     import sys
 
-    from agents import cli
+    from blokus_agents import cli
 
     assert cli.main(["eval", "--agents", str(saved), "random", "--games", "2", "--no-progress"]) == 0
     captured = capsys.readouterr()

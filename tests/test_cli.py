@@ -10,8 +10,8 @@ import sys
 import pytest
 
 import blokus_jax
-from agents import cli
-from agents.bots import get_bot
+from blokus_agents import cli
+from blokus_agents.bots import get_bot
 from blokus_jax import records, render
 
 

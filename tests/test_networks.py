@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.networks import (
+from blokus_agents.networks import (
     MASKED_LOGIT,
     Conv3x3,
     centre_gather_table,
@@ -19,7 +19,7 @@ from agents.networks import (
     resolve_conv,
     sample_masked,
 )
-from agents.policies import network_policy
+from blokus_agents.policies import network_policy
 from blokus_jax.errors import ConfigError
 
 

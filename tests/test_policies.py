@@ -6,8 +6,8 @@ import jax
 import pytest
 
 import blokus_jax
-from agents import policies
-from agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
+from blokus_agents import policies
+from blokus_agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
 from blokus_jax.errors import BlokusError, CheckpointError
 
 
@@ -61,9 +61,9 @@ def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
 
 def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
     monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
-    # agents.baselines has registered `baseline:`; take it out to register the reserved prefix anew
+    # blokus_agents.baselines has registered `baseline:`; take it out to register the reserved prefix anew
     monkeypatch.setattr(policies, "_PREFIXES", {k: v for k, v in policies._PREFIXES.items() if k != "baseline"})
-    with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; import agents"):
+    with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; import blokus_agents"):
         resolve_agent("baseline:duo", env)
     seen = {}
 

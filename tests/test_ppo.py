@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from agents import checkpoint
-from agents.ppo import PPOConfig, make_train, seat_gae
-from agents.train import read_metrics, run
+from blokus_agents import checkpoint
+from blokus_agents.ppo import PPOConfig, make_train, seat_gae
+from blokus_agents.train import read_metrics, run
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -170,7 +170,7 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from agents.ppo import PPOConfig, make_mesh, make_train
+    from blokus_agents.ppo import PPOConfig, make_mesh, make_train
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -206,7 +206,7 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
 
 
 def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_path, capsys):
-    from agents import cli
+    from blokus_agents import cli
 
     out = tmp_path / "run"
     args = [
@@ -267,7 +267,7 @@ def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_pat
 
 
 def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_taken_over(tmp_path):
-    from agents.train import LOCK_FILE
+    from blokus_agents.train import LOCK_FILE
 
     out = tmp_path / "locked"
     out.mkdir()
@@ -288,7 +288,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
 def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
     assert int(runner.lr_horizon) == TINY.num_updates
-    from agents.ppo import with_lr_horizon
+    from blokus_agents.ppo import with_lr_horizon
 
     shorter = with_lr_horizon(runner, 1)
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)

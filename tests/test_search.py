@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from agents.bots import greedy_bot
-from agents.search import (
+from blokus_agents.bots import greedy_bot
+from blokus_agents.search import (
     full_action_weights,
     make_search,
     mcts_policy,
@@ -265,7 +265,7 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
 
 
 def test_network_search_plays_legal_moves(duo):
-    from agents.networks import make_network
+    from blokus_agents.networks import make_network
 
     env, states = duo
     network = make_network(env, channels=4, blocks=0, value_hidden=8)

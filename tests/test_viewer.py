@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import cli
+from blokus_agents import cli
 from blokus_jax import records
 
 DATA = Path(__file__).parent / "data" / "sgf"

@@ -27,7 +27,7 @@ import jax
 import pytest
 
 import blokus_jax
-from agents import cli
+from blokus_agents import cli
 from blokus_jax import records, viewer
 from blokus_jax.pieces import Piece
 

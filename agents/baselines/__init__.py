@@ -10,9 +10,9 @@ Each baseline is two data files in this directory: ``NAME.msgpack``, the network
 ``variant``        the variant the network plays (a baseline plays only its own variant)
 ``obs_version``    the observation layout it was trained on (:data:`blokus_jax.observe.OBS_VERSION`)
 ``algorithm``      ``"ppo"`` or ``"alphazero"``: how it was trained
-``network``        ``{"channels", "blocks", "value_hidden"}``, the arguments of :func:`agents.networks.make_network`
-``sims``           its default search budget: simulations per move for an ``alphazero`` baseline (at least 1); ``0``
-                   for a ``ppo`` baseline that plays its network greedily
+``network``        ``{"channels", "blocks", "value_hidden"}``, the arguments of
+:func:`blokus_agents.networks.make_network` ``sims``           its default search budget: simulations per move for an
+                   ``alphazero`` baseline (at least 1); ``0`` for a ``ppo`` baseline that plays its network greedily
 ``sha256``         hex digest of the ``.msgpack`` bytes
 ``command``        the exact training command that produced the run
 ``source_run``     the run directory it was exported from; ``step`` its checkpoint (update number)
@@ -25,7 +25,7 @@ Each baseline is two data files in this directory: ``NAME.msgpack``, the network
 metadata field and its type, the variant and observation layout, the hash, and every array's shape and dtype against
 the network the metadata describes. :func:`export_baseline` writes the two files from a training run directory
 (``benchmarks/export_baseline.py`` is its command line). Importing this module registers the ``baseline:`` prefix of
-:func:`agents.policies.resolve_agent` (``baseline:duo``, ``baseline:duo,sims=128``); see :func:`baseline_policy`.
+:func:`blokus_agents.policies.resolve_agent` (``baseline:duo``, ``baseline:duo,sims=128``); see :func:`baseline_policy`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ import numpy as np
 from flax import serialization
 
 import blokus_jax
-from agents.configs import CONFIGS
-from agents.networks import PolicyValueNet, make_network
-from agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
-from agents.search import network_search_policy
+from blokus_agents.configs import CONFIGS
+from blokus_agents.networks import PolicyValueNet, make_network
+from blokus_agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
+from blokus_agents.search import network_search_policy
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
@@ -60,7 +60,7 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-#: The training algorithms a baseline may come from (those of :mod:`agents.configs`).
+#: The training algorithms a baseline may come from (those of :mod:`blokus_agents.configs`).
 ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: Metadata fields and their types (``int`` means a true int, not a bool).
@@ -182,8 +182,8 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
     """``(network, params, meta)`` of baseline ``name`` from ``directory`` (default: the shipped ones), built for
-    ``env``. Raises :class:`~agents.policies.AgentSpecError` for a name that is not there (listing those that are)
-    and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
+    ``env``. Raises :class:`~blokus_agents.policies.AgentSpecError` for a name that is not there (listing those that
+    are) and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
     over :data:`MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
@@ -221,11 +221,11 @@ def baseline_policy(
     env: Env, target: str, *, sims: int = 0, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
 ) -> ParamPolicy:
     """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
-    :func:`load_baseline`) as a :class:`~agents.policies.ParamPolicy`.
+    :func:`load_baseline`) as a :class:`~blokus_agents.policies.ParamPolicy`.
 
     ``sims=0`` plays the baseline as it was published: an ``alphazero`` baseline with
-    :func:`~agents.search.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0 in its
-    metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
+    :func:`~blokus_agents.search.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0 in
+    its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
     simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
     search's options and matter only when it searches."""
     if sims < 0:
@@ -267,11 +267,11 @@ def write_baseline(
     notes: str = "",
     overwrite: bool = False,
 ) -> Path:
-    """Write ``params`` of a :func:`~agents.networks.make_network` network as baseline ``name`` (``NAME.msgpack`` and
-    ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package directory), then load it back
-    and check that it is bit-exact. Returns the path of the ``.json``. Raises ``ValueError`` for a bad name, command
-    or metadata value, ``FileExistsError`` when the baseline exists and not ``overwrite``, and ``CheckpointError``
-    for a network over :data:`MAX_EXPORT_BYTES`."""
+    """Write ``params`` of a :func:`~blokus_agents.networks.make_network` network as baseline ``name``
+    (``NAME.msgpack`` and ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package
+    directory), then load it back and check that it is bit-exact. Returns the path of the ``.json``. Raises
+    ``ValueError`` for a bad name, command or metadata value, ``FileExistsError`` when the baseline exists and not
+    ``overwrite``, and ``CheckpointError`` for a network over :data:`MAX_EXPORT_BYTES`."""
     if not _NAME.fullmatch(name):
         raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
     if not command.strip():
@@ -337,7 +337,7 @@ def export_baseline(
     command of the run; ``sims`` the default search budget (required for an ``alphazero`` run; default 0, no search,
     for ``ppo``); ``source_run`` defaults to ``run_dir``. Returns the path of the ``.json``; raises as
     :func:`write_baseline` does and ``CheckpointError`` for a run without a usable checkpoint."""
-    from agents import checkpoint
+    from blokus_agents import checkpoint
 
     meta = checkpoint.read_meta(run_dir, step)
     algorithm = meta["algorithm"]

@@ -18,7 +18,7 @@ import numpy as np
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError, IllegalActionError
 
-#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`agents.bots`.
+#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
 
 #: Machine-readable values of :attr:`RejectedActionError.reason`.
@@ -107,8 +107,8 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     """A pure JAX policy from an agent spec (``"greedy"``, ``"minimax:k=8"``, a run directory, ... resolved with
-    ``agents.policies.resolve_agent``, imported lazily), a policy callable (returned as is) or ``None`` (the uniform
-    random policy)."""
+    ``blokus_agents.policies.resolve_agent``, imported lazily), a policy callable (returned as is) or ``None`` (the
+    uniform random policy)."""
     if spec is None or spec == "random":
         return env.sample_action
     if callable(spec):
@@ -116,7 +116,7 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     if not isinstance(spec, str):
         raise ConfigError(f"opponent {spec!r} is neither an agent spec nor a policy callable (key, state) -> action")
     try:
-        from agents.policies import resolve_agent
+        from blokus_agents.policies import resolve_agent
     except ImportError as exc:
         raise ImportError(
             f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "

@@ -13,7 +13,7 @@ id                          variant        opponents
 ``BlokusDuo-v0``            ``duo``        random
 ``BlokusJunior-v0``         ``junior``     random
 ``BlokusSimple-v0``         ``simple``     random (7x7 board, for quick experiments)
-``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`agents.bots` (largest piece first)
+``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`blokus_agents.bots` (largest piece first)
 =========================== ============== ====================================================================
 
 **Episode.** The learner holds one seat (player index; ``seat="random"`` draws one per episode from the env's seeded
