@@ -97,11 +97,22 @@ def _without_params(policy: Policy) -> Callable:
     return lambda params, key, state: policy(key, state)
 
 
+def _capacity(games: int) -> int:
+    """Games each policy searches in one round of :func:`_match_runner`: half of them (rounded up), its share of the
+    movers, as the seat patterns give each policy exactly half of all seats (:func:`seat_patterns`)."""
+    return max(1, -(-int(games) // 2))
+
+
 @functools.lru_cache(maxsize=16)
 def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
-    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing every game ``chunk``
-    steps, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
-    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once."""
+    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing the games ``chunk``
+    rounds, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once.
+
+    A round searches each policy only on the games where it is to move, not on all of them: policy ``i`` gets a
+    fixed batch of :func:`_capacity` games (static shapes), filled with its live games that have taken the fewest
+    steps; a live game that does not fit waits for the next round, finished games are never searched. With two
+    players this halves the cost of a match against computing both policies on every game."""
     batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
     step = jax.vmap(env.step)
     is_legal = jax.vmap(env.is_legal)
@@ -109,16 +120,32 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
 
     @jax.jit
     def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array, params: tuple):
+        total = seats.shape[0]
+        capacity = _capacity(total)
+
         def one_step(carry, step_key):
             states, forfeited = carry
-            keys = jax.random.split(step_key, seats.shape[0])
-            choices = jnp.stack([f(p, keys, states) for f, p in zip(batched, params)])  # [2, N]
+            keys = jax.random.split(step_key, total)
             mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
-            actions = jnp.take_along_axis(choices, mover[None], axis=0)[0]
             live = ~(states.terminated | states.truncated)
-            bad = live & ~is_legal(states, actions)
+            actions = jnp.full((total,), env.pass_action, jnp.int32)
+            moved = jnp.zeros((total,), bool)
+            for i, (f, p) in enumerate(zip(batched, params)):
+                eligible = live & (mover == i)
+                order = jnp.argsort(jnp.where(eligible, states.step_count, jnp.iinfo(jnp.int32).max))
+                chosen = order[:capacity]
+                picked = jax.tree_util.tree_map(lambda x: x[chosen], states)
+                choice = f(p, keys[chosen], picked).astype(jnp.int32)
+                take = eligible[chosen]
+                actions = actions.at[chosen].set(jnp.where(take, choice, actions[chosen]))
+                moved = moved.at[chosen].set(moved[chosen] | take)
+            bad = moved & ~is_legal(states, actions)
             forfeited = forfeited | (bad[:, None] & (players == states.current_player[:, None]))
-            return (step(states, actions), forfeited), None
+            stepped = step(states, actions)
+            states = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(moved.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), stepped, states
+            )
+            return (states, forfeited), None
 
         (states, forfeited), _ = jax.lax.scan(one_step, (states, forfeited), jax.random.split(key, chunk))
         return states, forfeited
