@@ -3,6 +3,7 @@
     python benchmarks/scaling.py --variant duo --games 100 \\
         --pair "mcts:sims=256" "mcts:sims=128" --pair "mcts:sims=512" "mcts:sims=256" --out scaling.jsonl
     python benchmarks/scaling.py --table scaling.jsonl            # print the Markdown table of a results file
+    python benchmarks/scaling.py --plot scaling.jsonl docs/img/search_scaling.png   # strength against budget
 
 Each ``--pair A B`` plays ``--games`` seat-rotated games of A against B in the arena (:func:`play_match`, with
 ``--opening`` shared random moves per seat rotation so that deterministic agents play different games) and appends
@@ -66,7 +67,10 @@ def table(path: str) -> str:
             p["wins"] += row["wins"]
             p["margin"] += row["margin"] * row["games"]
             p["seconds"] += row["seconds"]
-    lines = ["| variant | agent A | agent B | games | A's win rate | 95 % CI | A's mean margin |", "|---|---|---|---:|---:|---:|---:|"]
+    lines = [
+        "| variant | agent A | agent B | games | A's win rate | 95 % CI | A's mean margin |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
     for (variant, a, b), p in pooled.items():
         lo, hi = wilson_interval(p["wins"], p["games"])
         lines.append(
@@ -74,6 +78,53 @@ def table(path: str) -> str:
             f"| {p['margin'] / p['games']:+.1f} |"
         )
     return "\n".join(lines)
+
+
+def _sims(spec: str) -> int:
+    """The ``sims=`` of an ``mcts:`` spec (128, the default, when absent)."""
+    options = dict(item.split("=", 1) for item in spec.partition(":")[2].split(",") if "=" in item)
+    return int(options.get("sims", 128))
+
+
+def plot(path: str, out: str) -> None:
+    """Strength against budget: A's win rate (with its interval) against the simulations of A, one line per
+    opponent B and per setting of A's other options, from the pooled rows of ``path``; written to ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from blokus_agents.arena import wilson_interval
+
+    series: dict[tuple[str, str], list[tuple[int, float, float, float]]] = defaultdict(list)
+    pooled: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0])
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                p = pooled[(row["a"], row["b"])]
+                p[0] += row["wins"]
+                p[1] += row["games"]
+    for (a, b), (wins, games) in pooled.items():
+        lo, hi = wilson_interval(wins, games)
+        rest = ",".join(x for x in a.partition(":")[2].split(",") if not x.startswith("sims="))
+        series[(rest, b)].append((_sims(a), wins / games, lo, hi))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for (rest, b), points in sorted(series.items()):
+        points.sort()
+        x = [p[0] for p in points]
+        y = [p[1] for p in points]
+        err = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{rest or 'defaults'} vs {b}")
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("simulations per move of agent A")
+    ax.set_ylabel("A's win rate (95 % interval)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=6, loc="lower right")
+    ax.set_title("Duo: strength against search budget (seat-rotated arena, --opening 2)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,10 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="append the JSON rows to this file")
     parser.add_argument("--table", metavar="FILE", help="print the Markdown table of a results file and exit")
+    parser.add_argument("--plot", nargs=2, metavar=("FILE", "PNG"), help="plot a results file and exit")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.table:
         print(table(args.table))
+        return 0
+    if args.plot:
+        plot(*args.plot)
         return 0
     if not args.pair:
         parser.error("give at least one --pair A B (or --table FILE)")
