@@ -44,6 +44,19 @@ def test_a_custom_variant_through_the_game_parameter():
     assert again.variant == TINY
 
 
+def test_a_custom_variant_with_another_number_of_players():
+    four = bj.get_variant(
+        "simple",
+        name="simple_4p",
+        num_colors=4,
+        players_to_colors=((0,), (1,), (2,), (3,)),
+        start_cells=(((0, 0),), ((0, 6),), ((6, 6),), ((6, 0),)),
+    )
+    game = pyspiel.load_game("blokus_simple", {"variant": bos.variant_parameter(four)})
+    assert game.num_players() == 4 and game.get_type().max_num_players == 4
+    pyspiel.random_sim_test(game, num_sims=1, serialize=True, verbose=False)
+
+
 @pytest.mark.parametrize("bad", ["not base64!", bos.variant_parameter(TINY)[:-9], "e30"])
 def test_a_bad_variant_parameter_is_refused(bad):
     with pytest.raises(bj.VariantError, match="variant"):

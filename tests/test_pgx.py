@@ -75,8 +75,9 @@ def test_the_shipped_contract_check_passes_through_the_adapter(simple):
     check_env(simple)
 
 
-def test_a_custom_variant_passes_the_contract_check():
-    check_env(PgxEnv(FOUR, reward="score", illegal_action_penalty=-2.0), seed=3)
+def test_a_custom_four_player_variant_passes_the_adapter_check():
+    # the core side of check_env on custom variants is tests/test_contract.py's; here the adapter against it
+    check_pgx_env(PgxEnv(FOUR, reward="score", illegal_action_penalty=-2.0), seed=3)
 
 
 def test_check_env_catches_an_adapter_that_breaks_pgx_conventions(simple):
