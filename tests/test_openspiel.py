@@ -94,6 +94,8 @@ def test_state_basics_action_strings_and_errors():
     obs = np.asarray(state.observation_tensor(1)).reshape(-1)
     assert obs.size == game.observation_tensor_size() and ((obs == 0) | (obs == 1) | ((obs > 0) & (obs < 1))).all()
     assert "a b c" in str(state)
+    with pytest.raises(ValueError):  # clones share the position: its arrays are read-only
+        state.core_state.board[0, 0] = 1
     with pytest.raises(errors.RecordError):
         bos._replayed("simple", (env.pass_action,))  # a pass while placements exist: a corrupt serialised state
 

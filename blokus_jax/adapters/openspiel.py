@@ -77,7 +77,8 @@ GAMES: dict[str, str] = {
     "blokus_simple": "simple",
 }
 
-#: Game parameters and their defaults: ``variant`` is a custom variant as records-format JSON ("" = the game's own).
+#: Game parameters and their defaults: ``variant`` is a custom variant from :func:`variant_parameter` ("" = the
+#: game's own variant).
 PARAMETERS = {"variant": ""}
 
 
@@ -90,6 +91,8 @@ class _Position:
     __slots__ = ("rules_key", "core", "legal", "player", "returns", "actions")
 
     def __init__(self, rules_key: str, core: Any, legal: np.ndarray, actions: tuple[int, ...]):
+        for array in (*jax.tree.leaves(core), legal):
+            array.flags.writeable = False  # shared by clones: nobody may change it in place
         self.rules_key = rules_key
         self.core = core
         self.legal = legal
