@@ -370,13 +370,39 @@ def az_policy(
     )
 
 
-register_agent("mcts", mcts_policy)  # "mcts", "mcts:sims=128,k=32"
-register_prefix("az", az_policy)  # "az:runs/duo", "az:runs/duo,sims=64"
+# Declared options of the search agents (type and range, checked when a spec is resolved, see
+# blokus_agents.options) and their memory estimate for one game (the tree of mctx, the playouts).
+from blokus_agents.options import PLACEMENTS, Option, search_bytes  # noqa: E402
+
+SEARCH_OPTIONS = {
+    "sims": Option(int, 1, 10**6, doc="simulations per move"),
+    "k": Option(int, 1, PLACEMENTS, doc="candidate placements per node"),
+    "considered": Option(int, 1, PLACEMENTS, doc="root candidates of sequential halving"),
+    "gumbel_scale": Option(float, 0.0, 100.0, doc="Gumbel noise when playing; 0 plays the search's best move"),
+}
+MCTS_OPTIONS = {
+    **SEARCH_OPTIONS,
+    "playouts": Option(int, 1, 10**4, doc="playouts per evaluated position"),
+    "playout": Option(str, choices=PLAYOUTS, doc="the playout policy"),
+    "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
+    "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
+}
+
+
+def search_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.options.search_bytes`)."""
+    return search_bytes(env, options["sims"], min(options["k"], env.pass_action), options.get("playouts", 0))
+
+
+register_agent("mcts", mcts_policy, options=MCTS_OPTIONS, memory=search_memory)  # "mcts", "mcts:sims=128,k=32"
+register_prefix("az", az_policy, options=SEARCH_OPTIONS, memory=search_memory)  # "az:runs/duo,sims=64"
 # An AlphaZero run directory given as an agent ("runs/az") plays with its search, like "az:runs/az".
 register_run_kind("alphazero", lambda run_dir, env, **options: az_policy(env, run_dir, **options))
 
 __all__ = [
+    "MCTS_OPTIONS",
     "PLAYOUTS",
+    "SEARCH_OPTIONS",
     "Evaluator",
     "Node",
     "SearchOutput",
@@ -388,6 +414,7 @@ __all__ = [
     "network_search_policy",
     "rollout_evaluator",
     "root_utility",
+    "search_memory",
     "side_sign",
     "top_candidates",
     "transition_signs",
