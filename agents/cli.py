@@ -353,7 +353,7 @@ def play_help(env: Env, color: int = 0) -> str:
 def _first_moves(env: Env, color: int) -> list[int]:
     """The legal placements (action ids, ascending) of ``color`` on the empty board."""
     state = env.init()
-    bits = env.placement_bits(state.board, state.remaining, state.pieces_placed, jnp.int32(color))
+    bits = env.placement_bits(state, jnp.int32(color))
     mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
     return [int(a) for a in np.flatnonzero(mask)]
 
