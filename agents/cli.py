@@ -332,16 +332,16 @@ e.g. {corner} is the bottom-left corner."""
 
 
 def play_help(env: Env, color: int = 0) -> str:
-    """The ``help`` text of :func:`play_game` with examples that are legal first moves of ``color`` on ``env``'s
-    board: a piece with several orientations on the colour's start square, and a list of cells of a small piece."""
+    """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
+    board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
+    and cell, and the list of its cells."""
     pieces = env.variant.pieces
     legal = _first_moves(env, color)
     index = max(range(len(pieces)), key=lambda i: (min(len(pieces[i].orientations), 2), len(pieces[i].cells), -i))
     orientation = min(1, len(pieces[index].orientations) - 1)
     moves = [a for a in legal if env.decode_action(a)[:2] == (index, orientation)] or legal
     piece, orientation, row, col = env.decode_action(moves[0])
-    small = sorted(legal, key=lambda a: (len(env.action_cells(a)) < 2, len(env.action_cells(a)), a))[0]
-    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(small)]
+    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(moves[0])]
     return PLAY_HELP.format(
         example=f"{pieces[piece].name} {orientation} {render.cell_name(env.variant, row, col)}",
         cells=" ".join(cells),
