@@ -32,7 +32,7 @@ def PLACEMENTS(env: Any) -> int:
     return int(env.pass_action)
 
 
-PLACEMENTS.describe = "the number of placements of"  # type: ignore[attr-defined]
+PLACEMENTS.describe = "the number of placement actions of"  # type: ignore[attr-defined]
 
 Bound = int | float | Callable[[Any], float] | None
 
