@@ -190,7 +190,11 @@ def _compiled(run: Callable, args: tuple, label: str, log: Callable[[str], None]
     """``run`` compiled ahead of time for ``args`` (cached), announcing the compilation and its time through
     ``log`` (the first match of a search agent compiles for minutes; nothing else would say so)."""
     leaves, tree = jax.tree_util.tree_flatten(args)
-    signature = (run, tree, tuple((np.shape(x), str(getattr(x, "dtype", type(x)))) for x in leaves))
+    signature = (
+        run,
+        tree,
+        tuple((np.shape(x), str(getattr(x, "dtype", type(x))), getattr(x, "sharding", None)) for x in leaves),
+    )
     if signature not in _COMPILED:
         if log is not None:
             log(f"compiling the match {label}...")

@@ -103,7 +103,7 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
         ("mcts:sims=1000000000", r"sims=1000000000 must be between 1 and 1000000"),
         ("mcts:sims=12345678901234567890", r"sims=12345678901234567890 must be between 1 and 1000000"),
         ("mcts:playouts=100000000", r"playouts=100000000 must be between 1 and 10000"),
-        ("mcts:k=1373", r"k=1373 must be between 1 and 1372 \(the number of placements of 'simple'\)"),
+        ("mcts:k=1373", r"k=1373 must be between 1 and 1372 \(the number of placement actions of 'simple'\)"),
         ("mcts:considered=0", r"considered=0 must be between 1"),
         ("mcts:margin=1.5", r"margin=1.5 must be between 0 and 1"),
         ("mcts:margin=-0.1", r"margin=-0.1 must be between 0 and 1"),
