@@ -386,6 +386,8 @@ def mcts_policy(
     return build(sims)
 
 
+#: The most simulations a ``seconds=`` budget calibrates to (the memory estimate of such an agent assumes it).
+MAX_BUDGET_SIMS = 1 << 15
 #: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
 BUDGET_SHARE = 0.75
 #: Calibrated simulation counts, by (variant, agent options, seconds, machine); calibrating costs two compilations.
@@ -398,7 +400,7 @@ def calibrate_sims(
     seconds: float,
     cache_key: tuple = (),
     probe: int = 32,
-    max_sims: int = 1 << 16,
+    max_sims: int = MAX_BUDGET_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
     this machine, measured after compilation on the game's first position (its playouts are the longest, so later
@@ -406,8 +408,8 @@ def calibrate_sims(
     extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant
     and budget. Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
     seconds = float(seconds)
-    if not 0 < seconds < 3600:
-        raise VariantError(f"seconds must be a time budget in (0, 3600) seconds per move, got {seconds!r}")
+    if not 0 < seconds <= 3600:
+        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
     key = (env.variant, cache_key, seconds, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
@@ -479,14 +481,50 @@ def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
     return mcts_policy(env, seconds=seconds, **STRONG)
 
 
-register_agent("mcts", mcts_policy)  # "mcts", "mcts:sims=128,k=32"
-register_agent("strong", strong_policy)  # "strong", "strong:seconds=5"
-register_prefix("az", az_policy)  # "az:runs/duo", "az:runs/duo,sims=64"
+# Declared options of the search agents (type and range, checked when a spec is resolved, see
+# blokus_agents.options) and their memory estimate for one game (the tree of mctx, the playouts).
+from blokus_agents.options import PLACEMENTS, Option, search_bytes  # noqa: E402
+
+SEARCH_OPTIONS = {
+    "sims": Option(int, 1, 10**6, doc="simulations per move"),
+    "k": Option(int, 1, PLACEMENTS, doc="candidate placements per node"),
+    "considered": Option(int, 1, PLACEMENTS, doc="root candidates of sequential halving"),
+    "gumbel_scale": Option(float, 0.0, 100.0, doc="Gumbel noise when playing; 0 plays the search's best move"),
+}
+MCTS_OPTIONS = {
+    **SEARCH_OPTIONS,
+    "playouts": Option(int, 1, 10**4, doc="playouts per evaluated position"),
+    "playout": Option(str, choices=PLAYOUTS, doc="the playout policy"),
+    "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
+    "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
+    "seconds": Option(float, 0.0, 3600.0, doc="time budget per move at batch 1 (replaces sims); 0: off"),
+}
+STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
+
+
+def search_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.options.search_bytes`)."""
+    sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
+    return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
+
+
+register_agent("mcts", mcts_policy, options=MCTS_OPTIONS, memory=search_memory)  # "mcts", "mcts:sims=128,k=32"
+register_agent(
+    "strong",
+    strong_policy,
+    options=STRONG_OPTIONS,
+    memory=lambda env, options: search_memory(env, {**STRONG, **options}),
+)  # "strong", "strong:seconds=5"
+register_prefix("az", az_policy, options=SEARCH_OPTIONS, memory=search_memory)  # "az:runs/duo,sims=64"
 # An AlphaZero run directory given as an agent ("runs/az") plays with its search, like "az:runs/az".
 register_run_kind("alphazero", lambda run_dir, env, **options: az_policy(env, run_dir, **options))
 
 __all__ = [
+    "MCTS_OPTIONS",
     "PLAYOUTS",
+    "SEARCH_OPTIONS",
+    "STRONG",
+    "STRONG_OPTIONS",
     "Evaluator",
     "Node",
     "SearchOutput",
@@ -499,6 +537,7 @@ __all__ = [
     "network_search_policy",
     "rollout_evaluator",
     "root_utility",
+    "search_memory",
     "side_sign",
     "strong_policy",
     "top_candidates",
