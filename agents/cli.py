@@ -465,13 +465,22 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
         help="agent for the other seats: an agent name (e.g. greedy, minimax:k=8) or a run directory (default greedy)",
     )
     parser.add_argument("--seat", type=nonnegative_int, default=0, help="your seat (player index; 0 moves first)")
-    parser.add_argument("--hint-bot", default="corners", help="agent that answers 'hint' (default corners)")
+    parser.add_argument(
+        "--hint-bot",
+        default="strong",
+        help="agent that answers 'hint' (default strong: the best player at 2 s a move; corners answers at once)",
+    )
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
 
     def run(args: argparse.Namespace) -> int:
         env = make(_variant(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
+        for spec in dict.fromkeys([args.opponent, args.hint_bot]):
+            if spec.partition(":")[0] == "strong" or "seconds=" in spec:
+                print(
+                    f"calibrating {spec!r} to its time budget on this machine (two compilations) ...", file=sys.stderr
+                )
         return play_game(
             env,
             resolve_agent(args.opponent, env),

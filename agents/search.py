@@ -293,24 +293,37 @@ def make_search(
         if root_noise > 0:
             prior = _mix_dirichlet(jax.random.fold_in(k_root, 1), prior, nodes.valid, root_noise, root_alpha)
         root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=nodes)
-        out = mctx.gumbel_muzero_policy(
-            params,
-            k_search,
-            root,
-            recurrent_fn,
-            num_simulations=sims,
-            invalid_actions=~nodes.valid,
-            max_num_considered_actions=min(considered, k),
-            gumbel_scale=gumbel_scale,
-        )
-        action = jnp.take_along_axis(nodes.actions, out.action[:, None], axis=1)[:, 0]
+
+        def tree_search(_):
+            out = mctx.gumbel_muzero_policy(
+                params,
+                k_search,
+                root,
+                recurrent_fn,
+                num_simulations=sims,
+                invalid_actions=~nodes.valid,
+                max_num_considered_actions=min(considered, k),
+                gumbel_scale=gumbel_scale,
+            )
+            return out.action, out.action_weights, out.search_tree.node_values[:, 0]
+
+        def forced(_):  # one legal action: nothing to search
+            one = jnp.zeros(nodes.valid.shape, jnp.float32).at[:, 0].set(1.0)
+            return jnp.zeros(nodes.valid.shape[:1], jnp.int32), one, value
+
+        if nodes.valid.shape[0] == 1:
+            # At batch 1 (play, matches against outside engines) a forced move (a single placement, or the pass)
+            # returns at once: its narrow tree would go deep and cost the most per simulation of any position.
+            slot, slot_weights, root_value = jax.lax.cond(nodes.valid[0].sum() == 1, forced, tree_search, None)
+        else:
+            slot, slot_weights, root_value = tree_search(None)
+        action = jnp.take_along_axis(nodes.actions, slot[:, None], axis=1)[:, 0]
         # Whatever the priors and values did, play a legal move: slot 0 is always valid (the top legal placement,
         # or the pass when there is none).
         legal = jax.vmap(lambda s, a: s.legal_action_mask[a])(states, action)
         action = jnp.where(legal, action, nodes.actions[:, 0])
-        compact = jnp.where(nodes.valid, out.action_weights, 0.0)
+        compact = jnp.where(nodes.valid, slot_weights, 0.0)
         weights = full_action_weights(nodes.actions, nodes.valid, compact, env.num_actions)
-        root_value = out.search_tree.node_values[:, 0]
         return SearchOutput(action.astype(jnp.int32), weights, root_value, nodes.actions, compact)
 
     return search
@@ -394,6 +407,18 @@ BUDGET_SHARE = 0.75
 _CALIBRATED: dict[tuple, int] = {}
 
 
+def _calibration_positions(env: Env) -> list[State]:
+    """Positions of one random game at every phase where a search has a choice: the start (the longest playouts)
+    and every few moves after it while at least two actions are legal (narrow late positions grow deep trees)."""
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    state, positions, t = env.init(jax.random.key(0)), [], 0
+    while not bool(state.terminated):
+        if t % (2 * env.num_colors) == 0 and int(state.legal_action_mask.sum()) > 1:
+            positions.append(state)
+        state, t = step(state, sample(jax.random.key(100 + t), state)), t + 1
+    return positions
+
+
 def calibrate_sims(
     env: Env,
     build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
@@ -403,8 +428,8 @@ def calibrate_sims(
     max_sims: int = MAX_BUDGET_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
-    this machine, measured after compilation on the game's first position (its playouts are the longest, so later
-    moves are faster): a probe search of ``probe`` simulations gives the time per simulation, the budget is
+    this machine, measured after compilation on positions of every phase of a game (the slowest one counts; forced
+    moves return at once): a probe search of ``probe`` simulations gives the time per simulation, the budget is
     extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant
     and budget. Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
     seconds = float(seconds)
@@ -413,18 +438,22 @@ def calibrate_sims(
     key = (env.variant, cache_key, seconds, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
-    state = env.init(jax.random.key(0))
+    states = _calibration_positions(env)
     target = BUDGET_SHARE * seconds
 
     def timed(sims: int) -> float:
+        # The slowest phase of the game (the median of three calls at each position) sets the budget.
         act = jax.jit(build(sims))
-        jax.block_until_ready(act(jax.random.key(1), state))  # compile
-        times = []
-        for i in range(3):
-            start = time.perf_counter()
-            jax.block_until_ready(act(jax.random.key(2 + i), state))
-            times.append(time.perf_counter() - start)
-        return sorted(times)[1]
+        jax.block_until_ready(act(jax.random.key(1), states[0]))  # compile
+        worst = 0.0
+        for state in states:
+            times = []
+            for i in range(3):
+                start = time.perf_counter()
+                jax.block_until_ready(act(jax.random.key(2 + i), state))
+                times.append(time.perf_counter() - start)
+            worst = max(worst, sorted(times)[1])
+        return worst
 
     per_sim = timed(probe) / probe
     sims = int(min(max_sims, max(1, target / per_sim)))
@@ -471,7 +500,7 @@ def az_policy(
 
 #: The search settings of the agent ``strong`` (its budget is ``seconds``): chosen by the scaling measurements of
 #: ``benchmarks/RESULTS.md`` ("Search that scales").
-STRONG = {"k": 16, "playouts": 1, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
+STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
 
 
 def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:

@@ -237,7 +237,7 @@ def test_eval_and_play_default_to_the_variant_of_a_run_directory(saved, capsys, 
     captured = capsys.readouterr()
     assert "simple: 2 games per pairing" in captured.out and "variant simple" in captured.err
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
-    assert cli.main(["play", "--opponent", str(saved)]) == 0
+    assert cli.main(["play", "--opponent", str(saved), "--hint-bot", "corners"]) == 0
     assert "  a b c d e f g\n" in capsys.readouterr().out  # the 7x7 board of `simple`
 
 

@@ -87,7 +87,7 @@ def test_parse_move_accepts_both_formats():
 
 def run_play(monkeypatch, capsys, script: str, *extra: str) -> str:
     monkeypatch.setattr(sys, "stdin", io.StringIO(script))
-    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", *extra]) == 0
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "corners", *extra]) == 0
     return capsys.readouterr().out
 
 
