@@ -330,16 +330,16 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
 
     ppo_run, az_run = tmp_path / "ppo", tmp_path / "az"
     small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
-    quiet = ["--eval-every", "0", "--no-progress"]
+    quiet = ["--eval-every", "0", "--no-progress", "--cpu-devices", "1"]
     assert cli.main(["train", *small, "--total-steps", "16", "--out", str(ppo_run), *quiet]) == 0
     capsys.readouterr()
     # AlphaZero warm-started from the PPO run: its network size is taken from there
     args = ["train", "--algo", "alphazero", "--variant", "simple", "--num-envs", "4", "--num-steps", "4"]
     args += ["--sims", "4", "--total-steps", "32", "--init-from", str(ppo_run), "--out", str(az_run)]
-    args += ["--eval-every", "2", "--eval-games", "2", "--no-progress"]
+    args += ["--eval-every", "2", "--eval-games", "2", "--no-progress", "--json", str(tmp_path / "summary.json")]
     assert cli.main(args) == 0, capsys.readouterr().err
-    out = capsys.readouterr()
-    assert json.loads(out.out.splitlines()[0])["updates"] == 2
+    capsys.readouterr()
+    assert json.loads((tmp_path / "summary.json").read_text())["updates"] == 2
     meta = checkpoint.read_meta(az_run)
     assert meta["algorithm"] == "alphazero" and meta["config"].sims == 4 and meta["config"].channels == 4
     assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]

@@ -108,10 +108,13 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
 # ------------------------------------------------------------------------------------------------- training
 def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
+    before = jax.tree.map(jnp.copy, runner)  # a device copy (a host view of a CPU buffer would keep it from donation)
     new, metrics = trainer.update(runner)
-    changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), runner.params, new.params)
+    changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), before.params, new.params)
     assert all(jax.tree.leaves(changed))
-    assert int(new.update) == 1 and not bool(jnp.all(new.key == runner.key))
+    assert int(new.update) == 1 and not bool(jnp.all(new.key == before.key))
+    # the runner is donated: its buffers were reused for the new one instead of copied
+    assert all(x.is_deleted() for x in jax.tree.leaves(runner))
     for name in (
         "policy_loss",
         "value_loss",
@@ -120,6 +123,7 @@ def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
         "clip_fraction",
         "explained_variance",
         "learning_rate",
+        "param_norm",
     ):
         assert np.isfinite(float(metrics[name])), name
     assert float(metrics["entropy"]) > 0 and float(metrics["approx_kl"]) >= 0
@@ -230,10 +234,18 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
         "--eval-games",
         "2",
         "--no-progress",
+        "--cpu-devices",
+        "1",
+        "--json",
+        str(tmp_path / "summary.json"),
     ]
     assert cli.main(args) == 0
-    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["updates"] == 2 and 0.0 <= summary["win_rate_vs_greedy"] <= 1.0
+    lo, hi = summary["win_rate_ci_vs_greedy"]
+    assert lo <= summary["win_rate_vs_greedy"] <= hi and summary["eval_games"] == 2
+    table = capsys.readouterr().out  # a short table, not raw JSON
+    assert "vs greedy" in table and "env steps" in table and not table.lstrip().startswith("{")
     records = read_metrics(out)
     assert [r["update"] for r in records] == [0, 1, 2] and "win_rate_vs_random" in records[-1]
     assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint.latest_step(out) == 2
@@ -290,7 +302,7 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     assert int(runner.lr_horizon) == TINY.num_updates
     from blokus_agents.ppo import with_lr_horizon
 
-    shorter = with_lr_horizon(runner, 1)
+    shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
     assert float(m0["learning_rate"]) == float(m1["learning_rate"]) == pytest.approx(TINY.learning_rate)
     _, m2 = trainer.update(after)  # past its horizon of 1 update: the final fraction
