@@ -584,7 +584,8 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         "--out",
         default=None,
         type=output_dir,
-        help="run directory (default runs/<variant>; for alphazero runs/az_<variant>)",
+        help="run directory (default runs/<variant>; for alphazero runs/az_<variant>); a resumed run keeps the "
+        "--eval-every, --eval-games, --checkpoint-every and --minutes it was started with unless given",
     )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
     parser.add_argument("--eval-every", type=nonnegative_int, help="updates between evaluations (0: never; default 25)")
@@ -593,10 +594,10 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         "--checkpoint-every", type=nonnegative_int, help="updates between checkpoints (0: only at the end; default 50)"
     )
     parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the summary as JSON to PATH")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    devices = parser.add_argument_group(
-        "devices and hosts", "(see the README's 'Several devices and hosts'; a resumed run keeps the settings above)"
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar (the compile and evaluation lines stay)"
     )
+    devices = parser.add_argument_group("devices and hosts", "see the README's 'Several devices and hosts'")
     devices.add_argument(
         "--cpu-devices",
         type=positive_int,

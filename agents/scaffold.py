@@ -68,6 +68,8 @@ def use_cpu_cores(count: int | None = None) -> int | None:
             )
         return None
     wanted = cpu_cores() if count is None else int(count)
+    if jax.config.jax_num_cpu_devices == wanted:
+        return None  # set already (e.g. by an earlier call)
     try:
         jax.config.update("jax_num_cpu_devices", wanted)
     except RuntimeError:  # JAX is running already (a notebook, a test): keep its devices

@@ -393,13 +393,15 @@ def run(
     spec). The last update is always checkpointed. A non-finite loss or parameter norm stops the run with a
     ``ConfigError`` (nothing of that update is saved; earlier checkpoints are kept).
 
-    ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a :func:`~blokus_agents.scaffold.make_mesh` mesh. With
-    several processes (:func:`blokus_agents.scaffold.start_distributed`) every process calls ``run`` with the same
-    arguments; process 0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written
-    and read by all together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only):
-    start from the newest network of that run directory (either algorithm, same variant and network size) with a
-    fresh optimiser. Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the
-    updates, and the final win rates with their intervals and game count (those of the last evaluation).
+    ``progress`` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
+    either way). ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a
+    :func:`~blokus_agents.scaffold.make_mesh` mesh. With several processes
+    (:func:`blokus_agents.scaffold.start_distributed`) every process calls ``run`` with the same arguments; process
+    0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
+    together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only): start from the
+    newest network of that run directory (either algorithm, same variant and network size) with a fresh optimiser.
+    Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
+    final win rates with their intervals and game count (those of the last evaluation).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -456,7 +458,8 @@ class _Session:
         self.primary = scaffold.is_primary()
         self.begin = time.perf_counter()
         self.deadline = None if settings.minutes is None else self.begin + 60.0 * settings.minutes
-        self.verbose = progress and self.primary
+        self.verbose = self.primary  # lines of text (compiling, the first evaluation) are shown even without a bar
+        self.progress = progress and self.primary
         self.trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
         self.last = config.num_updates if until_update is None else min(config.num_updates, until_update)
         self.eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
@@ -467,7 +470,7 @@ class _Session:
         self.compile_s = math.nan
 
     def say(self, text: str) -> None:
-        """Print a line for the user (process 0, with progress on)."""
+        """Print a line for the user on stderr (process 0)."""
         if self.verbose:
             print(text, file=sys.stderr, flush=True)
 
@@ -556,13 +559,13 @@ class _Session:
             self.bar = tqdm(
                 total=round(60 * minutes),
                 initial=min(round(time.perf_counter() - self.begin), round(60 * minutes)),
-                disable=not self.verbose,
+                disable=not self.progress,
                 desc=desc,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}",
             )
         else:
             total = max(0, self.last - int(runner.update)) * self.config.steps_per_update
-            self.bar = tqdm(total=total, disable=not self.verbose, unit="step", unit_scale=True, desc=desc)
+            self.bar = tqdm(total=total, disable=not self.progress, unit="step", unit_scale=True, desc=desc)
 
     def check_finite(self, metrics: dict, update: int) -> None:
         """Stop with a ``ConfigError`` when an update's loss or parameter norm is not finite (training diverged)."""

@@ -167,3 +167,44 @@ def test_distributed_flags_are_checked_in_the_clis_words(capsys):
         assert cli.main(["train", *argv, "--out", "unused", "--cpu-devices", "1"]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+CORES = textwrap.dedent("""
+    import os, sys
+    from blokus_agents import scaffold
+    from blokus_jax.errors import ConfigError
+    if sys.argv[1] == "default":  # one CPU device per core, set before JAX starts
+        assert scaffold.use_cpu_cores() == scaffold.cpu_cores()
+        import jax
+        assert len(jax.devices()) == scaffold.cpu_cores()
+        assert scaffold.use_cpu_cores() is None  # JAX runs: nothing changes, and asking for another count is an error
+        try:
+            scaffold.use_cpu_cores(scaffold.cpu_cores() + 1)
+            raise SystemExit("no error")
+        except ConfigError as exc:
+            assert "already started" in str(exc)
+    else:  # XLA_FLAGS chose 4 devices: respected, and the default mesh takes as many as the games split over
+        assert scaffold.use_cpu_cores() is None
+        try:
+            scaffold.use_cpu_cores(2)
+            raise SystemExit("no error")
+        except ConfigError as exc:
+            assert "contradicts XLA_FLAGS" in str(exc)
+        import jax
+        assert len(jax.devices()) == 4
+        assert scaffold.default_mesh(8).size == 4 and scaffold.default_mesh(6).size == 3
+        assert scaffold.default_mesh(7) is None
+    print("CORES-OK")
+""")
+
+
+@pytest.mark.parametrize("case", ["default", "xla_flags"])
+def test_cpu_training_gets_one_device_per_core_unless_told_otherwise(case):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    if case == "xla_flags":
+        env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    proc = subprocess.run(
+        [sys.executable, "-c", CORES, case], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and "CORES-OK" in proc.stdout, proc.stderr[-3000:]

@@ -244,15 +244,21 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert summary["updates"] == 2 and 0.0 <= summary["win_rate_vs_greedy"] <= 1.0
     lo, hi = summary["win_rate_ci_vs_greedy"]
     assert lo <= summary["win_rate_vs_greedy"] <= hi and summary["eval_games"] == 2
-    table = capsys.readouterr().out  # a short table, not raw JSON
+    printed = capsys.readouterr()
+    table = printed.out  # a short table, not raw JSON
     assert "vs greedy" in table and "env steps" in table and not table.lstrip().startswith("{")
+    assert "initial network: vs_random=" in printed.err and "n=2" in printed.err  # shown even without the bar
     records = read_metrics(out)
     assert [r["update"] for r in records] == [0, 1, 2] and "win_rate_vs_random" in records[-1]
     assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint.latest_step(out) == 2
     # resuming with a larger budget continues the same run
     resume = [a if a != "32" else "48" for a in args] + ["--resume"]
     assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
-    capsys.readouterr()
+    # the longer run's learning rate decays over its new length, and training says so
+    assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
+    from blokus_agents.scaffold import lr_horizon
+
+    assert lr_horizon(checkpoint.restore(out, make_train(checkpoint.load_config(out)))) == 3
     assert (
         cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2", "--no-progress"]) == 0
     )
@@ -264,13 +270,18 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
 # ------------------------------------------------------------------------------------ host loop (issue 10)
 def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_path, capsys):
     out = tmp_path / "killed"
-    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None, until_update=1)
     with open(out / "metrics.jsonl", "a") as f:  # a kill after logging updates 2 and 3, before their checkpoint
         f.write(json.dumps({"update": 2, "env_steps": 128}) + "\n" + json.dumps({"update": 3}) + '\n{"upd')
+    capsys.readouterr()
     summary = run(TINY, out, eval_every=2, eval_games=2, progress=True, mesh=None, resume=True)
     updates = [r["update"] for r in read_metrics(out)]
     assert updates == sorted(set(updates)) == [1, 2, 3]
     err = capsys.readouterr().err
+    # the resumed run kept checkpoint_every=1 (not the default 50: update 2 was checkpointed too) and said what changed
+    assert sorted(int(p.name) for p in (out / "checkpoints").iterdir()) == [1, 2, 3]
+    assert "resumed with --eval-every 2 (was 0)" in err and "resumed with --eval-games 2 (was 32)" in err
+    assert "--checkpoint-every" not in err
     assert "compiling the PPO update" in err and "compiled in" in err and "s/s" not in err
     assert summary["compile_s"] > 0
     last = read_metrics(out)[-1]  # the last update is evaluated, and the summary says so
@@ -309,3 +320,20 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
     steps = after.opt_state.hyperparams_states["learning_rate"].count
     assert int(steps) == TINY.update_epochs * TINY.num_minibatches
+
+
+def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path):
+    from blokus_jax.errors import ConfigError
+
+    out = tmp_path / "diverged"
+    wild = TINY.replace(learning_rate=1e9, max_grad_norm=1e9, total_steps=TINY.steps_per_update * 8)
+    with pytest.raises(ConfigError, match=r"training diverged at update \d+: .*not finite.*lower --lr"):
+        run(wild, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
+    saved = checkpoint.latest_step(out)
+    assert saved is not None and saved < wild.num_updates  # it stopped early, after checkpointing finite updates
+    params = checkpoint.load_params(out)[1]
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
+    records = read_metrics(out)
+    assert [r["update"] for r in records] == list(range(1, saved + 1))  # nothing of the diverged update was logged
+    assert all(np.isfinite(r["param_norm"]) and np.isfinite(r["policy_loss"]) for r in records)
+    assert not (out / "train.lock").exists()
