@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 900  # seconds per launch: compiling on a loaded 2-core machine is slow, a hang must still end
 
 SMALL = ["--variant", "simple", "--num-envs", "8", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
-PPO = ["train", *SMALL, "--total-steps", "96", "--eval-every", "0", "--checkpoint-every", "1", "--no-progress"]
+PPO = ["train", *SMALL, "--total-steps", "96", "--eval-every", "3", "--eval-games", "2", "--checkpoint-every", "1"]
+PPO += ["--no-progress"]
 AZ = ["train", "--algo", "alphazero", *SMALL, "--sims", "2", "--batch-size", "16", "--total-steps", "128"]
 AZ += ["--eval-every", "0", "--checkpoint-every", "2", "--no-progress"]
 KILL_AFTER = 3  # the AlphaZero run is killed once update 3 is logged: after checkpoint 2, before checkpoint 4
@@ -104,13 +105,14 @@ def runs(tmp_path_factory):
         [[[*PPO, "--out", str(d["dist_ppo"])], None], [[*AZ, "--out", str(d["dist_az"])], KILL_AFTER]]
     )
     (code, out, err), *killed = _wait([single, *pair])
+    first = [(k[0], k[1], k[2]) for k in killed]
     assert code == 0 and "DRIVER-OK" in out, err[-3000:]
     assert [k[0] for k in killed] == [-9, -9], [k[2][-3000:] for k in killed]
     before = read_metrics(d["dist_az"])  # the killed run's log, whose last record the resume must drop and redo
     resumed = _wait(_two_processes([[["train", "--resume", "--out", str(d["dist_az"]), "--no-progress"], None]]))
     for code, out, err in resumed:
         assert code == 0 and "DRIVER-OK" in out, err[-3000:]
-    return d, before, resumed
+    return d, before, resumed, first
 
 
 def _assert_close(a, b):
@@ -119,20 +121,22 @@ def _assert_close(a, b):
 
 
 def test_two_processes_train_ppo_like_one_process_with_four_devices(runs):
-    d, _, _ = runs
+    d, _, _, _ = runs
     run, ref = d["dist_ppo"], d["ref_ppo"]
     for step in (2, 3):  # the newest checkpoints kept (every update was checkpointed)
         _assert_close(checkpoint.load_params(run, step)[1], checkpoint.load_params(ref, step)[1])
-    # one run directory, one metrics file written by process 0 alone: each update once
-    assert [r["update"] for r in read_metrics(run)] == [1, 2, 3]
-    assert len((run / "metrics.jsonl").read_text().splitlines()) == 3
-    for a, b in zip(read_metrics(run), read_metrics(ref)):
+    # one run directory, one metrics file written by process 0 alone: each update once, evaluated by process 0
+    records = read_metrics(run)
+    assert [r["update"] for r in records] == [0, 1, 2, 3]
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == 4
+    assert [r["update"] for r in records if "win_rate_vs_greedy" in r] == [0, 3]
+    for a, b in zip(records[1:], read_metrics(ref)[1:], strict=True):
         np.testing.assert_allclose(a["policy_loss"], b["policy_loss"], rtol=1e-3, atol=1e-5)
     assert not (run / LOCK_FILE).exists() and (run / SETTINGS_FILE).exists() and (run / "win_rate.png").exists()
 
 
 def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs):
-    d, before, resumed = runs
+    d, before, resumed, _ = runs
     run, ref = d["dist_az"], d["ref_az"]
     # the kill came after update 3 was logged and before its checkpoint; the resume redid it bit for bit
     assert [r["update"] for r in before] == [1, 2, 3] and checkpoint.latest_step(run) == 4
@@ -155,6 +159,14 @@ def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs)
     # process 0 printed the summary table; process 1 printed nothing of it
     (_, out0, _), (_, out1, _) = resumed
     assert "AlphaZero on simple" in out0 and "AlphaZero on simple" not in out1
+
+
+def test_only_process_zero_speaks(runs):
+    _, _, _, first = runs
+    (_, _, err0), (_, _, err1) = first
+    assert "initial network: vs_random=" in err0 and "compiling the PPO update" in err0
+    assert "over 4 cpu devices" in err0  # one mesh over both processes' devices
+    assert "initial network" not in err1 and "compiling the PPO update" not in err1
 
 
 def test_distributed_flags_are_checked_in_the_clis_words(capsys):

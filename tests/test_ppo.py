@@ -337,3 +337,27 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoin
     assert [r["update"] for r in records] == list(range(1, saved + 1))  # nothing of the diverged update was logged
     assert all(np.isfinite(r["param_norm"]) and np.isfinite(r["policy_loss"]) for r in records)
     assert not (out / "train.lock").exists()
+
+
+def test_run_settings_resolve_over_the_saved_ones_and_bad_settings_files_are_refused(tmp_path):
+    from blokus_agents.train import SETTINGS_FILE, Settings, read_settings, resolve_settings
+
+    saved = Settings(checkpoint_every=1, minutes=5.0)
+    assert resolve_settings(saved, {}) == (saved, [])
+    settings, changed = resolve_settings(saved, {"checkpoint_every": 5, "minutes": float("inf")})
+    assert settings.checkpoint_every == 5 and settings.minutes is None and settings.eval_games == saved.eval_games
+    assert changed == ["--checkpoint-every 5 (was 1)", "--minutes no limit (was 5.0)"]
+    assert resolve_settings(None, {"eval_every": 3}) == (Settings(eval_every=3), [])  # a new run: nothing "changed"
+    assert read_settings(tmp_path) is None
+    path = tmp_path / SETTINGS_FILE
+    bad = (b"[1]", b'{"eval_every": -1}', b'{"nosuch": 1}', b"{", b"\xff\xfe", b'{"minutes": true}')
+    for body in (*bad, b"[" * 50_000, b" " * 70_000):  # deeply nested; larger than the 64 KiB a settings file may be
+        path.write_bytes(body)
+        with pytest.raises(CheckpointError, match="settings.json"):
+            read_settings(tmp_path)
+    path.unlink()
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    path.symlink_to(outside)
+    with pytest.raises(CheckpointError, match="settings.json"):
+        read_settings(tmp_path)
