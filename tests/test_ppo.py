@@ -316,27 +316,44 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
     assert float(m0["learning_rate"]) == float(m1["learning_rate"]) == pytest.approx(TINY.learning_rate)
+    steps = int(after.opt_state.hyperparams_states["learning_rate"].count)  # read before update donates `after`
+    assert steps == TINY.update_epochs * TINY.num_minibatches
     _, m2 = trainer.update(after)  # past its horizon of 1 update: the final fraction
     assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
-    steps = after.opt_state.hyperparams_states["learning_rate"].count
-    assert int(steps) == TINY.update_epochs * TINY.num_minibatches
 
 
-def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path):
+def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path, monkeypatch):
+    from blokus_agents import scaffold, train
     from blokus_jax.errors import ConfigError
 
+    # a real divergence: the first update's loss or parameter norm is already non-finite; nothing is saved
+    wild = tmp_path / "wild"
+    with pytest.raises(ConfigError, match=r"training diverged at update 1: .*not finite.*no checkpoint was written"):
+        run(TINY.replace(learning_rate=1e9, max_grad_norm=1e9), wild, eval_every=0, progress=False, mesh=None)
+    assert checkpoint.latest_step(wild) is None and read_metrics(wild) == [] and not (wild / "train.lock").exists()
+
+    # a run whose parameters turn NaN in update 2 (as a diverging update reports it: in param_norm) stops there
+    real_compile = train._Session.compile
+
+    def poisoned(self, runner):
+        real = real_compile(self, runner)
+
+        def update(runner):
+            runner, metrics = real(runner)
+            if int(runner.update) == 2:
+                runner = runner.replace(params=jax.tree.map(lambda x: x * jnp.nan, runner.params))
+                metrics = {**metrics, "param_norm": scaffold.param_norm(runner.params)}
+            return runner, metrics
+
+        return update
+
+    monkeypatch.setattr(train._Session, "compile", poisoned)
     out = tmp_path / "diverged"
-    wild = TINY.replace(learning_rate=1e9, max_grad_norm=1e9, total_steps=TINY.steps_per_update * 8)
-    with pytest.raises(ConfigError, match=r"training diverged at update \d+: .*not finite.*lower --lr"):
-        run(wild, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
-    saved = checkpoint.latest_step(out)
-    assert saved is not None and saved < wild.num_updates  # it stopped early, after checkpointing finite updates
+    with pytest.raises(ConfigError, match=r"update 2: param_norm not finite.*last checkpoint \(update 1\) is kept"):
+        run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
+    assert checkpoint.latest_step(out) == 1 and [r["update"] for r in read_metrics(out)] == [1]
     params = checkpoint.load_params(out)[1]
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
-    records = read_metrics(out)
-    assert [r["update"] for r in records] == list(range(1, saved + 1))  # nothing of the diverged update was logged
-    assert all(np.isfinite(r["param_norm"]) and np.isfinite(r["policy_loss"]) for r in records)
-    assert not (out / "train.lock").exists()
 
 
 def test_run_settings_resolve_over_the_saved_ones_and_bad_settings_files_are_refused(tmp_path):
