@@ -635,7 +635,10 @@ class _Session:
         final: dict[str, Any] = {}
         if self.primary:
             records = read_metrics(self.out)
-            plot_win_rates(records, self.out / PLOT_FILE, f"{self.name} self-play on {self.config.variant}")
+            from blokus_jax import _extras  # a missing matplotlib skips the plot with a warning; the run is kept
+
+            if _extras.available("train", f"the win-rate plot {PLOT_FILE}", ("matplotlib",)):
+                plot_win_rates(records, self.out / PLOT_FILE, f"{self.name} self-play on {self.config.variant}")
             evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
             keep = ("win_rate_vs_", "win_rate_ci_vs_", "eval_games")
             final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith(keep)}
