@@ -25,12 +25,14 @@ An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one
    games, ``batch_size / num_envs`` from every env's own slots. Loss: cross-entropy of the search weights against the
    network's policy (softmax over all legal actions; forced passes carry no policy loss), plus ``value_coef`` times
    the squared error of the value head. Adam with gradient clipping and the linearly decaying learning rate of
-   :func:`blokus_agents.ppo.make_optimizer`.
+   :func:`blokus_agents.scaffold.make_optimizer`.
 
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
 devices but the gradient all-reduce, and the algorithm does not depend on the device count (the results agree up to
-the summation order of that all-reduce; the test suite compares 4 host devices with 1).
+the summation order of that all-reduce; the test suite compares 4 host devices with 1, and 2 processes of 2 devices
+with 1 process of 4). The optimiser, mesh, shardings and jit wiring come from :mod:`blokus_agents.scaffold`;
+``trainer.update`` donates its runner, so the replay buffer is updated in place rather than copied every update.
 
 **Two players only.** The value head predicts one number, the result of the seat to move. That is exactly what the
 search needs with two players; the paranoid search of 3-4 players would need each seat's result (a vector head), so
@@ -54,11 +56,11 @@ from flax import struct
 from jax.sharding import Mesh
 
 from blokus_agents.configs import AZConfig
-from blokus_agents.networks import PolicyValueNet, make_network, masked_logits
-from blokus_agents.ppo import make_optimizer, runner_shardings
+from blokus_agents.networks import PolicyValueNet, masked_logits
+from blokus_agents.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm, runner_shardings
 from blokus_agents.search import SearchOutput, make_search, network_evaluator, root_utility
 from blokus_jax import rules
-from blokus_jax.env import Env, State, make
+from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
 from blokus_jax.rollout import max_game_length
@@ -193,7 +195,8 @@ class AZTrainer:
     AZRunner`` and ``update(runner) -> (runner, metrics)`` jitted (``init_pure``/``update_pure`` unjitted),
     ``train(key)`` every update of the config in one jitted ``lax.scan``; ``search`` the batched self-play search
     ``(params, key, states) -> SearchOutput``, ``play_step(params, key, states, buffer)`` one self-play move of every
-    game and ``loss(params, sample)``, exposed for tests and benchmarks. With ``mesh`` the games
+    game and ``loss(params, sample)``, exposed for tests and benchmarks. ``update`` donates its runner (pass each
+    runner once and use the one returned). With ``mesh`` the games
     and their buffer slots are split across its devices as ``shardings`` says."""
 
     config: AZConfig
@@ -219,18 +222,12 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     """The :class:`AZTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested functions below are one
     update in order: self-play (search, store, step), then the optimiser steps on replayed positions and the loss."""
     c = config
-    env = make(c.variant, reward=c.reward)
+    parts = make_parts(c, mesh)
+    env, network, optimizer = parts
     if env.num_players != 2:
         raise ConfigError(
             f"AlphaZero trains two-player variants (simple, duo, junior, classic_2p); {c.variant!r} has "
             f"{env.num_players} players, whose paranoid search needs a per-seat value head; train it with PPO"
-        )
-    network = make_network(env, c.channels, c.blocks, c.value_hidden)
-    optimizer = make_optimizer(c)
-    if mesh is not None and c.num_envs % mesh.size:
-        raise ValueError(
-            f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
-            f"split the games evenly"
         )
     search = make_search(
         env,
@@ -248,16 +245,8 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     width = env.board_shape[1]
 
     def init(key: jax.Array) -> AZRunner:
-        init_key, key = jax.random.split(key)
-        env_state = jax.vmap(env.init)(jax.random.split(init_key, c.num_envs))
-        params = network.init(init_key, jax.tree.map(lambda x: x[:1], observe(env_state)))
         return AZRunner(
-            params=params,
-            opt_state=optimizer.init(params),
-            env_state=env_state,
-            buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k),
-            key=key,
-            update=jnp.int32(0),
+            **fresh_runner_fields(parts, c.num_envs, key), buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k)
         )
 
     def play_step(params: Any, key: jax.Array, states: State, buf: Buffer):
@@ -299,6 +288,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             games_finished=jnp.sum(done),
             buffer_positions=jnp.sum(buf.length),
             root_value=jnp.mean(root_value),
+            param_norm=param_norm(params),
         )
         runner = runner.replace(
             params=params, opt_state=opt_state, env_state=env_state, buffer=buf, key=key, update=runner.update + 1
@@ -329,11 +319,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             valid_fraction=w_v.mean(),
         )
 
-    def train(key: jax.Array) -> tuple[AZRunner, dict[str, jax.Array]]:
-        return jax.lax.scan(lambda r, _: update(r), init(key), None, c.num_updates)
-
-    shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
-    out_shardings = None if mesh is None else (shardings, None)
+    jitted = jit_trainer(init, update, c.num_updates, mesh)
     return AZTrainer(
         config=c,
         env=env,
@@ -343,12 +329,12 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         search=search,
         play_step=play_step,
         init_pure=init,
-        init=jax.jit(init, out_shardings=shardings),
+        init=jitted.init,
         update_pure=update,
-        update=jax.jit(update, out_shardings=out_shardings),
+        update=jitted.update,
         loss=loss,
-        train=jax.jit(train, out_shardings=out_shardings),
-        shardings=shardings,
+        train=jitted.train,
+        shardings=jitted.shardings,
     )
 
 

@@ -33,6 +33,7 @@ import orbax.checkpoint as ocp
 from blokus_agents.configs import PPOConfig, config_class
 from blokus_agents.networks import make_network
 from blokus_agents.ppo import Runner, make_train
+from blokus_agents.scaffold import host_array
 from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
@@ -83,7 +84,7 @@ def content_hash(config: Any, tree: Any) -> str:
     data = config if isinstance(config, dict) else config.to_dict()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode())
     for leaf in jax.tree.leaves(tree):
-        array = np.ascontiguousarray(np.asarray(jax.device_get(leaf)))
+        array = np.ascontiguousarray(host_array(leaf))  # the whole array, also when split over several processes
         digest.update(f"{array.dtype.str}{array.shape}".encode())
         digest.update(array.tobytes())
     return digest.hexdigest()

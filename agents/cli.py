@@ -620,6 +620,10 @@ def _bench(parser: argparse.ArgumentParser) -> Handler:
 
 
 # ----------------------------------------------------------------------------------------------------------- train
+#: ``blokus-jax train``'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
+_TRAIN_DEFAULTS = {"eval_every": 25, "eval_games": 64, "checkpoint_every": 50, "minutes": 5.0}
+
+
 @subcommand(
     "train", "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl and a win-rate plot in --out)"
 )
@@ -633,7 +637,11 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         "move played; see the README's 'Train an agent')",
     )
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--minutes", type=positive_float, help="train for this many minutes of wall time (default 5)")
+    budget.add_argument(
+        "--minutes",
+        type=positive_float,
+        help="train for this many minutes of wall time (default 5; a resumed run gets its own again)",
+    )
     budget.add_argument("--total-steps", type=positive_int, help="train for this many environment steps instead")
     parser.add_argument("--num-envs", type=positive_int, help="games played in parallel (default 64)")
     parser.add_argument(
@@ -656,86 +664,185 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
     parser.add_argument(
-        "--seed", type=nonnegative_int, help="seed; the same seed and settings give the same run on CPU"
-    )
-    parser.add_argument("--out", default=None, type=output_dir, help="run directory (default runs/<variant>)")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
-    parser.add_argument(
-        "--eval-every", type=nonnegative_int, default=25, help="updates between evaluations (0: never; default 25)"
-    )
-    parser.add_argument(
-        "--eval-games", type=positive_int, default=64, help="games per evaluation against each bot (default 64)"
-    )
-    parser.add_argument(
-        "--checkpoint-every",
+        "--seed",
         type=nonnegative_int,
-        default=50,
-        help="updates between checkpoints (0: only at the end; default 50)",
+        help="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--out",
+        default=None,
+        type=output_dir,
+        help="run directory (default runs/<variant>; for alphazero runs/az_<variant>); a resumed run keeps the "
+        "--eval-every, --eval-games, --checkpoint-every and --minutes it was started with unless given",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
+    parser.add_argument("--eval-every", type=nonnegative_int, help="updates between evaluations (0: never; default 25)")
+    parser.add_argument("--eval-games", type=positive_int, help="games per evaluation against each bot (default 64)")
+    parser.add_argument(
+        "--checkpoint-every", type=nonnegative_int, help="updates between checkpoints (0: only at the end; default 50)"
+    )
+    parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the summary as JSON to PATH")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar (the compile and evaluation lines stay)"
+    )
+    devices = parser.add_argument_group("devices and hosts", "see the README's 'Several devices and hosts'")
+    devices.add_argument(
+        "--cpu-devices",
+        type=positive_int,
+        help="on CPU: XLA devices to split the games over (default: one per core; 1 turns the split off)",
+    )
+    devices.add_argument(
+        "--distributed",
+        action="store_true",
+        help="one run over several processes (hosts): start every process with the same flags; without the three "
+        "flags below JAX detects SLURM, TPU pods and Open MPI",
+    )
+    devices.add_argument("--coordinator", metavar="HOST:PORT", help="--distributed: address of process 0")
+    devices.add_argument("--num-processes", type=positive_int, help="--distributed: number of processes")
+    devices.add_argument("--process-id", type=nonnegative_int, help="--distributed: this process, 0 to N-1")
 
     def run(args: argparse.Namespace) -> int:
-        algorithms = importlib.import_module("blokus_agents.algorithms")
         train = importlib.import_module("blokus_agents.train")
-        checkpoint = importlib.import_module("blokus_agents.checkpoint")
-        out = args.out or f"runs/{args.variant or 'simple'}"
+        _start_jax(args)
+        out = args.out or _default_out(args.algo, args.variant)
+        config = _resumed_config(args, out) if args.resume else _new_config(args)
+        if not args.resume and args.out is None:
+            out = _default_out(config.algorithm, config.variant)
         output_dir(out)
-        given = {
-            "variant": args.variant,
-            "num_envs": args.num_envs,
-            "num_steps": args.num_steps,
-            "channels": args.channels,
-            "blocks": args.blocks,
-            "learning_rate": args.lr,
-            "seed": args.seed,
-            "total_steps": args.total_steps,
-            "sims": args.sims,
-            "batch_size": args.batch_size,
-        }
-        given = {k: v for k, v in given.items() if v is not None}
-        if args.resume and args.init_from:
-            raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
-        if args.resume:
-            saved = checkpoint.load_config(out)
-            if args.algo is not None and args.algo != saved.algorithm:
-                raise CheckpointError(
-                    f"{out!r} was trained with {saved.algorithm!r}; resume it with --algo {saved.algorithm}"
-                )
-            config = saved.replace(**_known_fields(saved, given, "--resume"))
-        else:
-            algo = args.algo or "ppo"
-            if args.init_from:
-                source = checkpoint.load_config(args.init_from)
-                given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
-            config_class = algorithms.config_class(algo)
-            defaults = config_class(**{"variant": "simple", "total_steps": 10**12})
-            given = _known_fields(defaults, given, f"--algo {algo}")
-            if algo == "alphazero" and "batch_size" not in given and "num_envs" in given:
-                given["batch_size"] = 4 * given["num_envs"]  # every game contributes 4 positions per step
-            config = defaults.replace(**given)
-            if args.out is None:
-                out = f"runs/{config.variant}"
-                output_dir(out)
-        minutes = args.minutes if args.minutes is not None or args.total_steps is not None else 5.0
+        if not args.resume:
+            _refuse_to_overwrite(out, args)
         summary = train.run(
             config,
             out,
-            minutes=minutes,
             resume=args.resume,
-            eval_every=args.eval_every,
-            eval_games=args.eval_games,
-            checkpoint_every=args.checkpoint_every,
             progress=not args.no_progress,
             init_from=args.init_from,
+            **_session_settings(args, out),
         )
-        print(json.dumps(summary))
-        print(
-            f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
-            f"'blokus-jax eval --agents {out} greedy'"
-        )
+        if importlib.import_module("blokus_agents.scaffold").is_primary():
+            _print_summary(summary, config, out, args.json)
         return 0
 
     return run
+
+
+def _start_jax(args: argparse.Namespace) -> None:
+    """Before JAX runs anything: one CPU device per core (or ``--cpu-devices``), then, with ``--distributed`` (or
+    any of its three flags), join the other processes."""
+    scaffold = importlib.import_module("blokus_agents.scaffold")
+    scaffold.use_cpu_cores(args.cpu_devices)
+    flags = (args.coordinator, args.num_processes, args.process_id)
+    if args.distributed or any(f is not None for f in flags):
+        scaffold.start_distributed(*flags)
+
+
+def _default_out(algo: str | None, variant: str | None) -> str:
+    """The default run directory: ``runs/<variant>`` for PPO, ``runs/az_<variant>`` for AlphaZero."""
+    return f"runs/{'az_' if algo == 'alphazero' else ''}{variant or 'simple'}"
+
+
+def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields set by flags (name -> value)."""
+    given = {
+        "variant": args.variant,
+        "num_envs": args.num_envs,
+        "num_steps": args.num_steps,
+        "channels": args.channels,
+        "blocks": args.blocks,
+        "learning_rate": args.lr,
+        "seed": args.seed,
+        "total_steps": args.total_steps,
+        "sims": args.sims,
+        "batch_size": args.batch_size,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _resumed_config(args: argparse.Namespace, out: str) -> Any:
+    """The config of the run in ``out`` with the flags' changes (only ``--total-steps`` may differ; the trainer
+    lists any other difference)."""
+    checkpoint = importlib.import_module("blokus_agents.checkpoint")
+    if args.init_from:
+        raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
+    saved = checkpoint.load_config(out)
+    if args.algo is not None and args.algo != saved.algorithm:
+        raise CheckpointError(f"{out!r} was trained with {saved.algorithm!r}; resume it with --algo {saved.algorithm}")
+    return saved.replace(**_known_fields(saved, _given_fields(args), "--resume"))
+
+
+def _new_config(args: argparse.Namespace) -> Any:
+    """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
+    size and variant of ``--init-from``, then the flags."""
+    algorithms = importlib.import_module("blokus_agents.algorithms")
+    checkpoint = importlib.import_module("blokus_agents.checkpoint")
+    algo, given = args.algo or "ppo", _given_fields(args)
+    if args.init_from:
+        source = checkpoint.load_config(args.init_from)
+        given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
+    defaults = algorithms.config_class(algo)(**{"variant": "simple", "total_steps": 10**12})
+    given = _known_fields(defaults, given, f"--algo {algo}")
+    if algo == "alphazero" and "batch_size" not in given and "num_envs" in given:
+        given["batch_size"] = 4 * given["num_envs"]  # every game contributes 4 positions per step
+    return defaults.replace(**given)
+
+
+def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
+    """A new run never writes into a run directory that holds checkpoints (in the CLI's words)."""
+    checkpoint = importlib.import_module("blokus_agents.checkpoint")
+    if checkpoint.latest_step(out) is None:
+        return
+    why = "" if args.out else " (the default --out of this --algo and --variant)"
+    raise CheckpointError(
+        f"{out!r}{why} already holds a run's checkpoints; add --resume to continue that run, or give another --out"
+    )
+
+
+def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
+    """The host-loop settings to pass to ``train.run``: the flags given; for a new run (or one saved before runs
+    kept their settings) ``blokus-jax train``'s defaults for the others, for a resumed run ``None`` (keep the
+    saved ones). ``--total-steps`` on a resumed run drops its time limit."""
+    train = importlib.import_module("blokus_agents.train")
+    fresh = not args.resume or train.read_settings(out) is None
+    settings = {
+        "eval_every": args.eval_every,
+        "eval_games": args.eval_games,
+        "checkpoint_every": args.checkpoint_every,
+        "minutes": args.minutes if args.total_steps is None else math.inf,
+    }
+    if fresh:
+        settings = {k: _TRAIN_DEFAULTS[k] if v is None else v for k, v in settings.items()}
+    return settings
+
+
+def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) -> None:
+    """The end of ``blokus-jax train``: a short table (updates, steps, time, speed, final win rates with their 95 %
+    intervals), the run directory, and the summary as JSON in ``json_path`` when given."""
+    opponents = [k.removeprefix("win_rate_vs_") for k in summary if k.startswith("win_rate_vs_")]
+    seconds = summary["seconds"]
+    rows = [
+        ["updates", "env steps", "time", "env-steps/s", *[f"vs {o}" for o in opponents]],
+        [
+            f"{summary['updates']:,}",
+            f"{summary['env_steps']:,}",
+            f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s",
+            f"{summary['steps_per_s']:,.0f}" if math.isfinite(summary["steps_per_s"]) else "-",
+            *[
+                f"{summary[f'win_rate_vs_{o}']:.2f} [{lo:.2f}, {hi:.2f}]"
+                for o in opponents
+                for lo, hi in [summary[f"win_rate_ci_vs_{o}"]]
+            ],
+        ],
+    ]
+    name = {"ppo": "PPO", "alphazero": "AlphaZero"}[config.algorithm]
+    games = f"; win rates over {summary['eval_games']} games each, 95 % intervals" if opponents else ""
+    print_table(rows, f"{name} on {config.variant}{games}", sys.stdout)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(summary, f, indent=1)
+    print(
+        f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
+        f"'blokus-jax eval --agents {out} greedy'"
+    )
 
 
 #: Config fields that fix the network's shape (copied from an ``--init-from`` run unless given).

@@ -28,15 +28,18 @@ the schedule exactly. A time-limited run fits the horizon once its speed is know
 
 ``make_train(config)`` returns a :class:`PPOTrainer`: ``trainer(key)`` runs every update of the config in one jitted
 ``lax.scan``; the host loop in :mod:`blokus_agents.train` calls the same ``trainer.init`` and ``trainer.update`` one
-update at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic.
+update at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic. Every update also
+reports ``param_norm``, the parameters' global norm, which is non-finite when training has diverged.
 
 Data parallelism: with a :class:`jax.sharding.Mesh` (see :func:`make_mesh`), the batch of games is split across the
 devices along the ``"data"`` axis and parameters are replicated; XLA's SPMD partitioner turns the loss mean into
 per-device partial sums plus an all-reduce, i.e. gradients are averaged across devices. Minibatches take the same
 share of time steps from *every* game (a per-game random permutation of the rollout's time axis), so they never move
-data between devices and the algorithm does not depend on the device count. For several hosts, call
-``jax.distributed.initialize()`` on every host before building the trainer and pass ``make_mesh(jax.devices())``:
-each host then steps its own share of the games (not tested here, as there is one host).
+data between devices and the algorithm does not depend on the device count. Several processes (hosts) work the
+same way: after :func:`blokus_agents.scaffold.start_distributed` on every process, ``make_mesh()`` spans all their
+devices and each process steps the games on its own devices (``tests/test_distributed.py`` trains with 2 processes
+of 2 devices and compares with 1 process of 4). The optimiser, mesh, shardings and jit wiring are shared with
+AlphaZero in :mod:`blokus_agents.scaffold`; ``trainer.update`` donates its runner (use the one it returns).
 """
 
 from __future__ import annotations
@@ -47,14 +50,28 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from flax import struct
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
-from blokus_agents.configs import PPOConfig, RunConfig
-from blokus_agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
-from blokus_jax.env import Env, State, make
+from blokus_agents.configs import PPOConfig
+from blokus_agents.networks import PolicyValueNet, masked_logits, sample_masked
+
+# the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
+from blokus_agents.scaffold import (
+    LinearDecay,
+    LinearDecayState,
+    fresh_runner_fields,
+    jit_trainer,
+    lr_schedule,
+    make_mesh,
+    make_optimizer,
+    make_parts,
+    param_norm,
+    runner_shardings,
+    with_lr_horizon,
+)
+from blokus_jax.env import Env, State
 from blokus_jax.observe import Observation
 
 
@@ -90,75 +107,6 @@ class Runner(struct.PyTreeNode):
         return self.opt_state.hyperparams_states["learning_rate"].horizon
 
 
-# ------------------------------------------------------------------------------------------------------ optimiser
-class LinearDecayState(NamedTuple):
-    """State of :class:`LinearDecay`: optimiser steps taken and the horizon in updates."""
-
-    count: jax.Array
-    horizon: jax.Array
-
-
-@dataclass(frozen=True)
-class LinearDecay:
-    """An optax stateful schedule: the learning rate of update ``u = count // steps_per_update`` is
-    ``optax.linear_schedule`` from ``init_value`` to ``end_value`` over the fraction ``u / horizon`` of the run, so
-    it is constant within an update. The horizon lives in the schedule's state (not in the compiled function), so a
-    time-limited run can fit it after measuring its speed without recompiling (:func:`with_lr_horizon`)."""
-
-    init_value: float
-    end_value: float
-    steps_per_update: int
-    horizon: int
-
-    def init(self) -> LinearDecayState:
-        # an open-ended run (total_steps of 10**12) can have more updates than int32 holds: the schedule saturates
-        horizon = min(int(self.horizon), int(np.iinfo(np.int32).max))
-        return LinearDecayState(jnp.zeros([], jnp.int32), jnp.asarray(horizon, jnp.int32))
-
-    def update(self, state: LinearDecayState, **extra_args) -> LinearDecayState:
-        return state._replace(count=optax.safe_increment(state.count))
-
-    def __call__(self, state: LinearDecayState, **extra_args) -> jax.Array:
-        return self.at(state.count // self.steps_per_update, state.horizon)
-
-    def at(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
-        """The learning rate of update number ``update`` with ``horizon`` updates."""
-        progress = jnp.minimum(update / jnp.maximum(horizon, 1), 1.0)
-        return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
-
-
-def make_optimizer(config: RunConfig) -> optax.GradientTransformation:
-    """Gradient clipping by global norm, Adam, and the learning rate of :class:`LinearDecay` over
-    ``config.num_updates`` updates, injected as a hyperparameter (read it as ``opt_state.hyperparams``). Any config
-    with ``learning_rate``, ``final_lr_fraction``, ``max_grad_norm``, ``optimizer_steps_per_update`` and
-    ``num_updates`` will do (PPO's and AlphaZero's)."""
-    schedule = LinearDecay(
-        config.learning_rate,
-        config.learning_rate * config.final_lr_fraction,
-        config.optimizer_steps_per_update,
-        config.num_updates,
-    )
-
-    def adam(learning_rate):
-        return optax.chain(
-            optax.clip_by_global_norm(config.max_grad_norm),
-            optax.scale_by_adam(eps=1e-5),
-            optax.scale_by_learning_rate(learning_rate),
-        )
-
-    return optax.inject_hyperparams(adam)(learning_rate=schedule)
-
-
-def with_lr_horizon(runner: Runner, horizon: int) -> Runner:
-    """``runner`` with its learning rate decaying over ``horizon`` updates from now on (placed like the old value)."""
-    states = dict(runner.opt_state.hyperparams_states)
-    old = states["learning_rate"]
-    states["learning_rate"] = old._replace(
-        horizon=jax.device_put(jnp.asarray(horizon, jnp.int32), old.horizon.sharding)
-    )
-    return runner.replace(opt_state=runner.opt_state._replace(hyperparams_states=states))
-
-
 # ------------------------------------------------------------------------------------------------------- trainer
 @dataclass(frozen=True, eq=False)
 class PPOTrainer:
@@ -166,7 +114,8 @@ class PPOTrainer:
 
     ``trainer(key)`` runs all ``config.num_updates`` updates in one jitted call (metrics stacked per update);
     ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
-    host loop (``init_pure`` and ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
+    host loop (``update`` donates its runner: pass each runner once and use the one returned; ``init_pure`` and
+    ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
     and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
     (``init`` and ``update`` place their outputs accordingly, as ``shardings`` says; ``None`` without a mesh).
     """
@@ -190,34 +139,21 @@ class PPOTrainer:
 
     def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
         """Learning rate of update number ``update`` when it decays over ``horizon`` updates."""
-        c = self.config
-        return LinearDecay(
-            c.learning_rate, c.learning_rate * c.final_lr_fraction, c.optimizer_steps_per_update, c.num_updates
-        ).at(update, horizon)
+        return lr_schedule(self.config).at(update, horizon)
 
 
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     """PureJaxRL's entry point: the :class:`PPOTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested
-    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches, loss."""
+    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches, loss. The environment,
+    network, optimiser, shardings and jit wiring come from :mod:`blokus_agents.scaffold`."""
     c = config
-    env = make(c.variant, reward=c.reward)
-    network = make_network(env, c.channels, c.blocks, c.value_hidden)
-    optimizer = make_optimizer(c)
-    if mesh is not None and c.num_envs % mesh.size:
-        raise ValueError(
-            f"num_envs ({c.num_envs}) must be a multiple of the number of devices ({mesh.size}) to "
-            f"split the games evenly"
-        )
+    parts = make_parts(c, mesh)
+    env, network, optimizer = parts
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
 
     def init(key: jax.Array) -> Runner:
-        init_key, key = jax.random.split(key)
-        env_state = jax.vmap(env.init)(jax.random.split(init_key, c.num_envs))
-        params = network.init(init_key, jax.tree.map(lambda x: x[:1], observe(env_state)))
-        return Runner(
-            params=params, opt_state=optimizer.init(params), env_state=env_state, key=key, update=jnp.int32(0)
-        )
+        return Runner(**fresh_runner_fields(parts, c.num_envs, key))
 
     # 1. rollout
     def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
@@ -288,6 +224,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
             learning_rate=opt_state.hyperparams["learning_rate"],
             games_finished=jnp.sum(traj.done),
             valid_fraction=w.mean(),
+            param_norm=param_norm(params),
         )
         runner = runner.replace(
             params=params, opt_state=opt_state, env_state=env_state, key=key, update=runner.update + 1
@@ -326,10 +263,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         )
         return total, terms
 
-    def train(key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
-        return jax.lax.scan(lambda r, _: update(r), init(key), None, c.num_updates)
-
-    shardings = None if mesh is None else runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
+    jitted = jit_trainer(init, update, c.num_updates, mesh)
     return PPOTrainer(
         config=c,
         env=env,
@@ -337,13 +271,13 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         optimizer=optimizer,
         mesh=mesh,
         init_pure=init,
-        init=jax.jit(init, out_shardings=shardings),
+        init=jitted.init,
         rollout=rollout,
         update_pure=update,
-        update=jax.jit(update, out_shardings=None if mesh is None else (shardings, None)),
+        update=jitted.update,
         loss=loss,
-        train=jax.jit(train, out_shardings=None if mesh is None else (shardings, None)),
-        shardings=shardings,
+        train=jitted.train,
+        shardings=jitted.shardings,
     )
 
 
@@ -396,33 +330,9 @@ def seat_gae(
     return advantages, valid
 
 
-# ------------------------------------------------------------------------------------------------------ sharding
-def make_mesh(devices: list | None = None) -> Mesh:
-    """A one-axis (``"data"``) mesh over ``devices`` (default: every local device) for data-parallel training."""
-    devices = jax.local_devices() if devices is None else list(devices)
-    return Mesh(np.asarray(devices), ("data",))
-
-
-#: Runner fields that hold per-game data and are split across devices along their leading (games) axis.
-SPLIT_FIELDS = ("env_state", "buffer")
-
-
-def runner_shardings(runner: Any, mesh: Mesh) -> Any:
-    """Shardings of a runner (:class:`Runner`, or :class:`blokus_agents.alphazero.AZRunner`) on ``mesh``: the per-game
-    fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along their games axis, the rest
-    (parameters, optimiser state, key, counter) replicated. Returns a pytree of ``NamedSharding`` with the runner's
-    structure."""
-    split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
-
-    def place(name: str) -> Any:
-        sharding = split if name in SPLIT_FIELDS else whole
-        return jax.tree.map(lambda _: sharding, getattr(runner, name))
-
-    return runner.replace(**{name: place(name) for name in runner.__dataclass_fields__})
-
-
 __all__ = [
     "LinearDecay",
+    "LinearDecayState",
     "PPOConfig",
     "PPOTrainer",
     "Runner",

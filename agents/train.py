@@ -3,41 +3,48 @@
 final learning-curve plot.
 
 A run directory (``out_dir``) receives ``metrics.jsonl`` (one JSON object per update: loss terms, entropy, approx-KL,
-explained variance, learning rate, env-steps/s (AlphaZero: policy and value loss, games finished, buffer size); plus
-``win_rate_vs_<bot>`` on evaluation updates), TensorBoard events under ``tb/`` when ``tensorboardX`` is installed,
-``checkpoints/<update>/`` (see :mod:`blokus_agents.checkpoint`) and, at the end, ``win_rate.png``: win rate against the
-fixed bots over environment steps. Evaluation plays the current network (argmax of the masked policy, no search, for
-either algorithm) against each bot in the arena (:func:`blokus_agents.arena.play_match`, seats rotated), on device.
+explained variance, learning rate, parameter norm, env-steps/s (AlphaZero: policy and value loss, games finished, buffer
+size); plus ``win_rate_vs_<bot>``, its 95 % interval ``win_rate_ci_vs_<bot>`` and ``eval_games`` on evaluation updates),
+``settings.json`` (the host-loop settings a resumed run keeps, :class:`Settings`), TensorBoard events under ``tb/`` when
+``tensorboardX`` is installed, ``checkpoints/<update>/`` (see :mod:`blokus_agents.checkpoint`) and, at the end,
+``win_rate.png``: win rate against the fixed bots over environment steps. Evaluation plays the current network (argmax
+of the masked policy, no search, for either algorithm) against each bot in the arena
+(:func:`blokus_agents.arena.play_match`, seats rotated), on device.
 
 The loop compiles the update once up front (and says how long that took), then runs one update per iteration of the
 trainer (:func:`blokus_agents.algorithms.make_trainer`). A new run may start from another run's network (``init_from``:
 e.g. AlphaZero warm-started from a PPO run). ``train.lock`` keeps a second trainer out of a run directory; a resumed run
-first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once.
+first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once. With
+several processes (:mod:`blokus_agents.scaffold`) the loop runs in each of them; process 0 holds the lock, writes the
+files and prints, decisions taken from the clock are process 0's, and checkpoints are written collectively.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
 import os
 import socket
+import stat
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
 
-from blokus_agents import checkpoint
+from blokus_agents import checkpoint, scaffold
 from blokus_agents.algorithms import make_trainer
-from blokus_agents.arena import play_match, tqdm
+from blokus_agents.arena import play_match, tqdm, wilson_interval
 from blokus_agents.policies import network_policy, resolve_agent
-from blokus_agents.ppo import make_mesh, with_lr_horizon
-from blokus_jax.errors import CheckpointError
+from blokus_jax.errors import CheckpointError, ConfigError
 
 METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "win_rate.png"
@@ -45,17 +52,18 @@ LOCK_FILE = "train.lock"
 
 
 def default_mesh(config: Any):
-    """A data-parallel mesh over every local device when there is more than one and ``config.num_envs`` splits
-    evenly over them; ``None`` (plain single-device jit) otherwise."""
-    count = jax.local_device_count()
-    return make_mesh() if count > 1 and config.num_envs % count == 0 else None
+    """The mesh a run of ``config`` uses by default (:func:`blokus_agents.scaffold.default_mesh`): every device of
+    every process with several processes, else as many local devices as ``config.num_envs`` splits evenly over
+    (``None`` when that is one)."""
+    return scaffold.default_mesh(config.num_envs)
 
 
 def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
     """Win rate (ties count half) of the network with ``params`` against each bot in ``opponents`` over ``games``
-    arena games with seat rotation; returns ``{"win_rate_vs_<bot>": float}``."""
-    agent = network_policy(trainer.env, trainer.network, params, greedy=True)
-    out = {}
+    arena games with seat rotation, on this process's first device; returns ``{"win_rate_vs_<bot>": float,
+    "win_rate_ci_vs_<bot>": [lo, hi]}`` (Wilson 95 % intervals) and ``"eval_games"``, the games per bot."""
+    agent = network_policy(trainer.env, trainer.network, jax.device_get(params), greedy=True)
+    out: dict[str, Any] = {}
     for i, name in enumerate(opponents):
         result = play_match(
             trainer.env,
@@ -65,8 +73,22 @@ def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, ke
             jax.random.fold_in(key, i),
             progress=False,
         )
-        out[f"win_rate_vs_{name}"] = float(result.credit[:, 0].mean())
+        credit = np.asarray(result.credit[:, 0])
+        out[f"win_rate_vs_{name}"] = float(credit.mean())
+        out[f"win_rate_ci_vs_{name}"] = [round(x, 4) for x in wilson_interval(float(credit.sum()), len(credit))]
+        out["eval_games"] = len(credit)
     return out
+
+
+def win_rates_text(record: dict, sep: str = ", ") -> str:
+    """The win rates of an evaluation record as ``vs_greedy=0.73 [0.61-0.83] n=64`` items joined by ``sep``."""
+    items = []
+    for key, value in record.items():
+        if key.startswith("win_rate_vs_"):
+            lo, hi = record.get("win_rate_ci_" + key.removeprefix("win_rate_"), (math.nan, math.nan))
+            name = key.removeprefix("win_rate_")
+            items.append(f"{name}={value:.2f} [{lo:.2f}-{hi:.2f}] n={record.get('eval_games')}")
+    return sep.join(items)
 
 
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
@@ -86,7 +108,7 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
             f"{', '.join(f'{f}={getattr(source, f)}' for f in shape)}; this run has "
             f"{', '.join(f'{f}={getattr(config, f)}' for f in shape)}; give the same sizes"
         )
-    params = jax.device_put(params, jax.tree.map(lambda x: x.sharding, runner.params))
+    params = jax.device_put(jax.device_get(params), jax.tree.map(lambda x: x.sharding, runner.params))
     shardings = jax.tree.map(lambda x: x.sharding, runner.opt_state)
     opt_state = jax.jit(trainer.optimizer.init, out_shardings=shardings)(params)
     return runner.replace(params=params, opt_state=opt_state)
@@ -209,9 +231,132 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     fig.savefig(path, dpi=100)
 
 
-def _estimated_horizon(config: Any, runner: Any, seconds_left: float, seconds_per_update: float) -> int:
-    """Updates the run will reach: done so far plus what fits in the time left, capped by ``config.num_updates``."""
-    return int(min(config.num_updates, int(runner.update) + seconds_left / max(seconds_per_update, 1e-9)))
+# ------------------------------------------------------------------------------------------------ run settings
+SETTINGS_FILE = "settings.json"
+_SETTINGS_MAX_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The host loop's settings of a run (not part of the trainer's config): kept in ``out_dir/settings.json`` so
+    that a resumed run keeps the settings it was started with unless told otherwise. ``minutes`` is the wall-time
+    budget of each session (``None``: no time limit, the run ends at ``config.total_steps``)."""
+
+    eval_every: int = 10
+    eval_games: int = 32
+    opponents: tuple[str, ...] = ("random", "greedy")
+    checkpoint_every: int = 50
+    minutes: float | None = None
+
+    #: the command-line flag of each setting, for messages
+    FLAGS: ClassVar[dict[str, str]] = {
+        "eval_every": "--eval-every",
+        "eval_games": "--eval-games",
+        "opponents": "opponents",
+        "checkpoint_every": "--checkpoint-every",
+        "minutes": "--minutes",
+    }
+
+    def __post_init__(self):
+        for name in ("eval_every", "eval_games", "checkpoint_every"):
+            value = getattr(self, name)
+            if type(value) is not int or value < (1 if name == "eval_games" else 0):
+                raise ConfigError(
+                    f"{name} ({self.FLAGS[name]}) must be a whole number of at least "
+                    f"{1 if name == 'eval_games' else 0}, got {value!r}"
+                )
+        names = self.opponents
+        if not (isinstance(names, tuple) and names and all(isinstance(o, str) and o for o in names)):
+            raise ConfigError(f"opponents must be a non-empty sequence of agent specs, got {self.opponents!r}")
+        if self.minutes is not None and not (
+            isinstance(self.minutes, (int, float)) and not isinstance(self.minutes, bool) and 0 < self.minutes < 1e9
+        ):
+            raise ConfigError(f"minutes (--minutes) must be a positive number of minutes, got {self.minutes!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict."""
+        return {**dataclasses.asdict(self), "opponents": list(self.opponents)}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> Settings:
+        """Settings from :meth:`to_dict` output; ``CheckpointError`` naming ``where`` when they are malformed."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or set(data) - fields:
+            raise CheckpointError(
+                f"{where} is not a settings file of this version (expected an object with fields {sorted(fields)}); "
+                f"delete it to resume with the default settings"
+            )
+        if isinstance(data.get("opponents"), list):
+            data = {**data, "opponents": tuple(data["opponents"])}
+        try:
+            return cls(**data)
+        except (ConfigError, TypeError) as exc:
+            raise CheckpointError(f"{where} holds an invalid setting: {exc}; fix or delete it") from exc
+
+
+def read_settings(out_dir: str | os.PathLike) -> Settings | None:
+    """The :class:`Settings` saved in ``out_dir`` (``None`` when there are none, e.g. a run from before they were
+    kept). The file must be a regular file of at most 64 KiB; anything malformed is a ``CheckpointError`` naming
+    it."""
+    path = Path(out_dir) / SETTINGS_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {str(path)!r} ({exc.strerror}); it must be a regular file") from exc
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise CheckpointError(f"{str(path)!r} is not a regular file; delete it")
+        data = f.read(_SETTINGS_MAX_BYTES + 1)
+    if len(data) > _SETTINGS_MAX_BYTES:
+        raise CheckpointError(f"{str(path)!r} is larger than {_SETTINGS_MAX_BYTES} bytes; it is not a settings file")
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{str(path)!r} is not valid JSON ({type(exc).__name__}); fix or delete it") from exc
+    return Settings.from_dict(parsed, repr(str(path)))
+
+
+def _write_settings(out: Path, settings: Settings) -> None:
+    """Write ``settings`` to ``out/settings.json`` atomically: a fresh temporary file created exclusively in ``out``
+    (never through a link), then renamed over the old file."""
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=out)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(settings.to_dict(), f, indent=1)
+        os.replace(tmp, out / SETTINGS_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def resolve_settings(saved: Settings | None, given: dict[str, Any]) -> tuple[Settings, list[str]]:
+    """The settings of a session: ``given`` (the values the caller set; ``minutes`` of ``math.inf`` means no time
+    limit) over ``saved`` (a resumed run's) over the defaults. Returns them and, for a resumed run, one line per
+    setting that changed (``"--checkpoint-every 5 (was 1)"``)."""
+    base = saved or Settings()
+    given = dict(given)
+    if given.get("minutes") == math.inf:
+        given["minutes"] = None
+    if "opponents" in given:
+        given["opponents"] = tuple(given["opponents"])
+    settings = dataclasses.replace(base, **given)
+    changed = []
+    if saved is not None:
+        for name in dataclasses.asdict(settings):
+            old, new = getattr(saved, name), getattr(settings, name)
+            if old != new:
+                show = lambda v: "no limit" if v is None else ",".join(v) if isinstance(v, tuple) else v  # noqa: E731
+                changed.append(f"{Settings.FLAGS[name]} {show(new)} (was {show(old)})")
+    return settings, changed
+
+
+# --------------------------------------------------------------------------------------------------- the run
+def _estimated_horizon(config: Any, update: int, seconds_left: float, seconds_per_update: float) -> int:
+    """Updates the run will reach: ``update`` so far plus what fits in the time left, capped by
+    ``config.num_updates``."""
+    return int(min(config.num_updates, update + seconds_left / max(seconds_per_update, 1e-9)))
 
 
 def run(
@@ -220,10 +365,10 @@ def run(
     *,
     minutes: float | None = None,
     resume: bool = False,
-    eval_every: int = 10,
-    eval_games: int = 32,
-    opponents: Sequence[str] = ("random", "greedy"),
-    checkpoint_every: int = 50,
+    eval_every: int | None = None,
+    eval_games: int | None = None,
+    opponents: Sequence[str] | None = None,
+    checkpoint_every: int | None = None,
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
@@ -231,165 +376,293 @@ def run(
 ) -> dict:
     """Train ``config`` (a :class:`~blokus_agents.ppo.PPOConfig` trains PPO, an
     :class:`~blokus_agents.alphazero.AZConfig` AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall
-    time or update number ``until_update``, whichever comes first, writing metrics, checkpoints and the plot to
-    ``out_dir``.
+    time (this call's) or update number ``until_update``, whichever comes first, writing metrics, checkpoints and the
+    plot to ``out_dir``.
 
-    With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its config must equal ``config``
-    except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped
-    first. In a new time-limited run the learning-rate schedule is fitted to the time, measured on the second update.
-    Evaluation runs before training, every ``eval_every`` updates and on the last update (``eval_games`` games per
-    opponent, any agent spec). The last update is always checkpointed. ``mesh``: ``"auto"`` (all local devices when
-    there are several), ``None`` or a :func:`~blokus_agents.ppo.make_mesh` mesh. A lock file keeps a second trainer out
-    of ``out_dir``. ``init_from`` (a new run only): start from the newest network of that run directory (either
-    algorithm, same variant and network size) with a fresh optimiser. Returns a summary dict: updates, env steps,
-    seconds, compile seconds, mean env-steps/s of the updates, and the final win rates (those of the last
-    evaluation, as on the progress bar).
+    The host-loop settings (``eval_every`` 10, ``eval_games`` 32, ``opponents`` random and greedy,
+    ``checkpoint_every`` 50, ``minutes`` none: the defaults of a new run) are kept in ``out_dir/settings.json``: with
+    ``resume`` each one left at ``None`` keeps its saved value (``minutes=math.inf`` drops a saved time limit), and
+    those that change are printed. With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its
+    config must equal ``config`` except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint
+    (from a killed run) are dropped first.
+
+    The learning rate decays linearly over the run: over ``config.num_updates`` updates, or, in a time-limited call
+    (new or resumed), over the updates it expects to reach by its deadline, fitted on its second update, so that the
+    rate reaches its final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before
+    a new run, every ``eval_every`` updates and on the last update (``eval_games`` games per opponent, any agent
+    spec). The last update is always checkpointed. A non-finite loss or parameter norm stops the run with a
+    ``ConfigError`` (nothing of that update is saved; earlier checkpoints are kept).
+
+    ``progress`` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
+    either way). ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a
+    :func:`~blokus_agents.scaffold.make_mesh` mesh. With several processes
+    (:func:`blokus_agents.scaffold.start_distributed`) every process calls ``run`` with the same arguments; process
+    0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
+    together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only): start from the
+    newest network of that run directory (either algorithm, same variant and network size) with a fresh optimiser.
+    Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
+    final win rates with their intervals and game count (those of the last evaluation).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise CheckpointError(f"output directory {str(out)!r} is a file; choose a directory for the run")
-    out.mkdir(parents=True, exist_ok=True)
-    with run_lock(out):
-        return _run(
-            config,
-            out,
-            minutes,
-            resume,
-            eval_every,
-            eval_games,
-            tuple(opponents),
-            checkpoint_every,
-            until_update,
-            progress,
-            mesh,
-            init_from,
-        )
-
-
-def _run(
-    config: Any,
-    out: Path,
-    minutes: float | None,
-    resume: bool,
-    eval_every: int,
-    eval_games: int,
-    opponents: tuple[str, ...],
-    checkpoint_every: int,
-    until_update: int | None,
-    progress: bool,
-    mesh: Any,
-    init_from: str | os.PathLike | None,
-) -> dict:
-    start = time.perf_counter()
-    deadline = None if minutes is None else start + 60.0 * minutes
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
-    trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
     if resume and init_from is not None:
         raise CheckpointError("init_from (--init-from) starts a new run; it cannot be combined with resume (--resume)")
-    if resume:
-        runner = checkpoint.restore(out, trainer)
-        _truncate_metrics(out, int(runner.update))
-    else:
-        if checkpoint.latest_step(out) is not None:
-            raise CheckpointError(
-                f"{str(out)!r} already holds checkpoints; pass resume=True (--resume) "
-                f"to continue that run or choose another output directory"
+    given = dict(
+        minutes=minutes,
+        eval_every=eval_every,
+        eval_games=eval_games,
+        opponents=opponents,
+        checkpoint_every=checkpoint_every,
+    )
+    given = {k: v for k, v in given.items() if v is not None}
+    out.mkdir(parents=True, exist_ok=True)
+    with _process_lock(out):
+        settings, changed = resolve_settings(read_settings(out) if resume else None, given)
+        session = _Session(config, out, settings, progress, mesh, until_update)
+        try:
+            return session.run(resume, init_from, changed)
+        finally:
+            session.close()
+
+
+@contextmanager
+def _process_lock(out: Path) -> Iterator[None]:
+    """Hold the run lock of ``out`` (:func:`run_lock`) in process 0 for the whole run; with several processes the
+    others learn whether process 0 got it, and all stop together when it did not."""
+    if jax.process_count() == 1:
+        with run_lock(out):
+            yield
+        return
+    error: CheckpointError | None = None
+    with ExitStack() as stack:
+        if scaffold.is_primary():
+            try:
+                stack.enter_context(run_lock(out))
+            except CheckpointError as exc:
+                error = exc
+        if not scaffold.agree(error is None):
+            raise error or CheckpointError(
+                f"process 0 could not take the lock of {str(out)!r} (another trainer uses it; see process 0's message)"
             )
-        _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
-        runner = trainer.init(jax.random.PRNGKey(config.seed))
-        if init_from is not None:
-            runner = warm_start(trainer, runner, init_from)
-    last = config.num_updates if until_update is None else min(config.num_updates, until_update)
-    eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
-    writer = _tensorboard(out)
-    spu = config.steps_per_update
+        yield
 
-    name = {"ppo": "PPO", "alphazero": "AlphaZero"}[config.algorithm]
-    say(f"compiling the {name} update ({config.variant}, {config.num_envs} games x {config.num_steps} steps)...")
-    t0 = time.perf_counter()
-    update_fn = trainer.update.lower(runner).compile()
-    compile_s = time.perf_counter() - t0
-    say(f"compiled in {compile_s:.1f} s")
 
-    def log(record: dict) -> None:
-        with open(out / METRICS_FILE, "a") as f:
+class _Session:
+    """One call of :func:`run`, in the order it happens: :meth:`start` (a new, warm-started or restored runner),
+    :meth:`compile`, the first evaluation, :meth:`train` (the loop of updates, evaluations and checkpoints), then
+    :meth:`finish` (the last checkpoint, the plot and the summary). Only process 0 writes files and prints."""
+
+    def __init__(self, config: Any, out: Path, settings: Settings, progress: bool, mesh: Any, until_update: int | None):
+        self.config, self.out, self.settings = config, out, settings
+        self.primary = scaffold.is_primary()
+        self.begin = time.perf_counter()
+        self.deadline = None if settings.minutes is None else self.begin + 60.0 * settings.minutes
+        self.verbose = self.primary  # lines of text (compiling, the first evaluation) are shown even without a bar
+        self.progress = progress and self.primary
+        self.trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
+        self.last = config.num_updates if until_update is None else min(config.num_updates, until_update)
+        self.eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
+        self.name = {"ppo": "PPO", "alphazero": "AlphaZero"}[config.algorithm]
+        self.writer = _tensorboard(out) if self.primary else None
+        self.bar: Any = None
+        self.rates: list[float] = []
+        self.compile_s = math.nan
+
+    def say(self, text: str) -> None:
+        """Print a line for the user on stderr (process 0)."""
+        if self.verbose:
+            print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Close the progress bar and the TensorBoard writer (also after an error)."""
+        if self.bar is not None:
+            self.bar.close()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def out_of_time(self) -> bool:
+        """Whether the deadline has passed, as process 0 sees it (the same answer in every process)."""
+        return bool(scaffold.agree(self.deadline is not None and time.perf_counter() >= self.deadline))
+
+    # 1. the runner
+    def start(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> Any:
+        """The runner to train: restored from the newest checkpoint (``resume``), else new (optionally with the
+        network of ``init_from``). Writes the session's settings once the run is accepted."""
+        trainer, out = self.trainer, self.out
+        if resume:
+            runner = checkpoint.restore(out, trainer)
+            if self.primary:
+                _truncate_metrics(out, int(runner.update))
+            horizon = min(self.config.num_updates, scaffold.MAX_HORIZON)
+            if self.deadline is None and scaffold.lr_horizon(runner) != horizon:
+                changed.append(f"learning-rate horizon {horizon} updates (was {scaffold.lr_horizon(runner)})")
+                runner = scaffold.with_lr_horizon(runner, horizon)
+            for line in changed:
+                self.say(f"resumed with {line}")
+        else:
+            if checkpoint.latest_step(out) is not None:
+                raise CheckpointError(
+                    f"{str(out)!r} already holds checkpoints; pass resume=True to continue that run or choose another "
+                    f"output directory"
+                )
+            if self.primary:
+                _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
+            runner = trainer.init(np.asarray(jax.random.PRNGKey(self.config.seed)))
+            if init_from is not None:
+                runner = warm_start(trainer, runner, init_from)
+        if self.primary:
+            _write_settings(out, self.settings)
+        return runner
+
+    # 2. compile
+    def compile(self, runner: Any) -> Any:
+        """The compiled update (timed and announced)."""
+        c = self.config
+        mesh = self.trainer.mesh
+        where = f" over {mesh.size} {mesh.devices.flat[0].platform} devices" if mesh is not None else ""
+        self.say(f"compiling the {self.name} update ({c.variant}, {c.num_envs} games x {c.num_steps} steps{where})...")
+        t0 = time.perf_counter()
+        update_fn = self.trainer.update.lower(runner).compile()
+        self.compile_s = time.perf_counter() - t0
+        self.say(f"compiled in {self.compile_s:.1f} s")
+        return update_fn
+
+    def log(self, record: dict) -> None:
+        """Append ``record`` to ``metrics.jsonl`` (and TensorBoard); process 0 only."""
+        if not self.primary:
+            return
+        with open(self.out / METRICS_FILE, "a") as f:
             f.write(json.dumps(record) + "\n")
-        if writer is not None:
+        if self.writer is not None:
             for k, v in record.items():
-                if isinstance(v, (int, float)) and k not in ("update", "env_steps"):
-                    writer.add_scalar(k, v, record["env_steps"])
+                if isinstance(v, (int, float)) and k not in ("update", "env_steps", "eval_games"):
+                    self.writer.add_scalar(k, v, record["env_steps"])
 
-    bar = None
-
-    def evaluation(params: Any, update: int) -> dict:
-        result = evaluate(trainer, params, opponents, eval_games, jax.random.fold_in(eval_key, update))
-        if bar is not None:
-            bar.set_postfix({k.removeprefix("win_rate_"): f"{v:.2f}" for k, v in result.items()}, refresh=True)
+    def evaluate(self, params: Any, update: int) -> dict:
+        """Win rates of ``params`` against the opponents (process 0; ``{}`` elsewhere), also shown on the bar."""
+        if not self.primary:
+            return {}
+        s = self.settings
+        result = evaluate(self.trainer, params, s.opponents, s.eval_games, jax.random.fold_in(self.eval_key, update))
+        if self.bar is not None and not self.bar.disable:
+            self.bar.set_postfix_str(win_rates_text(result), refresh=True)
+            self.bar.unpause()  # the bar's rate is training speed: the evaluation's time is left out
         return result
 
-    if not resume and eval_every > 0:
-        say(f"evaluating the initial network against {', '.join(opponents)} ({eval_games} games each)...")
-        log({"update": 0, "env_steps": 0, "time_s": time.perf_counter() - start, **evaluation(runner.params, 0)})
-    if minutes:
-        bar = tqdm(
-            total=round(60 * minutes),
-            initial=min(round(time.perf_counter() - start), round(60 * minutes)),
-            disable=not progress,
-            desc=f"train {config.variant}",
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}",
-        )
-    else:
-        bar = tqdm(
-            total=(last - int(runner.update)) * spu,
-            disable=not progress,
-            unit="step",
-            unit_scale=True,
-            desc=f"train {config.variant}",
-        )
-    rates: list[float] = []
-    out_of_time = lambda: deadline is not None and time.perf_counter() >= deadline  # noqa: E731
-    done = int(runner.update) >= last or out_of_time()
-    while not done:
-        t0 = time.perf_counter()
-        runner, metrics = update_fn(runner)
-        metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
-        seconds = time.perf_counter() - t0
-        update = int(runner.update)
-        rates.append(spu / seconds)
-        if deadline is not None and update == 2 and not resume:
-            horizon = _estimated_horizon(config, runner, deadline - time.perf_counter(), seconds)
-            runner = with_lr_horizon(runner, max(horizon, update))
-        done = update >= last or out_of_time()  # decided once: the last update is evaluated and saved
-        record = {
-            "update": update,
-            "env_steps": update * spu,
-            "time_s": time.perf_counter() - start,
-            "steps_per_s": spu / seconds,
-            **metrics,
-        }
-        if eval_every > 0 and (update % eval_every == 0 or done):
-            record.update(evaluation(runner.params, update))
-        log(record)  # before the checkpoint: a resume drops what comes after it
-        if done or (checkpoint_every > 0 and update % checkpoint_every == 0):
-            checkpoint.save(out, runner, config)
-        bar.update(min(bar.total, round(time.perf_counter() - start)) - bar.n if minutes else spu)
-    bar.close()
-    update = int(runner.update)
-    checkpoint.save(out, runner, config)
-    if writer is not None:
-        writer.close()
-    records = read_metrics(out)
-    from blokus_jax import _extras  # a missing matplotlib skips the plot with a warning; the run is kept
+    # 3. the loop
+    def open_bar(self, runner: Any) -> None:
+        """The progress bar: seconds of the time budget, or environment steps to go."""
+        desc, minutes = f"train {self.config.variant}", self.settings.minutes
+        if minutes:
+            self.bar = tqdm(
+                total=round(60 * minutes),
+                initial=min(round(time.perf_counter() - self.begin), round(60 * minutes)),
+                disable=not self.progress,
+                desc=desc,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}",
+            )
+        else:
+            total = max(0, self.last - int(runner.update)) * self.config.steps_per_update
+            self.bar = tqdm(total=total, disable=not self.progress, unit="step", unit_scale=True, desc=desc)
 
-    if _extras.available("train", f"the win-rate plot {PLOT_FILE}", ("matplotlib",)):
-        plot_win_rates(records, out / PLOT_FILE, f"{name} self-play on {config.variant}")
-    evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
-    final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
-    return {
-        "updates": update,
-        "env_steps": update * spu,
-        "seconds": time.perf_counter() - start,
-        "compile_s": compile_s,
-        "steps_per_s": float(np.mean(rates[1:] or rates)) if rates else math.nan,
-        **final,
-    }
+    def check_finite(self, metrics: dict, update: int) -> None:
+        """Stop with a ``ConfigError`` when an update's loss or parameter norm is not finite (training diverged)."""
+        bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+        if not bad:
+            return
+        saved = checkpoint.latest_step(self.out)
+        keep = (
+            f"the last checkpoint (update {saved}) is kept: continue from its network with --init-from "
+            f"{str(self.out)!r} and a new --out"
+            if saved is not None
+            else "no checkpoint was written before it"
+        )
+        raise ConfigError(
+            f"training diverged at update {update}: {', '.join(bad)} not finite (learning rate "
+            f"{metrics.get('learning_rate', math.nan):.3g}); nothing of that update was saved and {keep}; "
+            f"train again with a lower --lr (learning_rate), now {self.config.learning_rate:g}"
+        )
+
+    def fit_horizon(self, runner: Any, seconds: float) -> Any:
+        """``runner`` with its learning rate decaying to the final fraction by the deadline (agreed horizon)."""
+        update = int(runner.update)
+        horizon = _estimated_horizon(self.config, update, self.deadline - time.perf_counter(), seconds)
+        return scaffold.with_lr_horizon(runner, int(scaffold.agree(max(horizon, update))))
+
+    def train(self, runner: Any, update_fn: Any) -> Any:
+        """Run updates until the last one (or the deadline): log each, evaluate and checkpoint on schedule."""
+        s, spu = self.settings, self.config.steps_per_update
+        done = int(runner.update) >= self.last or self.out_of_time()
+        session_updates = 0
+        while not done:
+            t0 = time.perf_counter()
+            runner, metrics = update_fn(runner)
+            metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+            seconds = time.perf_counter() - t0
+            update = int(runner.update)
+            self.check_finite(metrics, update)
+            self.rates.append(spu / seconds)
+            session_updates += 1
+            if self.deadline is not None and session_updates == 2:
+                runner = self.fit_horizon(runner, seconds)
+            done = update >= self.last or self.out_of_time()  # decided once: the last update is evaluated and saved
+            record = {
+                "update": update,
+                "env_steps": update * spu,
+                "time_s": time.perf_counter() - self.begin,
+                "steps_per_s": spu / seconds,
+                **metrics,
+            }
+            if s.eval_every > 0 and (update % s.eval_every == 0 or done):
+                record.update(self.evaluate(runner.params, update))
+            self.log(record)  # before the checkpoint: a resume drops what comes after it
+            if done or (s.checkpoint_every > 0 and update % s.checkpoint_every == 0):
+                checkpoint.save(self.out, runner, self.config)
+            if s.minutes:
+                self.bar.update(min(self.bar.total, round(time.perf_counter() - self.begin)) - self.bar.n)
+            else:
+                self.bar.update(spu)
+        return runner
+
+    # 4. the end
+    def finish(self, runner: Any) -> dict:
+        """Save the last checkpoint, draw the plot and return the summary."""
+        self.close()
+        update = int(runner.update)
+        checkpoint.save(self.out, runner, self.config)
+        final: dict[str, Any] = {}
+        if self.primary:
+            records = read_metrics(self.out)
+            from blokus_jax import _extras  # a missing matplotlib skips the plot with a warning; the run is kept
+
+            if _extras.available("train", f"the win-rate plot {PLOT_FILE}", ("matplotlib",)):
+                plot_win_rates(records, self.out / PLOT_FILE, f"{self.name} self-play on {self.config.variant}")
+            evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
+            keep = ("win_rate_vs_", "win_rate_ci_vs_", "eval_games")
+            final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith(keep)}
+        return {
+            "updates": update,
+            "env_steps": update * self.config.steps_per_update,
+            "seconds": time.perf_counter() - self.begin,
+            "compile_s": self.compile_s,
+            "steps_per_s": float(np.mean(self.rates[1:] or self.rates)) if self.rates else math.nan,
+            **final,
+        }
+
+    def run(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> dict:
+        """The session from start to summary."""
+        runner = self.start(resume, init_from, changed)
+        update_fn = self.compile(runner)
+        s = self.settings
+        if not resume and s.eval_every > 0:
+            self.say(f"evaluating the initial network against {', '.join(s.opponents)} ({s.eval_games} games each)...")
+            result = self.evaluate(runner.params, 0)
+            self.log({"update": 0, "env_steps": 0, "time_s": time.perf_counter() - self.begin, **result})
+            self.say(f"initial network: {win_rates_text(result)}")
+        if int(runner.update) >= self.last:
+            self.say(f"nothing to train: the run is at update {int(runner.update)} of {self.last}")
+        self.open_bar(runner)
+        runner = self.train(runner, update_fn)
+        return self.finish(runner)

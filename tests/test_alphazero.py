@@ -325,21 +325,28 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
     assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
 
 
-def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_path, capsys):
+def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_path, capsys, monkeypatch):
     from blokus_agents import cli
 
-    ppo_run, az_run = tmp_path / "ppo", tmp_path / "az"
+    monkeypatch.chdir(tmp_path)
+    ppo_run, az_run = tmp_path / "runs" / "simple", tmp_path / "runs" / "az_simple"  # the default --out of each
     small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
-    quiet = ["--eval-every", "0", "--no-progress"]
-    assert cli.main(["train", *small, "--total-steps", "16", "--out", str(ppo_run), *quiet]) == 0
+    quiet = ["--eval-every", "0", "--no-progress", "--cpu-devices", "1"]
+    assert cli.main(["train", *small, "--total-steps", "16", *quiet]) == 0 and checkpoint.latest_step(ppo_run) == 1
     capsys.readouterr()
     # AlphaZero warm-started from the PPO run: its network size is taken from there
     args = ["train", "--algo", "alphazero", "--variant", "simple", "--num-envs", "4", "--num-steps", "4"]
-    args += ["--sims", "4", "--total-steps", "32", "--init-from", str(ppo_run), "--out", str(az_run)]
-    args += ["--eval-every", "2", "--eval-games", "2", "--no-progress"]
+    args += ["--sims", "4", "--total-steps", "32", "--init-from", str(ppo_run)]
+    args += ["--eval-every", "2", "--eval-games", "2", "--no-progress", "--json", str(tmp_path / "summary.json")]
     assert cli.main(args) == 0, capsys.readouterr().err
-    out = capsys.readouterr()
-    assert json.loads(out.out.splitlines()[0])["updates"] == 2
+    capsys.readouterr()
+    assert json.loads((tmp_path / "summary.json").read_text())["updates"] == 2
+    # no collision with the PPO run's default directory; a second new run there is refused in the CLI's words
+    assert checkpoint.latest_step(az_run) == 2 and checkpoint.latest_step(ppo_run) == 1
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "'runs/az_simple' (the default --out of this --algo and --variant) already holds" in err
+    assert "add --resume" in err and "resume=True" not in err
     meta = checkpoint.read_meta(az_run)
     assert meta["algorithm"] == "alphazero" and meta["config"].sims == 4 and meta["config"].channels == 4
     assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]

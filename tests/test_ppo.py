@@ -108,10 +108,13 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
 # ------------------------------------------------------------------------------------------------- training
 def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
+    before = jax.tree.map(jnp.copy, runner)  # a device copy (a host view of a CPU buffer would keep it from donation)
     new, metrics = trainer.update(runner)
-    changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), runner.params, new.params)
+    changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), before.params, new.params)
     assert all(jax.tree.leaves(changed))
-    assert int(new.update) == 1 and not bool(jnp.all(new.key == runner.key))
+    assert int(new.update) == 1 and not bool(jnp.all(new.key == before.key))
+    # the runner is donated: its buffers were reused for the new one instead of copied
+    assert all(x.is_deleted() for x in jax.tree.leaves(runner))
     for name in (
         "policy_loss",
         "value_loss",
@@ -120,6 +123,7 @@ def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
         "clip_fraction",
         "explained_variance",
         "learning_rate",
+        "param_norm",
     ):
         assert np.isfinite(float(metrics[name])), name
     assert float(metrics["entropy"]) > 0 and float(metrics["approx_kl"]) >= 0
@@ -230,17 +234,31 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
         "--eval-games",
         "2",
         "--no-progress",
+        "--cpu-devices",
+        "1",
+        "--json",
+        str(tmp_path / "summary.json"),
     ]
     assert cli.main(args) == 0
-    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["updates"] == 2 and 0.0 <= summary["win_rate_vs_greedy"] <= 1.0
+    lo, hi = summary["win_rate_ci_vs_greedy"]
+    assert lo <= summary["win_rate_vs_greedy"] <= hi and summary["eval_games"] == 2
+    printed = capsys.readouterr()
+    table = printed.out  # a short table, not raw JSON
+    assert "vs greedy" in table and "env steps" in table and not table.lstrip().startswith("{")
+    assert "initial network: vs_random=" in printed.err and "n=2" in printed.err  # shown even without the bar
     records = read_metrics(out)
     assert [r["update"] for r in records] == [0, 1, 2] and "win_rate_vs_random" in records[-1]
     assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint.latest_step(out) == 2
     # resuming with a larger budget continues the same run
     resume = [a if a != "32" else "48" for a in args] + ["--resume"]
     assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
-    capsys.readouterr()
+    # the longer run's learning rate decays over its new length, and training says so
+    assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
+    from blokus_agents.scaffold import lr_horizon
+
+    assert lr_horizon(checkpoint.restore(out, make_train(checkpoint.load_config(out)))) == 3
     assert (
         cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2", "--no-progress"]) == 0
     )
@@ -252,13 +270,18 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
 # ------------------------------------------------------------------------------------ host loop (issue 10)
 def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_path, capsys):
     out = tmp_path / "killed"
-    run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
+    run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None, until_update=1)
     with open(out / "metrics.jsonl", "a") as f:  # a kill after logging updates 2 and 3, before their checkpoint
         f.write(json.dumps({"update": 2, "env_steps": 128}) + "\n" + json.dumps({"update": 3}) + '\n{"upd')
+    capsys.readouterr()
     summary = run(TINY, out, eval_every=2, eval_games=2, progress=True, mesh=None, resume=True)
     updates = [r["update"] for r in read_metrics(out)]
     assert updates == sorted(set(updates)) == [1, 2, 3]
     err = capsys.readouterr().err
+    # the resumed run kept checkpoint_every=1 (not the default 50: update 2 was checkpointed too) and said what changed
+    assert sorted(int(p.name) for p in (out / "checkpoints").iterdir()) == [1, 2, 3]
+    assert "resumed with --eval-every 2 (was 0)" in err and "resumed with --eval-games 2 (was 32)" in err
+    assert "--checkpoint-every" not in err
     assert "compiling the PPO update" in err and "compiled in" in err and "s/s" not in err
     assert summary["compile_s"] > 0
     last = read_metrics(out)[-1]  # the last update is evaluated, and the summary says so
@@ -290,10 +313,68 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     assert int(runner.lr_horizon) == TINY.num_updates
     from blokus_agents.ppo import with_lr_horizon
 
-    shorter = with_lr_horizon(runner, 1)
+    shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
     assert float(m0["learning_rate"]) == float(m1["learning_rate"]) == pytest.approx(TINY.learning_rate)
+    steps = int(after.opt_state.hyperparams_states["learning_rate"].count)  # read before update donates `after`
+    assert steps == TINY.update_epochs * TINY.num_minibatches
     _, m2 = trainer.update(after)  # past its horizon of 1 update: the final fraction
     assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
-    steps = after.opt_state.hyperparams_states["learning_rate"].count
-    assert int(steps) == TINY.update_epochs * TINY.num_minibatches
+
+
+def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path, monkeypatch):
+    from blokus_agents import scaffold, train
+    from blokus_jax.errors import ConfigError
+
+    # a real divergence: the first update's loss or parameter norm is already non-finite; nothing is saved
+    wild = tmp_path / "wild"
+    with pytest.raises(ConfigError, match=r"training diverged at update 1: .*not finite.*no checkpoint was written"):
+        run(TINY.replace(learning_rate=1e9, max_grad_norm=1e9), wild, eval_every=0, progress=False, mesh=None)
+    assert checkpoint.latest_step(wild) is None and read_metrics(wild) == [] and not (wild / "train.lock").exists()
+
+    # a run whose parameters turn NaN in update 2 (as a diverging update reports it: in param_norm) stops there
+    real_compile = train._Session.compile
+
+    def poisoned(self, runner):
+        real = real_compile(self, runner)
+
+        def update(runner):
+            runner, metrics = real(runner)
+            if int(runner.update) == 2:
+                runner = runner.replace(params=jax.tree.map(lambda x: x * jnp.nan, runner.params))
+                metrics = {**metrics, "param_norm": scaffold.param_norm(runner.params)}
+            return runner, metrics
+
+        return update
+
+    monkeypatch.setattr(train._Session, "compile", poisoned)
+    out = tmp_path / "diverged"
+    with pytest.raises(ConfigError, match=r"update 2: param_norm not finite.*last checkpoint \(update 1\) is kept"):
+        run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
+    assert checkpoint.latest_step(out) == 1 and [r["update"] for r in read_metrics(out)] == [1]
+    params = checkpoint.load_params(out)[1]
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
+
+
+def test_run_settings_resolve_over_the_saved_ones_and_bad_settings_files_are_refused(tmp_path):
+    from blokus_agents.train import SETTINGS_FILE, Settings, read_settings, resolve_settings
+
+    saved = Settings(checkpoint_every=1, minutes=5.0)
+    assert resolve_settings(saved, {}) == (saved, [])
+    settings, changed = resolve_settings(saved, {"checkpoint_every": 5, "minutes": float("inf")})
+    assert settings.checkpoint_every == 5 and settings.minutes is None and settings.eval_games == saved.eval_games
+    assert changed == ["--checkpoint-every 5 (was 1)", "--minutes no limit (was 5.0)"]
+    assert resolve_settings(None, {"eval_every": 3}) == (Settings(eval_every=3), [])  # a new run: nothing "changed"
+    assert read_settings(tmp_path) is None
+    path = tmp_path / SETTINGS_FILE
+    bad = (b"[1]", b'{"eval_every": -1}', b'{"nosuch": 1}', b"{", b"\xff\xfe", b'{"minutes": true}')
+    for body in (*bad, b"[" * 50_000, b" " * 70_000):  # deeply nested; larger than the 64 KiB a settings file may be
+        path.write_bytes(body)
+        with pytest.raises(CheckpointError, match="settings.json"):
+            read_settings(tmp_path)
+    path.unlink()
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    path.symlink_to(outside)
+    with pytest.raises(CheckpointError, match="settings.json"):
+        read_settings(tmp_path)

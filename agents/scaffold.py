@@ -1,0 +1,361 @@
+"""The trainer scaffold: what both trainers (:mod:`blokus_agents.ppo`, :mod:`blokus_agents.alphazero`) need around
+their own update, written once.
+
+Read top to bottom:
+
+1. **Start-up** (before JAX runs anything): :func:`use_cpu_cores` gives a CPU one XLA device per core, so that the
+   games of a run are split over the cores; :func:`start_distributed` joins the processes of a multi-host run
+   (``jax.distributed.initialize``: an explicit coordinator, or JAX's own SLURM / TPU-pod / Open MPI detection;
+   gloo collectives on CPU). After it, ``jax.devices()`` lists every process's devices.
+2. **The optimiser**: gradient clipping, Adam and :class:`LinearDecay`, a linearly decaying learning rate whose
+   horizon lives in the optimiser state (:func:`with_lr_horizon` refits it without recompiling).
+3. **The mesh and shardings**: one ``"data"`` axis over every device of every process (:func:`make_mesh`,
+   :func:`default_mesh`); a runner's per-game fields (:data:`SPLIT_FIELDS`) are split along it, the rest replicated
+   (:func:`runner_shardings`). Each process thus steps the games on its own devices, and XLA all-reduces the
+   gradients.
+4. **The trainer's parts and jit wiring**: :func:`make_parts` (env, network, optimiser, the split check),
+   :func:`fresh_runner_fields` (the fields every runner starts with) and :func:`jit_trainer`, which jits ``init``,
+   ``update`` (the runner is *donated*: its buffers are reused for the new runner, so the replay buffer and the
+   games are updated in place instead of copied) and ``train`` (every update in one ``lax.scan``) with the
+   shardings of the mesh.
+5. **Host helpers for several processes**: :func:`is_primary` (process 0 writes files and prints), :func:`agree`
+   (process 0's value of a host decision, e.g. "out of time", on every process) and :func:`host_array` (the whole
+   value of a sharded array on every process, e.g. to hash a checkpoint).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from blokus_agents.networks import PolicyValueNet, make_network
+from blokus_jax.env import Env, make
+from blokus_jax.errors import ConfigError
+
+_FORCE_FLAG = "xla_force_host_platform_device_count"
+
+
+# ------------------------------------------------------------------------------------------------------ start-up
+def cpu_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def use_cpu_cores(count: int | None = None) -> int | None:
+    """Give the CPU backend ``count`` XLA devices (default: one per core, :func:`cpu_cores`) so that training splits
+    its games over the cores; JAX's own default is one CPU device, which runs the batch on one core. Must run before
+    JAX executes anything. Returns the count set, or ``None`` when nothing was changed: ``XLA_FLAGS`` already sets
+    ``--xla_force_host_platform_device_count`` (respected), or JAX has already started (then ``count``, if given and
+    different from the devices JAX has, is a ``ConfigError``). Accelerators are unaffected: only the CPU backend
+    gets the devices."""
+    if _FORCE_FLAG in os.environ.get("XLA_FLAGS", ""):
+        match = re.search(_FORCE_FLAG + r"=(\d+)", os.environ["XLA_FLAGS"])
+        if count is not None and match and int(match.group(1)) != count:
+            raise ConfigError(
+                f"--cpu-devices {count} contradicts XLA_FLAGS={os.environ['XLA_FLAGS']!r}; drop one of them"
+            )
+        return None
+    wanted = cpu_cores() if count is None else int(count)
+    if jax.config.jax_num_cpu_devices == wanted:
+        return None  # set already (e.g. by an earlier call)
+    try:
+        jax.config.update("jax_num_cpu_devices", wanted)
+    except RuntimeError:  # JAX is running already (a notebook, a test): keep its devices
+        have = len(jax.devices("cpu"))
+        if count is not None and have != count:
+            raise ConfigError(
+                f"--cpu-devices {count}: JAX has already started with {have} CPU device(s) in this process; set "
+                f"the count before JAX runs (blokus_agents.scaffold.use_cpu_cores right after import)"
+            ) from None
+        return None
+    return wanted
+
+
+def start_distributed(
+    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
+) -> None:
+    """Join a multi-process run with ``jax.distributed.initialize``: ``coordinator`` (``HOST:PORT`` of process 0),
+    ``num_processes`` and this ``process_id``, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
+    Open MPI). CPU collectives go over gloo. Must run before JAX executes anything; every process of the run calls
+    it (a second call in the same process does nothing). Raises ``ConfigError`` (in the CLI's words) when no cluster
+    is found or the values are inconsistent."""
+    if jax.distributed.is_initialized():
+        return
+    if coordinator is not None and not re.fullmatch(r"\[?[\w.:-]+\]?:\d{1,5}", coordinator):
+        raise ConfigError(f"--coordinator {coordinator!r} is not HOST:PORT, e.g. 10.0.0.1:1234 or localhost:1234")
+    if num_processes is not None and process_id is not None and not 0 <= process_id < num_processes:
+        raise ConfigError(
+            f"--process-id {process_id} must be in 0..{num_processes - 1} (--num-processes {num_processes})"
+        )
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes, process_id=process_id)
+    except (ValueError, RuntimeError) as exc:
+        raise ConfigError(
+            f"--distributed could not start ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); on a "
+            f"SLURM, TPU-pod or Open MPI cluster the flags may be left out, elsewhere give --coordinator HOST:PORT "
+            f"--num-processes N --process-id I to every process"
+        ) from exc
+
+
+def is_primary() -> bool:
+    """Whether this is process 0, the one that writes the run's files (metrics, plots, settings) and prints."""
+    return jax.process_index() == 0
+
+
+def agree(value: Any) -> Any:
+    """Process 0's ``value`` (a number or a bool) on every process, so that host decisions taken from the clock
+    (out of time, the learning-rate horizon) are the same everywhere; ``value`` itself with one process."""
+    if jax.process_count() == 1:
+        return value
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.broadcast_one_to_all(np.asarray(value))).item()
+
+
+def host_array(x: Any) -> np.ndarray:
+    """The whole value of array ``x`` as a NumPy array on this host, also when it is split over the devices of
+    several processes (then gathered from all of them: every process must call this for the same arrays, in the
+    same order)."""
+    if isinstance(x, jax.Array) and not (x.is_fully_addressable or x.is_fully_replicated):
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    return np.asarray(jax.device_get(x))
+
+
+# ------------------------------------------------------------------------------------------------------ optimiser
+class LinearDecayState(NamedTuple):
+    """State of :class:`LinearDecay`: optimiser steps taken and the horizon in updates."""
+
+    count: jax.Array
+    horizon: jax.Array
+
+
+#: The largest horizon the schedule's ``int32`` state holds: longer (open-ended) runs saturate there.
+MAX_HORIZON = int(np.iinfo(np.int32).max)
+
+
+@dataclass(frozen=True)
+class LinearDecay:
+    """An optax stateful schedule: the learning rate of update ``u = count // steps_per_update`` is
+    ``optax.linear_schedule`` from ``init_value`` to ``end_value`` over the fraction ``u / horizon`` of the run, so
+    it is constant within an update. The horizon lives in the schedule's state (not in the compiled function), so a
+    time-limited run can fit it after measuring its speed without recompiling (:func:`with_lr_horizon`)."""
+
+    init_value: float
+    end_value: float
+    steps_per_update: int
+    horizon: int
+
+    def init(self) -> LinearDecayState:
+        horizon = min(int(self.horizon), MAX_HORIZON)
+        return LinearDecayState(jnp.zeros([], jnp.int32), jnp.asarray(horizon, jnp.int32))
+
+    def update(self, state: LinearDecayState, **extra_args) -> LinearDecayState:
+        return state._replace(count=optax.safe_increment(state.count))
+
+    def __call__(self, state: LinearDecayState, **extra_args) -> jax.Array:
+        return self.at(state.count // self.steps_per_update, state.horizon)
+
+    def at(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
+        """The learning rate of update number ``update`` with ``horizon`` updates."""
+        progress = jnp.minimum(update / jnp.maximum(horizon, 1), 1.0)
+        return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
+
+
+def lr_schedule(config: Any) -> LinearDecay:
+    """The :class:`LinearDecay` of ``config`` (``learning_rate`` down to ``final_lr_fraction`` of it over
+    ``num_updates`` updates of ``optimizer_steps_per_update`` optimiser steps)."""
+    return LinearDecay(
+        config.learning_rate,
+        config.learning_rate * config.final_lr_fraction,
+        config.optimizer_steps_per_update,
+        config.num_updates,
+    )
+
+
+def make_optimizer(config: Any) -> optax.GradientTransformation:
+    """Gradient clipping by global norm, Adam, and the learning rate of :func:`lr_schedule`, injected as a
+    hyperparameter (read it as ``opt_state.hyperparams``). Any config with ``learning_rate``, ``final_lr_fraction``,
+    ``max_grad_norm``, ``optimizer_steps_per_update`` and ``num_updates`` will do (PPO's and AlphaZero's)."""
+
+    def adam(learning_rate):
+        return optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm),
+            optax.scale_by_adam(eps=1e-5),
+            optax.scale_by_learning_rate(learning_rate),
+        )
+
+    return optax.inject_hyperparams(adam)(learning_rate=lr_schedule(config))
+
+
+def lr_horizon(runner: Any) -> int:
+    """Updates over which ``runner``'s learning rate decays (kept in the schedule's state inside ``opt_state``)."""
+    return int(runner.opt_state.hyperparams_states["learning_rate"].horizon)
+
+
+def with_lr_horizon(runner: Any, horizon: int) -> Any:
+    """``runner`` with its learning rate decaying over ``horizon`` updates (capped at :data:`MAX_HORIZON`) from now
+    on, placed like the old value. Every process of a multi-process run must pass the same ``horizon``."""
+    states = dict(runner.opt_state.hyperparams_states)
+    old = states["learning_rate"]
+    value = np.asarray(min(int(horizon), MAX_HORIZON), np.int32)
+    states["learning_rate"] = old._replace(horizon=jax.device_put(value, old.horizon.sharding))
+    return runner.replace(opt_state=runner.opt_state._replace(hyperparams_states=states))
+
+
+# ------------------------------------------------------------------------------------------- mesh and shardings
+def make_mesh(devices: list | None = None) -> Mesh:
+    """A one-axis (``"data"``) mesh over ``devices`` (default: every device of every process, ``jax.devices()``) for
+    data-parallel training."""
+    devices = jax.devices() if devices is None else list(devices)
+    return Mesh(np.asarray(devices), ("data",))
+
+
+def default_mesh(num_envs: int) -> Mesh | None:
+    """The mesh a run of ``num_envs`` games uses by default. With several processes: every device of every process
+    (``num_envs`` must split evenly over them, else ``ConfigError``). With one: the largest number of local devices
+    that ``num_envs`` splits evenly over, or ``None`` (plain single-device jit) when that is one."""
+    if jax.process_count() > 1:
+        check_split(num_envs, jax.device_count())
+        return make_mesh()
+    count = max(d for d in range(1, jax.local_device_count() + 1) if num_envs % d == 0)
+    return make_mesh(jax.local_devices()[:count]) if count > 1 else None
+
+
+def check_split(num_envs: int, devices: int) -> None:
+    """Raise ``ConfigError`` unless ``num_envs`` games split evenly over ``devices`` devices."""
+    if num_envs % devices:
+        where = f" of {jax.process_count()} processes" if jax.process_count() > 1 else ""
+        raise ConfigError(
+            f"num_envs (--num-envs) {num_envs} must be a multiple of the {devices} devices{where} to split the games "
+            f"evenly; e.g. --num-envs {devices * max(1, round(num_envs / devices))}"
+        )
+
+
+#: Runner fields that hold per-game data and are split across devices along their leading (games) axis.
+SPLIT_FIELDS = ("env_state", "buffer")
+
+
+def runner_shardings(runner: Any, mesh: Mesh) -> Any:
+    """Shardings of a runner (:class:`blokus_agents.ppo.Runner`, or :class:`blokus_agents.alphazero.AZRunner`) on
+    ``mesh``: the per-game fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along
+    their games axis, the rest (parameters, optimiser state, key, counter) replicated. Returns a pytree of
+    ``NamedSharding`` with the runner's structure."""
+    split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
+
+    def place(name: str) -> Any:
+        sharding = split if name in SPLIT_FIELDS else whole
+        return jax.tree.map(lambda _: sharding, getattr(runner, name))
+
+    return runner.replace(**{name: place(name) for name in runner.__dataclass_fields__})
+
+
+# --------------------------------------------------------------------------------------- parts and jit wiring
+class Parts(NamedTuple):
+    """What a trainer is built from: the environment of the config, the shared network and the optimiser."""
+
+    env: Env
+    network: PolicyValueNet
+    optimizer: optax.GradientTransformation
+
+
+def make_parts(config: Any, mesh: Mesh | None) -> Parts:
+    """The :class:`Parts` of ``config`` (any trainer config); ``ConfigError`` when its games do not split evenly over
+    ``mesh``."""
+    if mesh is not None:
+        check_split(config.num_envs, mesh.size)
+    env = make(config.variant, reward=config.reward)
+    return Parts(env, make_network(env, config.channels, config.blocks, config.value_hidden), make_optimizer(config))
+
+
+def fresh_runner_fields(parts: Parts, num_envs: int, key: jax.Array) -> dict[str, Any]:
+    """The fields every runner starts with: ``num_envs`` new games, fresh network parameters and optimiser state,
+    the PRNG key to train on and the update counter 0 (a trainer adds its own, e.g. AlphaZero's buffer)."""
+    init_key, key = jax.random.split(key)
+    env_state = jax.vmap(parts.env.init)(jax.random.split(init_key, num_envs))
+    obs = jax.vmap(parts.env.observe)(jax.tree.map(lambda x: x[:1], env_state))
+    params = parts.network.init(init_key, obs)
+    return dict(
+        params=params, opt_state=parts.optimizer.init(params), env_state=env_state, key=key, update=jnp.int32(0)
+    )
+
+
+def param_norm(params: Any) -> jax.Array:
+    """The global L2 norm of ``params``, a metric of every update: non-finite exactly when training diverged (a
+    parameter is NaN or infinite, or so large that its square overflows)."""
+    return optax.tree.norm(params)
+
+
+class Jitted(NamedTuple):
+    """A trainer's compiled entry points (see :func:`jit_trainer`)."""
+
+    init: Callable
+    update: Callable
+    train: Callable
+    shardings: Any
+
+
+def jit_trainer(
+    init: Callable[[jax.Array], Any], update: Callable[[Any], tuple[Any, dict]], num_updates: int, mesh: Mesh | None
+) -> Jitted:
+    """Jit a trainer's pure ``init(key) -> runner`` and ``update(runner) -> (runner, metrics)``: ``init`` and
+    ``update`` place the runner as :func:`runner_shardings` says on ``mesh`` (metrics replicated); ``update``
+    *donates* its runner (pass a runner once; use the one it returns: the old one's buffers are reused, so e.g. the
+    replay buffer is updated in place instead of copied every update); ``train(key)`` runs ``num_updates`` updates
+    from ``init(key)`` in one ``lax.scan`` (metrics stacked per update). Without a mesh, plain ``jax.jit``."""
+
+    def train(key: jax.Array) -> tuple[Any, dict]:
+        return jax.lax.scan(lambda runner, _: update(runner), init(key), None, num_updates)
+
+    if mesh is None:
+        return Jitted(jax.jit(init), jax.jit(update, donate_argnums=0), jax.jit(train), None)
+    shardings = runner_shardings(jax.eval_shape(init, jax.random.PRNGKey(0)), mesh)
+    outputs = (shardings, NamedSharding(mesh, PartitionSpec()))
+    return Jitted(
+        jax.jit(init, out_shardings=shardings),
+        jax.jit(update, out_shardings=outputs, donate_argnums=0),
+        jax.jit(train, out_shardings=outputs),
+        shardings,
+    )
+
+
+__all__ = [
+    "MAX_HORIZON",
+    "SPLIT_FIELDS",
+    "Jitted",
+    "LinearDecay",
+    "LinearDecayState",
+    "Parts",
+    "agree",
+    "check_split",
+    "cpu_cores",
+    "default_mesh",
+    "fresh_runner_fields",
+    "host_array",
+    "is_primary",
+    "jit_trainer",
+    "lr_horizon",
+    "lr_schedule",
+    "make_mesh",
+    "make_optimizer",
+    "make_parts",
+    "param_norm",
+    "runner_shardings",
+    "start_distributed",
+    "use_cpu_cores",
+    "with_lr_horizon",
+]
