@@ -30,6 +30,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 _MIN_TIME, _MIN_SIZE = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
 os.environ.setdefault(_MIN_TIME, "0")  # cache every executable, however quick its compilation
 os.environ.setdefault(_MIN_SIZE, "0")
+if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator: none may take 75 % of its memory
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import jax  # noqa: E402  (after the cache settings above)
 
