@@ -241,11 +241,42 @@ def _params_target(config: Any) -> Any:
     return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=device), abstract)
 
 
+def _check_stored_shapes(run_dir: str | os.PathLike, step: int, items: dict[str, Any], where: str) -> None:
+    """Raise ``CheckpointError`` naming the first array whose stored shape or dtype differs from the targets in
+    ``items`` (a checkpoint of another network or batch), from orbax's metadata alone, before any array is read: a
+    restore that fails part-way leaves orbax's other TensorStore reads pending on a closed event loop, which then
+    print pages of "Exception ignored" tracebacks. Unreadable metadata is left for the restore to report."""
+
+    def arrays(tree: Any) -> dict[str, str]:
+        leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+        return {
+            jax.tree_util.keystr(k, simple=True, separator="/"): f"{np.dtype(a.dtype)}{list(a.shape)}"
+            for k, a in leaves
+        }
+
+    step_dir = Path(run_dir).absolute() / SUBDIR / str(step)
+    for name, target in items.items():
+        try:
+            with _quiet():
+                stored = arrays(ocp.StandardCheckpointHandler().metadata(step_dir / name).tree)
+        except Exception:  # the restore reports what is wrong with it
+            return
+        wanted = arrays(target)
+        for key in sorted(wanted.keys() | stored.keys()):
+            if stored.get(key) != wanted.get(key):
+                raise CheckpointError(
+                    f"cannot restore {where}: it does not match the network/batch of its config ({name}/{key}: "
+                    f"saved {stored.get(key, 'nothing')}, expected {wanted.get(key, 'nothing')}); delete it or use "
+                    f"another checkpoint"
+                )
+
+
 def _restore_items(
     manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict, items: dict[str, Any]
 ) -> dict[str, Any]:
     """Restore ``items`` (name -> target) of checkpoint ``step`` and verify their hashes (format 2)."""
     where = f"checkpoint {step} in {str(run_dir)!r}"
+    _check_stored_shapes(run_dir, step, items, where)
     try:
         with _quiet():
             restored = manager.restore(

@@ -1,15 +1,67 @@
-"""Shared fixtures of the core test suite: the Pentobi reference data and a mask-to-placements helper."""
+"""Shared set-up of the test suite: one persistent JAX compilation cache per run, opt-in per-test timing, the
+Pentobi reference data and a mask-to-placements helper."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gzip
 import json
+import os
+import resource
+import shutil
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# One persistent compilation cache for the whole run, in a temporary directory: tests that build the same function
+# again (a fresh `make_train` closure, a CLI subprocess, a notebook kernel, the other pytest-xdist worker) load the
+# executable instead of compiling it again. Set through the environment before JAX is imported, so that the xdist
+# workers and every subprocess a test starts inherit it; the process that made the directory removes it at exit. A
+# cache directory the user set already is used as is.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _cache_dir = tempfile.mkdtemp(prefix="blokus-jax-test-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache_dir
+    atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
+_MIN_TIME, _MIN_SIZE = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
+os.environ.setdefault(_MIN_TIME, "0")  # cache every executable, however quick its compilation
+os.environ.setdefault(_MIN_SIZE, "0")
+if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator: none may take 75 % of its memory
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jax  # noqa: E402  (after the cache settings above)
+
+# JAX reads these variables when it is imported; set again here in case a plugin imported it first.
+jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", float(os.environ[_MIN_TIME]))
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", int(os.environ[_MIN_SIZE]))
+
+#: ``BLOKUS_TEST_TIMES=path.jsonl python -m pytest ...`` appends one JSON line per test: wall seconds, CPU seconds
+#: of the pytest process (all its threads) and of the subprocesses it waited for, set-up and teardown included.
+#: ``python benchmarks/ci_times.py path.jsonl`` sums them per file.
+_TIMES_PATH = os.environ.get("BLOKUS_TEST_TIMES")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Time one test (set-up, call, teardown) when ``BLOKUS_TEST_TIMES`` is set; otherwise do nothing."""
+    if not _TIMES_PATH:
+        yield
+        return
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    row = {"test": item.nodeid, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "child_cpu_s": round(child_cpu, 3)}
+    with open(_TIMES_PATH, "a") as handle:  # one short append per test: safe from several xdist workers
+        handle.write(json.dumps(row) + "\n")
+
 
 DATA_DIR = Path(__file__).parent / "data"
 

@@ -19,7 +19,7 @@ def env():
 def test_bot_names_and_typed_options_resolve(env):
     for name in ("random", "greedy", "corners", "mobility", "minimax"):
         assert name in policies.agent_names()
-        action = resolve_agent(name, env)(jax.random.key(0), env.init())
+        action = jax.jit(resolve_agent(name, env))(jax.random.key(0), env.init())  # jitted: op by op is slower
         assert bool(env.is_legal(env.init(), action))
     assert callable(resolve_agent("minimax:k=3,depth=1", env))
     assert callable(resolve_agent("corners:size_weight=2", env))  # an int text for a float option
