@@ -18,30 +18,27 @@ first drops the records of ``metrics.jsonl`` written after its checkpoint, so ea
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
-import socket
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 
-from blokus_agents import checkpoint
+from blokus_agents import checkpoint, rundir
 from blokus_agents.algorithms import make_trainer
 from blokus_agents.arena import play_match, tqdm
+from blokus_agents.configs import check_trainable
 from blokus_agents.policies import network_policy, resolve_agent
 from blokus_agents.ppo import make_mesh, with_lr_horizon
+from blokus_agents.rundir import LOCK_FILE, METRICS_FILE, read_metrics, run_lock  # noqa: F401 (public names)
 from blokus_jax.errors import CheckpointError
 
-METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "win_rate.png"
-LOCK_FILE = "train.lock"
 
 
 def default_mesh(config: Any):
@@ -107,90 +104,6 @@ def _tensorboard(out_dir: Path):
     return SummaryWriter(str(out_dir / "tb"))
 
 
-def read_metrics(out_dir: str | os.PathLike) -> list[dict]:
-    """The records of ``out_dir/metrics.jsonl`` (every update of the run, resumed parts included); a line cut short
-    by a killed process is skipped."""
-    path = Path(out_dir) / METRICS_FILE
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("update"), int):
-            records.append(record)
-    return records
-
-
-def _truncate_metrics(out: Path, update: int) -> None:
-    """Drop the records after update ``update`` from ``out/metrics.jsonl`` (written by a run killed after its last
-    checkpoint), so that a resumed run does not log those updates twice."""
-    path = out / METRICS_FILE
-    if not path.exists():
-        return
-    records = read_metrics(out)
-    keep = [r for r in records if r["update"] <= update]
-    if len(keep) == len(path.read_text().splitlines()):
-        return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
-    os.replace(tmp, path)
-
-
-@contextmanager
-def run_lock(out: Path) -> Iterator[None]:
-    """Hold ``out/train.lock`` (pid and host of this process) while training, so that a second trainer on the same
-    run directory refuses to start (``CheckpointError``); a lock left by a dead process on this host is taken over."""
-    path = out / LOCK_FILE
-    mine = f"{os.getpid()} {socket.gethostname()}"
-    for _ in range(3):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            owner = _lock_owner(path)
-            if owner is not None:
-                raise CheckpointError(
-                    f"{str(out)!r} is in use by another trainer ({owner}); wait for it to finish "
-                    f"or choose another output directory (delete {str(path)!r} if it is gone)"
-                ) from None
-            path.unlink(missing_ok=True)  # stale: its process is dead
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(mine + "\n")
-        break
-    else:
-        raise CheckpointError(f"could not take the lock {str(path)!r}; another trainer is starting in {str(out)!r}")
-    try:
-        yield
-    finally:
-        try:
-            if path.read_text().strip() == mine:
-                path.unlink()
-        except OSError:
-            pass
-
-
-def _lock_owner(path: Path) -> str | None:
-    """``"pid N"`` (``"pid N on HOST"``) of the live process holding the lock at ``path``, or ``None`` when the lock
-    is stale (its process is dead) or unreadable."""
-    try:
-        pid_text, _, host = path.read_text().strip().partition(" ")
-        pid = int(pid_text)
-    except (OSError, ValueError):
-        return None
-    if host and host != socket.gethostname():
-        return f"pid {pid} on {host}"  # cannot check another machine: assume it is alive
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, owned by another user
-    return f"pid {pid}"
-
-
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
     """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
@@ -246,10 +159,8 @@ def run(
     evaluation, as on the progress bar).
     """
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise CheckpointError(f"output directory {str(out)!r} is a file; choose a directory for the run")
-    out.mkdir(parents=True, exist_ok=True)
-    with run_lock(out):
+    check_trainable(config)  # types, ranges, the replay ring and the memory estimate, before anything is written
+    with rundir.claim(out):
         return _run(
             config,
             out,
@@ -288,17 +199,17 @@ def _run(
         raise CheckpointError("init_from (--init-from) starts a new run; it cannot be combined with resume (--resume)")
     if resume:
         runner = checkpoint.restore(out, trainer)
-        _truncate_metrics(out, int(runner.update))
+        rundir.truncate_metrics(out, int(runner.update))
     else:
         if checkpoint.latest_step(out) is not None:
             raise CheckpointError(
                 f"{str(out)!r} already holds checkpoints; pass resume=True (--resume) "
                 f"to continue that run or choose another output directory"
             )
-        _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
         runner = trainer.init(jax.random.PRNGKey(config.seed))
         if init_from is not None:
             runner = warm_start(trainer, runner, init_from)
+        rundir.truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint, once accepted
     last = config.num_updates if until_update is None else min(config.num_updates, until_update)
     eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
     writer = _tensorboard(out)
@@ -312,8 +223,7 @@ def _run(
     say(f"compiled in {compile_s:.1f} s")
 
     def log(record: dict) -> None:
-        with open(out / METRICS_FILE, "a") as f:
-            f.write(json.dumps(record) + "\n")
+        rundir.append_metrics(out, record)
         if writer is not None:
             for k, v in record.items():
                 if isinstance(v, (int, float)) and k not in ("update", "env_steps"):
@@ -378,7 +288,7 @@ def _run(
     checkpoint.save(out, runner, config)
     if writer is not None:
         writer.close()
-    records = read_metrics(out)
+    records = rundir.read_evaluations(out)
     plot_win_rates(records, out / PLOT_FILE, f"{name} self-play on {config.variant}")
     evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
     final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
