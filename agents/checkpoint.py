@@ -177,6 +177,39 @@ def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[B
     return steps[-1]
 
 
+def require_resumable(run_dir: str | os.PathLike) -> int:
+    """The newest update of ``run_dir`` for ``--resume``; ``CheckpointError`` saying how to start instead."""
+    return require_run(
+        run_dir,
+        "--resume (resume=True) needs a checkpoint to continue from",
+        "start a new run without --resume, or give the --out of the run to continue",
+    )
+
+
+def require_init_source(run_dir: str | os.PathLike) -> int:
+    """The newest update of the ``--init-from`` run ``run_dir``; ``CheckpointError`` saying what it is for."""
+    return require_run(
+        run_dir,
+        f"--init-from {str(run_dir)!r} needs a trained run to copy its network from",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint, or drop --init-from",
+    )
+
+
+def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
+    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path):
+    an :class:`~blokus_agents.policies.AgentSpecError` (the error of every bad agent spec) when it has none."""
+    from blokus_agents.policies import AgentSpecError
+
+    shown = spec if spec is not None else str(run_dir)
+    return require_run(
+        run_dir,
+        f"agent {shown!r} needs a trained run directory",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint, or a built-in agent "
+        "('blokus-jax eval --help' lists them)",
+        AgentSpecError,
+    )
+
+
 def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
     steps = _steps(run_dir)
     if not steps:
@@ -334,13 +367,7 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
     ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
     learning-rate horizon stays as saved)."""
-    if step is None:
-        step = require_run(
-            run_dir,
-            "--resume (resume=True) needs a checkpoint to continue from",
-            "start a new run without --resume (resume=False), or give the --out of the run to continue",
-        )
-    step = _require_step(run_dir, step)
+    step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)
         if meta["format_version"] < FORMAT_VERSION:

@@ -120,7 +120,9 @@ def run_variant(specs: list[str]) -> str | None:
         if prefix == "baseline" and colon and baseline_variant(rest.partition(",")[0]) is not None:
             variants[spec] = baseline_variant(rest.partition(",")[0])
         elif prefix not in agent_names() and os.path.isdir(spec):
-            variants[spec] = importlib.import_module("blokus_agents.checkpoint").load_config(spec).variant
+            checkpoint = importlib.import_module("blokus_agents.checkpoint")
+            checkpoint.require_agent_run(spec)
+            variants[spec] = checkpoint.load_config(spec).variant
     if len(set(variants.values())) > 1:
         raise ValueError(
             f"the run directories and baselines were trained on different variants {variants}; pass --variant"
@@ -608,6 +610,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         if args.resume and args.init_from:
             raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
         if args.resume:
+            checkpoint.require_resumable(out)
             saved = checkpoint.load_config(out)
             if args.algo is not None and args.algo != saved.algorithm:
                 raise CheckpointError(
@@ -617,6 +620,7 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         else:
             algo = args.algo or "ppo"
             if args.init_from:
+                checkpoint.require_init_source(args.init_from)
                 source = checkpoint.load_config(args.init_from)
                 given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
             config_class = algorithms.config_class(algo)

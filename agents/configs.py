@@ -84,6 +84,13 @@ class RunConfig:
             elif kind is str and not isinstance(value, str):
                 raise ConfigError(f"{where} must be a string, got {_shown(value)}")
             object.__setattr__(self, field.name, value)
+        from blokus_jax.env import REWARD_MODES
+        from blokus_jax.variants import VARIANTS
+
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
+        if self.reward not in REWARD_MODES:
+            raise ConfigError(f"{name}.reward {_shown(self.reward)} is not a reward mode; known: {list(REWARD_MODES)}")
 
     @property
     def steps_per_update(self) -> int:

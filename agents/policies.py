@@ -206,7 +206,7 @@ def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str,
     try:
         return factory(env, *target, **typed)
     except (BlokusError, ValueError, TypeError) as exc:
-        if isinstance(exc, CheckpointError):
+        if isinstance(exc, (CheckpointError, AgentSpecError)):
             raise
         raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: {exc}") from exc
 
@@ -242,6 +242,7 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint."""
     from blokus_agents import checkpoint
 
+    checkpoint.require_agent_run(run_dir)  # an AgentSpecError saying what a run directory agent needs
     meta = checkpoint.read_meta(run_dir)
     algorithm = meta.get("algorithm", "ppo")
     if algorithm not in _RUN_KINDS:

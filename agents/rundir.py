@@ -84,8 +84,11 @@ def _parse(path: Path, number: int, body: bytes) -> dict[str, Any]:
     for key in ("update", "env_steps"):
         value = record.get(key)
         if type(value) is not int or value < 0:
+            shown = (
+                "no value" if key not in record else repr(value) if len(repr(value)) < 40 else repr(value)[:37] + "..."
+            )
             raise CheckpointError(
-                f"{where} has {key}={str(value)[:40]!r}, not a non-negative int; the file is corrupt "
+                f"{where} has {key}={shown}, not a non-negative int; the file is corrupt "
                 f"(remove that line, or the file to start the log afresh)"
             )
     return record

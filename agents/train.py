@@ -69,7 +69,8 @@ def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, ke
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
     """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
     state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
-    has another shape (``--channels``/``--blocks``/value size must match)."""
+    has another shape (``--channels``/``--blocks``/value size must match), or it has no checkpoint."""
+    checkpoint.require_init_source(run_dir)
     source, params = checkpoint.load_params(run_dir)
     config = trainer.config
     if source.variant != config.variant:

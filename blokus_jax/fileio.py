@@ -173,7 +173,7 @@ def append_text(
     except OSError as exc:
         _raise_open(path, exc, what, error, "write")
     try:
-        _require_regular(fd, path, what, error)
+        _require_regular(fd, path, what, error, "write")
         view = memoryview(text.encode("utf-8"))
         while view:
             view = view[os.write(fd, view) :]
@@ -187,14 +187,17 @@ def _raise_open(path: Any, exc: OSError, what: str, error: type[Exception], verb
     if exc.errno == errno.ELOOP:
         raise error(f"refusing to {verb} {what} {str(path)!r}: it is a symbolic link; remove it") from exc
     if exc.errno == errno.ENXIO:
-        raise error(f"refusing to {verb} {what} {str(path)!r}: it is not a regular file") from exc
+        raise error(f"refusing to {verb} {what} {str(path)!r}: it is not a regular file (a FIFO or socket)") from exc
     raise error(f"cannot {verb} {what} {str(path)!r}: {_reason(exc)}") from exc
 
 
-def _require_regular(fd: int, path: Any, what: str, error: type[Exception]) -> os.stat_result:
+def _require_regular(fd: int, path: Any, what: str, error: type[Exception], verb: str) -> os.stat_result:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        raise error(f"{what} {str(path)!r} is {_kind_of(info.st_mode)}, not a regular file; give a regular file")
+        raise error(
+            f"{'cannot read' if verb == 'read' else 'refusing to ' + verb} {what} {str(path)!r}: it is "
+            f"{_kind_of(info.st_mode)}, not a regular file; give a regular file"
+        )
     return info
 
 
@@ -210,7 +213,7 @@ def open_regular(
     except OSError as exc:
         _raise_open(path, exc, what, error, "read")
     try:
-        _require_regular(fd, path, what, error)
+        _require_regular(fd, path, what, error, "read")
         if _NONBLOCK:
             import fcntl
 
@@ -234,7 +237,7 @@ def read_bytes(
     """The bytes of regular file ``path``; raises ``error`` when it is not a regular file, cannot be read or holds
     more than ``limit`` bytes. A file whose size is over ``limit`` is refused before reading, and at most
     ``limit`` + 1 bytes are ever read, whatever size the file system reports."""
-    too_big = f"{what} {str(path)!r} is over the {limit:,}-byte limit for it, so it is not one"
+    too_big = f"{what} {str(path)!r} is larger than allowed (over the {limit:,}-byte limit), so it is not one"
     with open_regular(path, what=what, error=error) as f:
         if os.fstat(f.fileno()).st_size > limit:
             raise error(too_big)
@@ -325,7 +328,8 @@ def load_json(
         raise error(f"{what} is nested too deeply (more than {max_depth} levels)") from None
     except ValueError as exc:
         raise error(f"{what} is not valid JSON ({str(exc)[:160]})") from None
-    if json_depth(value) > max_depth:
+    opened = text.count("[") + text.count("{")  # a cheap bound: no walk when it cannot be too deep
+    if opened > max_depth and json_depth(value) > max_depth:
         raise error(f"{what} is nested too deeply (more than {max_depth} levels)")
     return value
 
@@ -361,7 +365,7 @@ def exclusive_lock(
         except OSError as exc:
             _raise_open(path, exc, what, error, "open")
         try:
-            mine = _require_regular(fd, path, what, error)
+            mine = _require_regular(fd, path, what, error, "lock")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

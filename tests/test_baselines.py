@@ -17,6 +17,7 @@ from blokus_agents.arena import play_match
 from blokus_agents.networks import make_network
 from blokus_agents.policies import AgentSpecError, ParamPolicy, resolve_agent
 from blokus_agents.ppo import PPOConfig, make_train
+from blokus_jax import fileio
 from blokus_jax.errors import BlokusError, CheckpointError
 
 NETWORK = {"channels": 4, "blocks": 1, "value_hidden": 8}
@@ -174,11 +175,11 @@ def test_files_over_the_size_limit_are_refused_before_reading(env, params, tmp_p
     write(params, tmp_path)
     with open(tmp_path / "tiny.msgpack", "r+b") as f:
         f.truncate(baselines.MAX_FILE_BYTES + 1)  # sparse: large on paper, nothing to read
-    read, original = [], Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or original(self))
+    read, original = [], fileio._read_fd
+    monkeypatch.setattr(fileio, "_read_fd", lambda fd, size: read.append(original(fd, size)) or read[-1])
     with pytest.raises(CheckpointError, match=r"over the 4,194,304-byte limit"):
         baselines.load_baseline("tiny", env, tmp_path)
-    assert read == ["tiny.json"]  # the oversized msgpack was never read
+    assert b"".join(read) == (tmp_path / "tiny.json").read_bytes()  # only the metadata: the msgpack was never read
 
 
 def test_export_refuses_a_network_over_two_megabytes(params, tmp_path):
@@ -279,5 +280,6 @@ def test_export_script_reports_a_missing_run_as_an_error(tmp_path, capsys):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main([str(tmp_path / "nowhere"), "x", "--command", "train", "--out", str(tmp_path)]) == 2
-    assert "error: no checkpoint in" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: exporting") and "no checkpoint in" in err and "--resume" not in err
     assert baselines.available(tmp_path) == []
