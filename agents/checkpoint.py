@@ -217,7 +217,7 @@ def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
     if step is None:
         return steps[-1]
     if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)) or int(step) not in steps:
-        raise CheckpointError(f"no checkpoint {str(step)[:40]!r} in {str(run_dir)!r}; saved updates are {steps}")
+        raise CheckpointError(f"no checkpoint {_brief(step)} in {str(run_dir)!r}; saved updates are {steps}")
     return int(step)
 
 
