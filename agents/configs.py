@@ -312,11 +312,12 @@ def _nbytes(tree: Any) -> int:
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
 
 
-def estimate_memory(config: RunConfig) -> dict[str, tuple[int, tuple[str, ...]]]:
+def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
     """A lower estimate of the device memory (bytes) that training ``config`` needs, by part: ``{part: (bytes,
     fields that scale it)}``. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
     search tree, network activations and logits of a batch); XLA's temporaries come on top, so a run that is
-    refused for memory would certainly not fit. Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
+    refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all at once.
+    Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
     import jax
 
     from blokus_jax.env import make
@@ -330,9 +331,11 @@ def estimate_memory(config: RunConfig) -> dict[str, tuple[int, tuple[str, ...]]]
     # activations of one position through the network (kept for the backward pass), and its logits
     forward = 4 * (config.channels * rows * cols * (2 * config.blocks + 2) + config.value_hidden + 2 * actions)
     games = config.num_envs * 2 * state_bytes
+    evaluation = {"evaluation games": (eval_games * (2 * state_bytes + forward), ("eval_games",))} if eval_games else {}
     if config.algorithm == "ppo":
         minibatch = config.num_envs * config.num_steps // config.num_minibatches
         return {
+            **evaluation,
             "games": (games, ("num_envs",)),
             "rollout": (
                 config.num_envs * config.num_steps * (obs_bytes + actions + 32),
@@ -344,6 +347,7 @@ def estimate_memory(config: RunConfig) -> dict[str, tuple[int, tuple[str, ...]]]
 
     buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k))
     return {
+        **evaluation,
         "games": (games, ("num_envs",)),
         "search tree": (
             config.num_envs * (config.sims + 1) * (state_bytes + 24 * min(config.k, actions) + 64),
@@ -375,12 +379,12 @@ def _gb(n: int) -> str:
     return f"{n / 2**30:,.1f} GiB" if n >= 2**27 else f"{n / 2**20:,.1f} MiB"
 
 
-def check_trainable(config: RunConfig, limit: int | None = None) -> None:
+def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
     """Checks a run needs before anything is compiled or written: ``config`` is a config of a known variant, an
     AlphaZero ``k`` is at most the variant's number of actions, its replay ring keeps games until they are trained
     on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when short games would), and the
-    memory estimate (:func:`estimate_memory`) fits ``limit`` bytes (default :func:`memory_limit`); ``ConfigError``
-    naming the fields and the limit otherwise."""
+    memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played at once) fits ``limit``
+    bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit otherwise."""
     from blokus_jax.env import make
     from blokus_jax.rollout import max_game_length
 
@@ -413,12 +417,16 @@ def check_trainable(config: RunConfig, limit: int | None = None) -> None:
                 ReplayWarning,
                 stacklevel=2,
             )
-    parts = estimate_memory(config)
+    if isinstance(eval_games, (bool, np.bool_)) or not isinstance(eval_games, (int, np.integer)):
+        raise ConfigError(f"eval_games (--eval-games) must be an int, got {_shown(eval_games)}")
+    if not 0 <= eval_games <= 2**20:
+        raise ConfigError(f"eval_games (--eval-games) must be from 1 to {2**20:,} games, got {_shown(eval_games)}")
+    parts = estimate_memory(config, int(eval_games))
     total = sum(size for size, _ in parts.values())
     available, what = memory_limit() if limit is None else (int(limit), "the given limit")
     if total > available:
         part, (size, fields) = max(parts.items(), key=lambda item: item[1][0])
-        shown = ", ".join(f"{f}={getattr(config, f):,}" for f in fields)
+        shown = ", ".join(f"{f}={eval_games if f == 'eval_games' else getattr(config, f):,}" for f in fields)
         raise ConfigError(
             f"{name} needs at least {_gb(total)} of memory ({part}: {_gb(size)} with {shown}), more than the "
             f"{_gb(available)} of {what}; lower {' or '.join(fields)}"

@@ -18,6 +18,7 @@ first drops the records of ``metrics.jsonl`` written after its checkpoint, so ea
 from __future__ import annotations
 
 import functools
+import io
 import math
 import os
 import sys
@@ -36,6 +37,7 @@ from blokus_agents.configs import check_trainable
 from blokus_agents.policies import network_policy, resolve_agent
 from blokus_agents.ppo import make_mesh, with_lr_horizon
 from blokus_agents.rundir import LOCK_FILE, METRICS_FILE, read_metrics, run_lock  # noqa: F401 (public names)
+from blokus_jax import fileio
 from blokus_jax.errors import CheckpointError
 
 PLOT_FILE = "win_rate.png"
@@ -120,7 +122,9 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     if names:
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    fileio.write_atomic(path, buffer.getvalue(), what="plot", error=CheckpointError)  # never through a link
 
 
 def _estimated_horizon(config: Any, runner: Any, seconds_left: float, seconds_per_update: float) -> int:
@@ -160,7 +164,8 @@ def run(
     evaluation, as on the progress bar).
     """
     out = Path(out_dir)
-    check_trainable(config)  # types, ranges, the replay ring and the memory estimate, before anything is written
+    # types, ranges, the replay ring and the memory estimate, before anything is written
+    check_trainable(config, eval_games=eval_games if eval_every > 0 else 0)
     with rundir.claim(out):
         return _run(
             config,

@@ -163,3 +163,12 @@ def test_the_trainer_refuses_before_writing_anything(tmp_path):
     with pytest.raises(ConfigError, match="sims"):
         run(AZConfig(sims=10_000, num_envs=2**16, batch_size=2**16), out, progress=False)
     assert not out.exists()
+
+
+def test_evaluation_games_count_and_are_checked():
+    check_trainable(PPOConfig(), limit=2 * GIB, eval_games=64)
+    with pytest.raises(ConfigError, match=r"evaluation games: .* eval_games=1,000,000.*lower eval_games"):
+        check_trainable(PPOConfig(variant="classic"), limit=2 * GIB, eval_games=10**6)
+    for bad in (10**8, -1, 2.5, True, "64"):
+        with pytest.raises(ConfigError, match="eval_games"):
+            check_trainable(PPOConfig(), limit=2 * GIB, eval_games=bad)
