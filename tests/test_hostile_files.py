@@ -392,3 +392,19 @@ def test_a_97_megabyte_metrics_file_resumes_in_bounded_memory(tmp_path):
     assert size > 90_000_000 and evaluations == 0
     assert grown < 50_000_000, f"resuming grew memory by {grown:,} bytes for a {size:,}-byte file"
     assert last == 40_000
+
+
+def test_save_games_never_silently_replaces_a_saved_game(tmp_path, capsys):
+    from blokus_agents import cli
+
+    games = tmp_path / "games"
+    argv = ["eval", "--variant", "simple", "--agents", "greedy", "random", "--games", "2", "--no-progress"]
+    argv += ["--save-games", str(games), "--num-saved", "2", "--format", "json"]
+    assert cli.main(argv) == 0
+    before = {p.name: p.read_bytes() for p in games.iterdir()}
+    assert sorted(before) == ["game_0000.json", "game_0001.json"]
+    capsys.readouterr()
+    assert cli.main([*argv[:-4], "--seed", "7", *argv[-4:]]) == 2
+    err = capsys.readouterr().err
+    assert "exist already" in err and "refusing to replace" in err and len(err.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in games.iterdir()} == before
