@@ -355,7 +355,7 @@ def exclusive_lock(
     """Hold an exclusive ``fcntl.flock`` lock on ``path`` (created if missing; a symbolic link or non-regular file is
     refused) for the ``with`` block, and remove the file when done. Taking it is atomic among processes; the kernel
     releases it when its holder dies, so a lock file left by a dead process is simply taken. When another process
-    holds it, raises ``error`` with ``busy`` formatted with ``owner`` (``"pid N"``, from the file; messages only)."""
+    holds it, raises ``error`` with ``busy``, its ``{owner}`` replaced by ``"pid N"`` (from the file; messages only)."""
     import fcntl
 
     path = Path(path)
@@ -370,11 +370,8 @@ def exclusive_lock(
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 owner = _owner_text(fd)
-                raise error(
-                    (busy or f"{what} {{path}} is held by another process ({{owner}})").format(
-                        owner=owner, path=repr(str(path))
-                    )
-                ) from None
+                text = busy or f"{what} {str(path)!r} is held by another process ({{owner}})"
+                raise error(text.replace("{owner}", owner)) from None  # no str.format: paths may hold braces
             try:
                 now = os.stat(path, follow_symlinks=False)
             except FileNotFoundError:

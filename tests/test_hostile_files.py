@@ -232,7 +232,7 @@ def test_view_command_refuses_a_symlinked_page(tmp_path, game, capsys):
 
 # -------------------------------------------------------------------------------------------------- run lock
 def test_the_run_lock_refuses_a_second_holder_and_survives_garbage(tmp_path):
-    run = tmp_path / "run"
+    run = tmp_path / "run {0} {owner!r}"  # braces in the path are shown as they are
     run.mkdir()
     lock = run / rundir.LOCK_FILE
     lock.write_text("")  # empty: left by a killed trainer, taken over
