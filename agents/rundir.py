@@ -74,9 +74,10 @@ def append_metrics(out: str | os.PathLike, record: dict[str, Any]) -> None:
     fileio.append_text(Path(out) / METRICS_FILE, json.dumps(record) + "\n", what="metrics file", error=CheckpointError)
 
 
-def _parse(path: Path, number: int, body: bytes) -> dict[str, Any]:
+def _parse(path: Path, number: int, body: bytes, keep_after: int | None = None) -> dict[str, Any]:
     """The record of line ``number`` of ``path``, checked: a JSON object with non-negative int ``update`` and
-    ``env_steps``; ``CheckpointError`` naming the file and line otherwise."""
+    ``env_steps``; ``CheckpointError`` naming the file and line otherwise. A record whose ``update`` is above
+    ``keep_after`` (about to be dropped by a resume) needs only its ``update``."""
     where = f"metrics file {str(path)!r}, line {number}"
     record = fileio.load_json(body, max_depth=MAX_RECORD_DEPTH, what=where, error=CheckpointError)
     if not isinstance(record, dict):
@@ -84,19 +85,20 @@ def _parse(path: Path, number: int, body: bytes) -> dict[str, Any]:
     for key in ("update", "env_steps"):
         value = record.get(key)
         if type(value) is not int or value < 0:
-            shown = (
-                "no value" if key not in record else repr(value) if len(repr(value)) < 40 else repr(value)[:37] + "..."
-            )
+            shown = "no value" if key not in record else repr(value)
             raise CheckpointError(
-                f"{where} has {key}={shown}, not a non-negative int; the file is corrupt "
-                f"(remove that line, or the file to start the log afresh)"
+                f"{where} has {key}={shown if len(shown) < 40 else shown[:37] + '...'}, not a non-negative int; "
+                f"the file is corrupt (remove that line, or the file to start the log afresh)"
             )
+        if keep_after is not None and record["update"] > keep_after:
+            break
     return record
 
 
-def _lines(out: str | os.PathLike) -> Iterator[tuple[int, bytes, dict | None]]:
-    """``(number, bytes, record)`` of every line of ``out/metrics.jsonl``; ``record`` is ``None`` for a blank line or
-    a last line cut short that does not parse (written by a killed process)."""
+def _lines(out: str | os.PathLike, keep_after: int | None = None) -> Iterator[tuple[int, bytes, dict | None]]:
+    """``(number, bytes, record)`` of every line of ``out/metrics.jsonl`` (``keep_after`` as in :func:`_parse`);
+    ``record`` is ``None`` for a blank line or a last line cut short that does not parse (written by a killed
+    process)."""
     path = Path(out) / METRICS_FILE
     if not os.path.lexists(path):
         return
@@ -106,7 +108,7 @@ def _lines(out: str | os.PathLike) -> Iterator[tuple[int, bytes, dict | None]]:
             yield number, body, None
             continue
         try:
-            record = _parse(path, number, body)
+            record = _parse(path, number, body, keep_after)
         except CheckpointError:
             if ended:
                 raise
@@ -149,7 +151,8 @@ def check_metrics(out: str | os.PathLike) -> None:
 def truncate_metrics(out: str | os.PathLike, update: int) -> None:
     """Drop the records after update ``update`` (and a last line cut short) from ``out/metrics.jsonl``, so that a
     resumed run (or a new one, with ``update=-1``) logs each update once. Streams the file; rewrites it atomically
-    only when something is dropped. Raises ``CheckpointError`` for a malformed line, leaving the file unchanged."""
+    only when something is dropped. Raises ``CheckpointError`` for a malformed line, leaving the file unchanged (a
+    record to be dropped needs only a valid ``update``)."""
     path = Path(out) / METRICS_FILE
     if update < 0:  # a new run: whatever a run killed before its first checkpoint logged goes
         if not os.path.lexists(path):
@@ -159,10 +162,10 @@ def truncate_metrics(out: str | os.PathLike, update: int) -> None:
         if not empty:
             fileio.write_atomic(path, b"", what="metrics file", error=CheckpointError)
         return
-    if not any(record is None or record["update"] > update for _, _, record in _lines(out)):
+    if not any(record is None or record["update"] > update for _, _, record in _lines(out, update)):
         return
     with fileio.atomic_writer(path, what="metrics file", error=CheckpointError) as f:
-        for _, body, record in _lines(out):
+        for _, body, record in _lines(out, update):
             if record is not None and record["update"] <= update:
                 f.write(body + b"\n")
 

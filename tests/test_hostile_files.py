@@ -335,7 +335,7 @@ def test_malformed_metrics_lines_name_the_file_and_line(tmp_path, bad, message):
         rundir.read_metrics(tmp_path / "run")
     assert "line 2" in str(err.value) and "metrics" in str(err.value)
     with pytest.raises(CheckpointError, match="line 2"):
-        rundir.truncate_metrics(tmp_path / "run", 1)
+        rundir.truncate_metrics(tmp_path / "run", 2)  # resuming from update 2 keeps that line
     assert path.read_bytes() == before  # a refused resume changes nothing
 
 
@@ -408,3 +408,14 @@ def test_save_games_never_silently_replaces_a_saved_game(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "exist already" in err and "refusing to replace" in err and len(err.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in games.iterdir()} == before
+
+
+def test_records_a_resume_drops_need_only_their_update(tmp_path):
+    path = _metrics(tmp_path / "run", _row(1), _row(2), b'{"update": 3}\n', b'{"update": 4, "env_steps": "x"}\n')
+    with pytest.raises(CheckpointError, match="line 3 has env_steps=no value"):
+        rundir.read_metrics(tmp_path / "run")  # kept, it would break the end of the run: refused
+    rundir.truncate_metrics(tmp_path / "run", 2)  # dropped anyway
+    assert path.read_bytes() == _row(1) + _row(2)
+    _metrics(tmp_path / "run", _row(1), b'{"env_steps": 3}\n', _row(3))
+    with pytest.raises(CheckpointError, match="line 2 has update=no value"):
+        rundir.truncate_metrics(tmp_path / "run", 1)  # without an update it cannot be placed
