@@ -362,8 +362,15 @@ def test_export_into_an_unwritable_place_is_a_clear_error(params, tmp_path, monk
     # a write that fails half-way (a full disk) leaves the old pair as it was: both files are written first
     write(params, tmp_path / "shelf")
     before = {p.name: p.read_bytes() for p in (tmp_path / "shelf").iterdir()}
-    real = __import__("os").fsync
-    monkeypatch.setattr("os.fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    real, calls = __import__("os").fsync, []
+
+    def fsync(fd):  # the second file's data does not reach the disk
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr("os.fsync", fsync)
     with pytest.raises(CheckpointError, match="No space left"):
         write(params, tmp_path / "shelf", notes="new", overwrite=True)
     monkeypatch.setattr("os.fsync", real)

@@ -345,6 +345,9 @@ def write_baseline(
     with writers[0] as params_file, writers[1] as meta_file:
         params_file.write(data)
         meta_file.write(meta_text)
+        for f in (params_file, meta_file):  # both on disk before the first rename (the .json, then the .msgpack)
+            f.flush()
+            os.fsync(f.fileno())
     _, loaded, _ = load_baseline(name, env, root)
     if serialization.to_bytes(jax.device_get(loaded)) != data:
         raise CheckpointError(f"baseline {name!r} did not load back bit-exactly from {str(root)!r}")
