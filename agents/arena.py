@@ -10,7 +10,8 @@ policy's credit in a game is the sum over its seats, so ties count as half in a 
 makes an illegal move forfeits that game: its seats count as having the worst score. Win-rate intervals are Wilson
 95 % score intervals (conservative when there are ties); score and margin intervals are normal 95 % intervals of
 the mean. Ratings are Bradley-Terry (Elo scale, 400 points = 10:1 odds) fitted to the round robin with one virtual
-drawn game per pairing as a prior, and shifted so that the first agent is at 0.
+drawn game per pairing as a prior, and shifted so that ``random`` is at 0 (the first agent when ``random`` did not
+play).
 
 Everything is reproducible: a match is a pure function of its key.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -97,11 +99,22 @@ def _without_params(policy: Policy) -> Callable:
     return lambda params, key, state: policy(key, state)
 
 
+def _capacity(games: int) -> int:
+    """Games each policy searches in one round of :func:`_match_runner`: half of them (rounded up), its share of the
+    movers, as the seat patterns give each policy exactly half of all seats (:func:`seat_patterns`)."""
+    return max(1, -(-int(games) // 2))
+
+
 @functools.lru_cache(maxsize=16)
 def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
-    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing every game ``chunk``
-    steps, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
-    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once."""
+    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing the games ``chunk``
+    rounds, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once.
+
+    A round searches each policy only on the games where it is to move, not on all of them: policy ``i`` gets a
+    fixed batch of :func:`_capacity` games (static shapes), filled with its live games that have taken the fewest
+    steps; a live game that does not fit waits for the next round, finished games are never searched. With two
+    players this halves the cost of a match against computing both policies on every game."""
     batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
     step = jax.vmap(env.step)
     is_legal = jax.vmap(env.is_legal)
@@ -109,16 +122,32 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
 
     @jax.jit
     def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array, params: tuple):
+        total = seats.shape[0]
+        capacity = _capacity(total)
+
         def one_step(carry, step_key):
             states, forfeited = carry
-            keys = jax.random.split(step_key, seats.shape[0])
-            choices = jnp.stack([f(p, keys, states) for f, p in zip(batched, params)])  # [2, N]
+            keys = jax.random.split(step_key, total)
             mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
-            actions = jnp.take_along_axis(choices, mover[None], axis=0)[0]
             live = ~(states.terminated | states.truncated)
-            bad = live & ~is_legal(states, actions)
+            actions = jnp.full((total,), env.pass_action, jnp.int32)
+            moved = jnp.zeros((total,), bool)
+            for i, (f, p) in enumerate(zip(batched, params)):
+                eligible = live & (mover == i)
+                order = jnp.argsort(jnp.where(eligible, states.step_count, jnp.iinfo(jnp.int32).max))
+                chosen = order[:capacity]
+                picked = jax.tree_util.tree_map(lambda x: x[chosen], states)
+                choice = f(p, keys[chosen], picked).astype(jnp.int32)
+                take = eligible[chosen]
+                actions = actions.at[chosen].set(jnp.where(take, choice, actions[chosen]))
+                moved = moved.at[chosen].set(moved[chosen] | take)
+            bad = moved & ~is_legal(states, actions)
             forfeited = forfeited | (bad[:, None] & (players == states.current_player[:, None]))
-            return (step(states, actions), forfeited), None
+            stepped = step(states, actions)
+            states = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(moved.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), stepped, states
+            )
+            return (states, forfeited), None
 
         (states, forfeited), _ = jax.lax.scan(one_step, (states, forfeited), jax.random.split(key, chunk))
         return states, forfeited
@@ -147,6 +176,65 @@ def _opening_runner(env: Env, moves: int, group: int):
     return run
 
 
+def max_game_moves(env: Env) -> int:
+    """An upper bound on the moves (placements and passes) of a game of ``env``: every colour places each of its
+    pieces once and passes once (fewer under ``max_steps``)."""
+    bound = env.num_colors * (int(np.asarray(env.tables.piece_copies, np.int64).sum()) + 1)
+    return bound if env.max_steps is None else min(bound, int(env.max_steps))
+
+
+def check_opening(env: Env, opening: Any) -> int:
+    """``opening`` as an int after checking it is a whole number of random moves that leaves a game unfinished:
+    at least 0 and below :func:`max_game_moves`. Raises ``ValueError`` saying the limit otherwise."""
+    if isinstance(opening, bool) or not isinstance(opening, (int, np.integer)) or int(opening) < 0:
+        raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
+    limit = max_game_moves(env)
+    if int(opening) >= limit:
+        raise ValueError(
+            f"opening={int(opening)} random moves would end every game of {env.variant.name!r} before the agents "
+            f"play (a game has at most {limit} moves); give fewer, e.g. {min(8, limit // 4)}"
+        )
+    return int(opening)
+
+
+def _moves_left(states: State) -> int:
+    """An upper bound on the moves still to come in the longest unfinished game of a batch (pieces left and one
+    pass per colour that has not passed), from host copies of the states."""
+    live = ~np.asarray(states.terminated | states.truncated)
+    if not live.any():
+        return 0
+    passed = np.asarray(states.passed)
+    pieces = np.asarray(states.remaining, np.int64).sum(-1)  # [N, C]
+    bound = np.where(passed, 0, pieces + 1).sum(-1)
+    return int(bound[live].max())
+
+
+#: Compiled matches by (runner, argument shapes): a second match between the same functions and sizes reuses it.
+_COMPILED: dict[Any, Any] = {}
+
+
+def _compiled(run: Callable, args: tuple, label: str, log: Callable[[str], None] | None) -> Callable:
+    """``run`` compiled ahead of time for ``args`` (cached), announcing the compilation and its time through
+    ``log`` (the first match of a search agent compiles for minutes; nothing else would say so)."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    signature = (
+        run,
+        tree,
+        tuple((np.shape(x), str(getattr(x, "dtype", type(x))), getattr(x, "sharding", None)) for x in leaves),
+    )
+    if signature not in _COMPILED:
+        if log is not None:
+            log(f"compiling the match {label}...")
+        start = time.perf_counter()
+        compiled = run.lower(*args).compile()
+        if log is not None:
+            log(f"compiled in {time.perf_counter() - start:.1f} s")
+        if len(_COMPILED) >= 32:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[signature] = compiled
+    return _COMPILED[signature]
+
+
 def play_match(
     env: Env,
     policies: Sequence[Policy],
@@ -156,40 +244,62 @@ def play_match(
     chunk: int = 8,
     progress: bool = True,
     opening: int = 0,
+    log: Callable[[str], None] | None = None,
 ) -> MatchResult:
     """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
     ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
 
     ``opening``: each game first plays that many uniformly random legal moves, the same ones for every seat order
     of a rotation, so that two deterministic agents play many different games (without it they play one game per
-    seat order, repeated) and neither side gets the better openings. Deterministic for a given ``key``. Games are
-    advanced ``chunk`` steps per compiled call until all are over; a tqdm bar counts finished games when
-    ``progress`` is true.
+    seat order, repeated) and neither side gets the better openings; it must leave every game unfinished
+    (``ValueError`` otherwise, see :func:`check_opening`). Deterministic for a given ``key``. Games are advanced
+    ``chunk`` steps per compiled call until all are over; when ``progress`` is true a tqdm bar counts the moves
+    played by the batch against an upper bound of the moves left (so its ETA is a bound that tightens as games
+    end) and shows the games finished. ``log(line)``, when given, is told when the match compiles and how long
+    that took (the CLI prints it even without a bar).
     """
-    if int(opening) < 0:
-        raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
+    opening = check_opening(env, opening)
     if len(policies) != 2 or len(names) != 2:
         raise ValueError(f"a match needs exactly two policies and two names, got {len(policies)} and {len(names)}")
-    if games < 1:
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")
     patterns = seat_patterns(env.num_players)
-    reps = -(-games // len(patterns))
+    reps = -(-int(games) // len(patterns))
     seats = jnp.asarray(np.tile(patterns, (reps, 1)))
     total = int(seats.shape[0])
     init_key, play_key = jax.random.split(key)
     states = jax.vmap(env.init)(jax.random.split(init_key, total))
     if opening:
-        states = _opening_runner(env, int(opening), len(patterns))(states, jax.random.fold_in(init_key, 1))
+        states = _opening_runner(env, opening, len(patterns))(states, jax.random.fold_in(init_key, 1))
+        ended = int(np.asarray(states.terminated | states.truncated).sum())
+        if ended:
+            raise ValueError(
+                f"opening={opening}: {ended} of {total} games ended within the random opening moves, so the "
+                f"agents never played them; give fewer opening moves"
+            )
     forfeited = jnp.zeros((total, env.num_players), bool)
     (fn_a, params_a), (fn_b, params_b) = _split(policies[0]), _split(policies[1])
-    run = _match_runner(env, (fn_a, fn_b), chunk)
-    bar = tqdm(total=total, desc=f"{names[0]} vs {names[1]}", unit="game", disable=not progress, leave=False)
+    params = (params_a, params_b)
+    label = f"{names[0]} vs {names[1]} ({total} games, {chunk} moves per call)"
+    run = _compiled(_match_runner(env, (fn_a, fn_b), chunk), (states, play_key, seats, forfeited, params), label, log)
+    played = int(np.asarray(states.step_count).max())
+    bar = tqdm(
+        total=played + _moves_left(states),
+        initial=played,
+        desc=f"{names[0]} vs {names[1]}",
+        unit="move",
+        disable=not progress,
+        leave=False,
+    )
     call = 0
     while True:
-        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited, (params_a, params_b))
+        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited, params)
         call += 1
         done = np.asarray(states.terminated | states.truncated)
-        bar.update(int(done.sum()) - bar.n)
+        played += chunk
+        bar.total = played + _moves_left(states)
+        bar.set_postfix_str(f"{int(done.sum())}/{total} games over", refresh=False)
+        bar.update(min(played, bar.total) - bar.n)
         if done.all():
             break
     bar.close()
@@ -229,9 +339,9 @@ def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
 
 
 def bradley_terry_elo(
-    wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000
+    wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000, anchor: int = 0
 ) -> np.ndarray:
-    """Elo-scale ratings (first agent at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
+    """Elo-scale ratings (agent ``anchor`` at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
 
     Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
     pairing, which keeps ratings finite when an agent wins every game.
@@ -245,7 +355,7 @@ def bradley_terry_elo(
         strength = np.where(denom > 0, w.sum(1) / np.maximum(denom, 1e-300), strength)
         strength = strength / np.exp(np.log(strength).mean())
     ratings = 400 * np.log10(strength)
-    return ratings - ratings[0]
+    return ratings - ratings[anchor]
 
 
 # -------------------------------------------------------------------------------------------------------- reports
@@ -363,14 +473,17 @@ def round_robin(
     chunk: int = 8,
     progress: bool = True,
     opening: int = 0,
+    log: Callable[[str], None] | None = None,
 ) -> ArenaReport:
     """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
     seat rotation, each starting with ``opening`` shared random moves, see :func:`play_match`) and return an
     :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
-    ratings. Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``."""
+    ratings (``random`` at 0). Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``; ``log`` is told about
+    compilations (see :func:`play_match`)."""
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least two agents, got {names}")
+    opening = check_opening(env, opening)
     key = jax.random.key(seed)
     matches = []
     for k, (a, b) in enumerate(itertools.combinations(names, 2)):
@@ -384,13 +497,15 @@ def round_robin(
                 chunk=chunk,
                 progress=progress,
                 opening=opening,
+                log=log,
             )
         )
     return summarize(env.variant.name, games, seed, names, matches)
 
 
 def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
-    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings)."""
+    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings with
+    ``random`` at 0, or the first agent when ``random`` is not among ``names``)."""
     index = {n: i for i, n in enumerate(names)}
     credit = {n: [] for n in names}
     scores = {n: [] for n in names}
@@ -409,7 +524,7 @@ def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches
         wins[j, i] += m.credit[:, 1].sum()
         played[i, j] += m.games
         played[j, i] += m.games
-    elo = bradley_terry_elo(wins, played)
+    elo = bradley_terry_elo(wins, played, anchor=index.get("random", 0))
     agents = []
     for n in names:
         c, s, g = np.concatenate(credit[n]), np.concatenate(scores[n]), np.concatenate(margins[n])

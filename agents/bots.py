@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_agents.options import PLACEMENTS, Option, lookahead_bytes
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -260,6 +261,32 @@ BOTS: dict[str, Callable[..., Policy]] = {
     "corners": corners_bot,
     "mobility": mobility_bot,
     "minimax": minimax_bot,
+}
+
+
+_WEIGHT = Option(float, -100.0, 100.0, doc="weight of the piece size in the corners score")
+_TOP_K = Option(int, 1, PLACEMENTS, doc="candidate placements looked at")
+
+#: Declared options of the bots (type and range; checked by :func:`blokus_agents.policies.resolve_agent` before a
+#: bot is built from a spec such as ``minimax:k=8``).
+BOT_OPTIONS: dict[str, dict[str, Option]] = {
+    "corners": {"size_weight": _WEIGHT},
+    "mobility": {"k": _TOP_K, "size_weight": _WEIGHT},
+    "minimax": {
+        "k": _TOP_K,
+        "depth": Option(int, 1, 2, doc="plies searched"),
+        "score_weight": Option(int, -1000, 1000, doc="weight of the score difference at the leaves"),
+        "size_weight": _WEIGHT,
+    },
+}
+
+#: Memory estimates of the bots that look ahead (bytes for one game, the options filled in): ``mobility`` holds
+#: ``k`` child positions, ``minimax`` ``k + k**depth``.
+BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
+    "mobility": lambda env, o: lookahead_bytes(env, min(o["k"], env.pass_action)),
+    "minimax": lambda env, o: lookahead_bytes(
+        env, sum(min(o["k"], env.pass_action) ** d for d in range(1, o["depth"] + 1))
+    ),
 }
 
 

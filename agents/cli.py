@@ -7,11 +7,14 @@ arguments and returns the handler ``(args) -> exit code``. Adding a subcommand i
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import math
 import os
 import sys
+import traceback
+import warnings
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +24,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.arena import ArenaReport, round_robin
-from blokus_agents.policies import Policy, agent_names, resolve_agent
-from blokus_jax import benchmark, records, render, rollout, rules, viewer
+from blokus_agents.arena import ArenaReport, check_opening, round_robin
+from blokus_agents.policies import Policy, agent_names, resolve_agent, split_target
+from blokus_jax import _extras, benchmark, records, render, rollout, rules, viewer
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError, IllegalActionError
 from blokus_jax.variants import variant_names
@@ -116,18 +119,35 @@ def run_variant(specs: list[str]) -> str | None:
 
     variants = {}
     for spec in specs:
-        prefix, colon, rest = spec.partition(":")
-        if prefix == "baseline" and colon and baseline_variant(rest.partition(",")[0]) is not None:
-            variants[spec] = baseline_variant(rest.partition(",")[0])
+        prefix, colon, _ = spec.partition(":")
+        target = _target_or_none(spec) if colon and prefix in ("az", "baseline") else None
+        if prefix == "baseline" and target is not None and baseline_variant(target) is not None:
+            variants[spec] = baseline_variant(target)
+        elif prefix == "az" and target is not None and os.path.isdir(target):
+            variants[spec] = _run_config(target, spec).variant
         elif prefix not in agent_names() and os.path.isdir(spec):
-            checkpoint = importlib.import_module("blokus_agents.checkpoint")
-            checkpoint.require_agent_run(spec)
-            variants[spec] = checkpoint.load_config(spec).variant
+            variants[spec] = _run_config(spec).variant
     if len(set(variants.values())) > 1:
         raise ValueError(
             f"the run directories and baselines were trained on different variants {variants}; pass --variant"
         )
     return next(iter(variants.values()), None)
+
+
+def _target_or_none(spec: str) -> str | None:
+    try:
+        return split_target(spec)[0]
+    except ValueError:
+        return None  # resolving the spec reports it
+
+
+def _run_config(run_dir: str, spec: str | None = None) -> Any:
+    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
+    ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
+    _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
+    checkpoint = importlib.import_module("blokus_agents.checkpoint")
+    checkpoint.require_agent_run(run_dir, spec)
+    return checkpoint.load_config(run_dir)
 
 
 def _variant(args: argparse.Namespace, specs: list[str]) -> str:
@@ -199,7 +219,10 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
         help="also save sample games (first agent as player 0 against the second) as records in DIR",
     )
     parser.add_argument(
-        "--num-saved", type=positive_int, default=4, help="sample games to save with --save-games (default 4)"
+        "--num-saved",
+        type=positive_int,
+        default=4,
+        help="sample games to save with --save-games (default 4; at most 10000)",
     )
     parser.add_argument(
         "--format",
@@ -211,10 +234,22 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
     def run(args: argparse.Namespace) -> int:
         if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
             raise ValueError(f"--agents needs at least two distinct agents, got {args.agents}")
+        if args.save_games and args.num_saved > MAX_SAVED:
+            raise ValueError(f"--num-saved {args.num_saved} is more than {MAX_SAVED} sample games; give fewer")
         env = make(_variant(args, args.agents))
+        try:
+            check_opening(env, args.opening)
+        except ValueError as exc:
+            raise ValueError(f"--opening: {exc}") from None
         policies = {spec: resolve_agent(spec, env) for spec in args.agents}
         report = round_robin(
-            env, policies, args.games, seed=args.seed, progress=not args.no_progress, opening=args.opening
+            env,
+            policies,
+            args.games,
+            seed=args.seed,
+            progress=not args.no_progress,
+            opening=args.opening,
+            log=_say,  # the compile line is shown with --no-progress too: a search agent compiles for minutes
         )
         _print_report(report, args.markdown)
         if args.json:
@@ -222,6 +257,10 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
                 json.dump(report.to_dict(), f, indent=2)
         if args.save_games:
             first, second = args.agents[:2]
+            _say(
+                f"saving {args.num_saved} sample games of {first} (player 0) vs {second} to {args.save_games} "
+                f"(--num-saved N to change)..."
+            )
             paths = save_sample_games(
                 env,
                 policies[first],
@@ -239,6 +278,15 @@ def _eval(parser: argparse.ArgumentParser) -> Handler:
         return 0
 
     return run
+
+
+#: The most sample games ``eval --save-games`` records (they are played in one batch, and each is a file).
+MAX_SAVED = 10_000
+
+
+def _say(text: str) -> None:
+    """One progress line on stderr (stdout carries the results)."""
+    print(text, file=sys.stderr, flush=True)
 
 
 def save_sample_games(
@@ -286,20 +334,50 @@ Cells are named as on the board and in .blksgf files: a column letter and a row 
 e.g. {corner} is the bottom-left corner."""
 
 
-def play_help(env: Env) -> str:
-    """The ``help`` text of :func:`play_game` with examples that parse on ``env``'s board (a piece of this variant
-    with several orientations, placed in the top-left corner)."""
+def play_help(env: Env, color: int = 0) -> str:
+    """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
+    board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
+    and cell, and the list of its cells."""
     pieces = env.variant.pieces
+    legal = _first_moves(env, color)
     index = max(range(len(pieces)), key=lambda i: (min(len(pieces[i].orientations), 2), len(pieces[i].cells), -i))
     orientation = min(1, len(pieces[index].orientations) - 1)
-    action = env.encode_action(index, orientation, 0, 0)
-    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(action)]
+    moves = [a for a in legal if env.decode_action(a)[:2] == (index, orientation)] or legal
+    piece, orientation, row, col = env.decode_action(moves[0])
+    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(moves[0])]
     return PLAY_HELP.format(
-        example=f"{pieces[index].name} {orientation} {render.cell_name(env.variant, 0, 0)}",
+        example=f"{pieces[piece].name} {orientation} {render.cell_name(env.variant, row, col)}",
         cells=" ".join(cells),
         cells_commas=",".join(cells),
         corner=render.cell_name(env.variant, env.variant.board_shape[0] - 1, 0),
     )
+
+
+def _first_moves(env: Env, color: int) -> list[int]:
+    """The legal placements (action ids, ascending) of ``color`` on the empty board."""
+    state = env.init()
+    bits = env.placement_bits(state, jnp.int32(color))
+    mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
+    return [int(a) for a in np.flatnonzero(mask)]
+
+
+#: The words ``play`` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
+PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
+
+
+def suggest_command(text: str, env: Env) -> str | None:
+    """The command that a one-word input which is neither a command nor a cell name most likely meant (``hlep``
+    -> ``help``), or ``None`` when it looks like no command."""
+    word = text.strip().lower()
+    if " " in word or word in PLAY_COMMANDS:
+        return None
+    try:
+        render.parse_cell_name(env.variant, word)
+        return None  # a cell: read as a move
+    except IllegalActionError:
+        pass
+    close = difflib.get_close_matches(word, PLAY_COMMANDS, n=1, cutoff=0.5)
+    return close[0] if close else None
 
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
@@ -425,7 +503,7 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
         + " or ".join(render.cell_name(env.variant, r, col) for r, col in env.variant.start_cells[c])
         for c in env.variant.players_to_colors[seat]
     )
-    say(f"You are player {seat} ({mine}). {starts}. Type 'help' for commands.")
+    say(f"You are player {seat} ({mine}). {starts} (marked * on the board). Type 'help' for commands.")
     show_board = True
     while not bool(state.terminated | state.truncated):
         if int(state.current_player) != seat:
@@ -442,7 +520,7 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
             state, show_board = step(state, env.pass_action), True
             continue
         if show_board:
-            say(render.to_text(state, env))
+            say(render.to_text(state, env, starts=True))
             show_board = False
         out.write(f"your move ({names[int(state.current_color)]})> ")
         out.flush()
@@ -458,7 +536,7 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
             say("bye")
             return 0
         if lowered == "help":
-            say(play_help(env))
+            say(play_help(env, int(env.variant.players_to_colors[seat][0])))
         elif lowered == "hint":
             key, sub = jax.random.split(key)
             say(f"hint: {describe_move(env, int(hint(sub, state)))}")
@@ -482,6 +560,8 @@ def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int
                 say(_draw_orientations(env, command[4:].strip()))
             except IllegalActionError as exc:
                 say(f"error: {exc}")
+        elif (meant := suggest_command(command, env)) is not None:
+            say(f"unknown command {command!r}; did you mean {meant!r}? Type 'help' for commands.")
         else:
             try:
                 action = parse_move(command, env)
@@ -719,12 +799,22 @@ def _view(parser: argparse.ArgumentParser) -> Handler:
             viewer.write_viewer(record, target, title=source.name, source=str(source.resolve()))
         except OSError as exc:
             raise BlokusError(f"cannot write the viewer page {str(target)!r}: {exc}") from exc
-        if args.open:
-            webbrowser.open(target.resolve().as_uri())
         print(target)
+        if args.open and not _open_in_browser(target.resolve().as_uri()):
+            _say(f"--open: no web browser found on this machine; open {target.resolve()} in a browser yourself")
         return 0
 
     return run
+
+
+def _open_in_browser(uri: str) -> bool:
+    """Open ``uri`` in the default browser; ``False`` when there is none (``webbrowser`` finds no usable one, as on
+    a server without a display)."""
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return bool(webbrowser.open(uri))
 
 
 @subcommand("replay", "print a recorded game (.blksgf or .json) move by move in the terminal")
@@ -775,25 +865,81 @@ def _replay(parser: argparse.ArgumentParser) -> Handler:
 def build_parser() -> argparse.ArgumentParser:
     """The ``blokus-jax`` argument parser with every registered subcommand."""
     parser = argparse.ArgumentParser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, setup) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
         sub.set_defaults(handler=setup(sub))
     return parser
 
 
+_DEBUG_HELP = "show the full traceback of an error (also: environment variable BLOKUS_JAX_DEBUG=1)"
+
+#: Optional dependencies of each command, checked before it starts: ``(extra, modules, required)``. A required one
+#: missing stops the command at once; an optional one is announced and its step skipped (the training plot).
+COMMAND_EXTRAS: dict[str, list[tuple[str, tuple[str, ...], bool]]] = {
+    "train": [("train", ("orbax.checkpoint",), True), ("train", ("matplotlib",), False)],
+}
+
+
+def _check_extras(command: str) -> None:
+    """Raise :class:`~blokus_jax.errors.MissingExtraError` for a required extra of ``command`` that is missing;
+    warn (one line) about an optional one."""
+    for extra, modules, required in COMMAND_EXTRAS.get(command, []):
+        if required:
+            _extras.require(extra, f"blokus-jax {command}", modules)
+        elif _extras.missing(modules):
+            _say(
+                f"blokus-jax {command}: warning: {', '.join(modules)} is not installed, so the plot is skipped "
+                f"(everything else is written); install it with {_extras.install_hint(extra)}"
+            )
+
+
+def _debugging(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "debug", False)) or os.environ.get("BLOKUS_JAX_DEBUG", "") not in ("", "0")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``blokus-jax`` console command; returns the exit code (2 with a message on bad input)."""
+    """Entry point of the ``blokus-jax`` console command; returns the exit code: 2 with a one-line message on bad
+    input (any error: an unexpected one says so, and ``--debug`` or ``BLOKUS_JAX_DEBUG=1`` shows its traceback)."""
     args = build_parser().parse_args(argv)
+    debug = _debugging(args)
     try:
-        return args.handler(args)
-    except (BlokusError, ValueError, OSError, argparse.ArgumentTypeError) as exc:
-        message = f"{exc.strerror}: {exc.filename!r}" if isinstance(exc, OSError) and exc.filename else exc
-        print(f"blokus-jax {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            _check_extras(args.command)
+            return args.handler(args)
     except KeyboardInterrupt:
         print(f"blokus-jax {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # every error ends in one line; --debug shows the traceback
+        if debug:
+            traceback.print_exc()
+        expected = isinstance(exc, (BlokusError, ValueError, OSError, argparse.ArgumentTypeError))
+        if isinstance(exc, OSError) and exc.filename:
+            message = f"{exc.strerror or exc}: {exc.filename!r}"
+        elif expected:
+            message = _first_line(exc)
+        else:
+            message = (
+                f"unexpected {type(exc).__name__}: {_first_line(exc)} (rerun with --debug or BLOKUS_JAX_DEBUG=1 "
+                f"for the traceback, and please report it)"
+            )
+        print(f"blokus-jax {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = text.splitlines()
+    return (lines[0] if lines else repr(exc))[:2000]
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings during a command as one line on stderr, without the source line."""
+    print(f"blokus-jax: warning: {message}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,20 @@ The resolver is a small registry that other modules extend without editing it::
 
     from blokus_agents.policies import register_agent, register_prefix, register_run_kind
 
-    register_agent("mcts", lambda env, sims=64, k=16: make_mcts_policy(env, sims, k))  # "mcts:sims=128,k=32"
+    register_agent("mcts", lambda env, sims=64, k=16: make_mcts_policy(env, sims, k),  # "mcts:sims=128,k=32"
+                   options={"sims": Option(int, 1, 10**6), "k": Option(int, 1, PLACEMENTS)})
     register_prefix("az", lambda env, target, sims=64: load_az_policy(target, env, sims))  # "az:runs/az,sims=32"
     register_run_kind("alphazero", lambda run_dir, env: load_az_policy(run_dir, env))      # "runs/az" (meta kind)
 
 A factory is ``factory(env, **options) -> Policy`` (prefix factories also receive ``target``, the text after the
-colon). Option values are typed from the factory's defaults (``int``, ``float``, ``bool``, ``str``): ``k=8.5`` for
-an int option, an unknown option or a missing value is an :class:`AgentSpecError` naming the spec and the valid
-options. Run directories are dispatched on the ``algorithm`` field of their checkpoint metadata (``"ppo"`` for the
-runs of :mod:`blokus_agents.train`).
+colon; a target containing a comma is written in double quotes, ``az:"runs/a,b",sims=8``). Options are declared
+at registration with a type and a range (:class:`~blokus_agents.options.Option`, e.g. ``k`` at most the number of
+placement actions) and an optional memory estimate; an undeclared option is typed from the factory's default
+(``int``, ``float``, ``bool``, ``str``) and an int must fit an int32. ``k=8.5`` for an int option, a value out of
+range, an unknown option, a missing value or a budget over this machine's memory is an :class:`AgentSpecError`
+naming the spec, the option and the limit, raised before anything is built. A registered name shadows a directory
+of the same name (with a warning); write ``./NAME`` for the directory. Run directories are dispatched on the
+``algorithm`` field of their checkpoint metadata (``"ppo"`` for the runs of :mod:`blokus_agents.train`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +50,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from blokus_agents.bots import BOTS, Policy
+from blokus_agents.bots import BOT_MEMORY, BOT_OPTIONS, BOTS, Policy
 from blokus_agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
+from blokus_agents.options import Option, default_check, gib, machine_memory
+from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
 
@@ -90,27 +98,61 @@ def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
 
 
 # ------------------------------------------------------------------------------------------------------ registry
+@dataclass(frozen=True)
+class _Declared:
+    """What a registration declares beside its factory: the options (see :mod:`blokus_agents.options`) and the
+    memory estimate."""
+
+    options: dict[str, Option]
+    memory: Callable[[Env, dict[str, Any]], int] | None
+
+
 _AGENTS: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Policy]] = {}
+#: The declarations of the factories in ``_AGENTS`` and ``_PREFIXES``, keyed on the factory itself.
+_DECLARED: dict[Callable, _Declared] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
-#: Prefixes that are part of the spec language but whose implementation may be missing (e.g. ``blokus_agents.policies``
-#: loaded without the ``agents`` package registering :mod:`blokus_agents.search` and :mod:`blokus_agents.baselines`).
+#: Prefixes that are part of the spec language but whose implementation may be missing (``blokus_agents.policies``
+#: loaded without the package registering :mod:`blokus_agents.search` and :mod:`blokus_agents.baselines`).
 _RESERVED = {
     "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.search",
     "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.baselines",
 }
 
 
-def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
-    """Make ``name`` (optionally ``name:key=value,...``) resolve to ``factory(env, **options)``. Raises
-    ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+def register_agent(
+    name: str,
+    factory: AgentFactory,
+    *,
+    replace: bool = False,
+    options: dict[str, Option] | None = None,
+    memory: Callable[[Env, dict[str, Any]], int] | None = None,
+) -> None:
+    """Make ``name`` (optionally ``name:key=value,...``) resolve to ``factory(env, **options)``.
+
+    ``options`` declares the type and range of each option (:class:`~blokus_agents.options.Option`); a spec's
+    options are checked against it before ``factory`` runs. ``memory(env, options) -> bytes`` estimates what one
+    game of the agent needs with the given options (defaults filled in); a spec over this machine's memory is
+    refused. Raises ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+    declared = _declare(name, factory, options, memory, skip=1)
     _register(_AGENTS, name, factory, replace)
+    _remember(factory, declared)
 
 
-def register_prefix(prefix: str, factory: Callable[..., Policy], *, replace: bool = False) -> None:
+def register_prefix(
+    prefix: str,
+    factory: Callable[..., Policy],
+    *,
+    replace: bool = False,
+    options: dict[str, Option] | None = None,
+    memory: Callable[[Env, dict[str, Any]], int] | None = None,
+) -> None:
     """Make ``prefix:TARGET[,key=value,...]`` resolve to ``factory(env, target, **options)`` (e.g. ``az:``
-    followed by a run directory). A reserved prefix (``az``, ``baseline``) may be registered once."""
+    followed by a run directory); ``options`` and ``memory`` as in :func:`register_agent`. A reserved prefix
+    (``az``, ``baseline``) may be registered once."""
+    declared = _declare(prefix, factory, options, memory, skip=2)
     _register(_PREFIXES, prefix, factory, replace)
+    _remember(factory, declared)
 
 
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
@@ -119,7 +161,26 @@ def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace:
     _register(_RUN_KINDS, algorithm, loader, replace)
 
 
-def _register(table: dict, name: str, factory: Callable, replace: bool) -> None:
+def _remember(factory: Callable, declared: _Declared) -> None:
+    try:
+        _DECLARED[factory] = declared
+    except TypeError:  # an unhashable callable keeps no declarations
+        pass
+
+
+def _declare(name: str, factory: Callable, options: dict | None, memory: Callable | None, skip: int) -> _Declared:
+    declared = dict(options or {})
+    params = _parameters(factory, skip)[0]
+    unknown = sorted(set(declared) - set(params))
+    if unknown:
+        raise ValueError(f"{name!r} declares options {unknown} that its factory does not take")
+    for key, option in declared.items():
+        if not isinstance(option, Option) or option.kind not in _TYPES.values():
+            raise ValueError(f"option {key!r} of {name!r} must be an Option of kind int, float, bool or str")
+    return _Declared(declared, memory)
+
+
+def _register(table: dict, name: str, factory: Any, replace: bool) -> None:
     if not name.isidentifier():
         raise ValueError(f"agent name {name!r} must be an identifier (letters, digits, '_')")
     if name in table and not replace:
@@ -136,9 +197,12 @@ def agent_names() -> list[str]:
 def resolve_agent(spec: str, env: Env) -> Policy:
     """The policy named by agent ``spec`` for ``env`` (see the module docstring for the spec language).
 
-    Raises :class:`AgentSpecError` for an unknown name or prefix, a malformed option or one the agent does not take,
-    and :class:`~blokus_jax.errors.CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
-    another variant.
+    Every option is checked against its declaration (type and range, see :mod:`blokus_agents.options`) and the
+    agent's memory estimate against this machine before anything is built. Raises :class:`AgentSpecError` for an
+    unknown name or prefix, a malformed option, one the agent does not take or one out of range, and
+    :class:`~blokus_jax.errors.CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
+    another variant. A bot name that is also a directory here plays the bot (with a warning; write ``./NAME`` for
+    the directory).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(
@@ -146,18 +210,24 @@ def resolve_agent(spec: str, env: Env) -> Policy:
         )
     name, colon, rest = spec.partition(":")
     if name in _AGENTS:
-        return _build(spec, name, _AGENTS[name], env, _parse_options(spec, rest) if colon else {})
+        if os.path.isdir(spec):
+            warnings.warn(
+                f"agent {spec!r} is the registered agent {name!r}, not the directory of that name here; write "
+                f"{os.path.join('.', spec)!r} (an explicit path) to play that run directory",
+                UserWarning,
+                stacklevel=2,
+            )
+        options = _parse_options(spec, rest) if colon else {}
+        return _build(spec, name, _AGENTS[name], _declared(_AGENTS[name]), env, options)
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
             raise AgentSpecError(
                 f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; import blokus_agents (or that "
                 f"module) first, or use an agent from {agent_names()} or a run directory"
             )
-        target, comma, option_text = rest.partition(",")
-        if not target:
-            raise AgentSpecError(f"agent {spec!r} names no target; write {name}:TARGET[,key=value,...]")
-        options = _parse_options(spec, option_text) if comma else {}
-        return _build(spec, name, _PREFIXES[name], env, options, target)
+        target, option_text = split_target(spec)
+        options = _parse_options(spec, option_text) if option_text is not None else {}
+        return _build(spec, name, _PREFIXES[name], _declared(_PREFIXES[name]), env, options, target)
     if os.path.isdir(spec):
         return load_run(spec, env)
     if os.path.sep in spec or spec.startswith("."):
@@ -167,6 +237,65 @@ def resolve_agent(spec: str, env: Env) -> Policy:
         )
     known = agent_names() + [f"{p}:..." for p in sorted(set(_PREFIXES) | set(_RESERVED))]
     raise AgentSpecError(f"unknown agent {spec!r}; give an agent from {known} or a run directory")
+
+
+def split_target(spec: str) -> tuple[str, str | None]:
+    """``(target, option text or None)`` of a prefix spec ``prefix:TARGET[,key=value,...]``. A target that
+    contains a comma (a run directory ``runs/a,b``) is written in double quotes: ``az:"runs/a,b",sims=8``; an
+    unquoted one ends at the first comma. Raises :class:`AgentSpecError` for an empty or unterminated target."""
+    name, _, rest = spec.partition(":")
+    if rest.startswith('"'):
+        close = rest.find('"', 1)
+        if close < 0:
+            raise AgentSpecError(f'agent {spec!r}: the quoted target has no closing \'"\'; write {name}:"TARGET",...')
+        target, after = rest[1:close], rest[close + 1 :]
+        if after and not after.startswith(","):
+            raise AgentSpecError(
+                f"agent {spec!r}: after the quoted target comes ',key=value,...' or nothing, not {after!r}"
+            )
+        option_text = after[1:] if after else None
+    else:
+        target, comma, option_text = rest.partition(",")
+        option_text = option_text if comma else None
+        if option_text is not None and os.path.isdir(rest) and "=" not in option_text.partition(",")[0]:
+            raise AgentSpecError(
+                f"agent {spec!r}: the directory {rest!r} contains a comma, which separates options; quote the "
+                f'target: {name}:"{rest}"'
+            )
+    if not target:
+        raise AgentSpecError(f"agent {spec!r} names no target; write {name}:TARGET[,key=value,...]")
+    return target, option_text
+
+
+def spec_paths(spec: str) -> list[str]:
+    """The run directories an agent spec reads (a run directory itself, the target of ``az:``), existing or not;
+    empty for a registered agent or a shipped baseline. Used to key caches on the checkpoint, see
+    :func:`spec_identity`."""
+    name, colon, _ = spec.partition(":")
+    if name in _AGENTS:
+        return []
+    if colon and (name in _PREFIXES or name in _RESERVED):
+        try:
+            target = split_target(spec)[0]
+        except AgentSpecError:
+            return []
+        return [target] if name != "baseline" else []
+    return [spec]
+
+
+def spec_identity(spec: str) -> tuple:
+    """A hashable identity of what ``spec`` would load now: for each run directory it reads (:func:`spec_paths`),
+    its absolute path and the names and modification times of its checkpoint folders. Equal identities load the
+    same parameters, so a cache keyed on ``(spec, spec_identity(spec))`` reloads a run that was retrained."""
+    identity = []
+    for path in spec_paths(spec):
+        root = os.path.join(path, "checkpoints")
+        try:
+            entries = tuple(sorted((e.name, e.stat().st_mtime_ns) for e in os.scandir(root)))
+        except OSError:
+            entries = ()
+        identity.append((os.path.abspath(path), entries))
+    return tuple(identity)
 
 
 def _parse_options(spec: str, text: str) -> dict[str, str]:
@@ -187,11 +316,29 @@ def _parse_options(spec: str, text: str) -> dict[str, str]:
 _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 
-def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str, str], *target: str) -> Policy:
-    """``factory(env, *target, **typed options)``, each option converted to the type of the factory's default."""
-    signature = list(inspect.signature(factory).parameters.values())[1 + len(target) :]
+def _parameters(factory: Callable, skip: int) -> tuple[dict[str, inspect.Parameter], bool]:
+    """The keyword parameters of ``factory`` after its first ``skip`` (env, target), and whether it takes
+    ``**kwargs``."""
+    signature = list(inspect.signature(factory).parameters.values())[skip:]
     params = {p.name: p for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature)
+    return params, any(p.kind is p.VAR_KEYWORD for p in signature)
+
+
+def _declared(factory: Callable) -> _Declared:
+    """The declaration registered with ``factory``; none (types from the defaults, no ranges) for a factory placed in
+    the tables directly."""
+    try:
+        return _DECLARED.get(factory, _Declared({}, None))
+    except TypeError:  # an unhashable callable
+        return _Declared({}, None)
+
+
+def _build(
+    spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], *target: str
+) -> Policy:
+    """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
+    factory's default) and checked against its declared range, and the memory estimate checked, first."""
+    params, open_ended = _parameters(factory, 1 + len(target))
     described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
     typed = {}
     for key, text in options.items():
@@ -202,7 +349,24 @@ def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str,
             raise AgentSpecError(
                 f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}; its options are: {described}"
             )
-        typed[key] = _convert(spec, key, text, params[key])
+        option = entry.options.get(key)
+        value = _convert(spec, key, text, params[key], option)
+        problem = option.check(value, env) if option is not None else None
+        problem = problem or default_check(type(value), value)
+        if problem is not None:
+            doc = f" ({option.doc})" if option is not None and option.doc else ""
+            raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: option {key}={text} {problem}{doc}")
+        typed[key] = value
+    if entry.memory is not None:
+        defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+        need = int(entry.memory(env, {**defaults, **typed}))
+        have, what = machine_memory()
+        if need > have:
+            given = ", ".join(f"{k}={v}" for k, v in typed.items()) or "its default options"
+            raise AgentSpecError(
+                f"agent {spec!r}: {given} would need about {gib(need)} for one game (an estimate), more than "
+                f"{what} ({gib(have)}); lower {', '.join(typed) or 'the budget'}"
+            )
     try:
         return factory(env, *target, **typed)
     except (BlokusError, ValueError, TypeError) as exc:
@@ -211,8 +375,10 @@ def _build(spec: str, name: str, factory: Callable, env: Env, options: dict[str,
         raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: {exc}") from exc
 
 
-def _convert(spec: str, key: str, text: str, param: inspect.Parameter) -> Any:
-    kind = type(param.default) if param.default is not inspect.Parameter.empty else None
+def _convert(spec: str, key: str, text: str, param: inspect.Parameter, option: Option | None = None) -> Any:
+    kind = option.kind if option is not None else None
+    if kind is None and param.default is not inspect.Parameter.empty:
+        kind = type(param.default)
     if kind is None or kind not in _TYPES.values():
         kind = _TYPES.get(str(param.annotation).split("|")[0].strip(), str)
     try:
@@ -239,7 +405,9 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter) -> Any:
 # ------------------------------------------------------------------------------------------------ run directories
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
-    :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint."""
+    :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint and
+    :class:`~blokus_jax.errors.MissingExtraError` when the ``train`` extra (orbax) that reads it is missing."""
+    _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
     from blokus_agents import checkpoint
 
     checkpoint.require_agent_run(run_dir)  # an AgentSpecError saying what a run directory agent needs
@@ -256,6 +424,7 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, Any]:
     """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`blokus_agents.checkpoint`), built for
     ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
+    _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
     from blokus_agents import checkpoint
 
     config, params = checkpoint.load_params(run_dir)
@@ -275,12 +444,13 @@ def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> Pa
 
 
 for _name, _factory in BOTS.items():
-    register_agent(_name, _factory)
+    register_agent(_name, _factory, options=BOT_OPTIONS.get(_name), memory=BOT_MEMORY.get(_name))
 register_run_kind("ppo", load_policy)
 
 __all__ = [
     "AgentFactory",
     "AgentSpecError",
+    "Option",
     "ParamPolicy",
     "Policy",
     "agent_names",
@@ -292,4 +462,7 @@ __all__ = [
     "register_prefix",
     "register_run_kind",
     "resolve_agent",
+    "spec_identity",
+    "spec_paths",
+    "split_target",
 ]

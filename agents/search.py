@@ -38,6 +38,7 @@ policies ``(key, state) -> action`` that can be jitted and vmapped, so thousands
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -58,7 +59,7 @@ from blokus_jax.errors import VariantError
 Evaluator = Callable[[Any, jax.Array, State, jax.Array], tuple[jax.Array, jax.Array]]
 
 #: Playout policies of the ``rollout`` evaluator (see :func:`blokus_jax.rules.playout`).
-PLAYOUTS = ("greedy", "random")
+PLAYOUTS = ("greedy", "random", "block")
 
 
 @struct.dataclass
@@ -125,16 +126,33 @@ def transition_signs(state: State, child: State, root_player: jax.Array) -> tupl
 def top_candidates(env: Env, k: int, key: jax.Array, state: State, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The ``k`` legal placements with the largest ``logits`` (``f32[num_actions - 1]``; ties broken at random with
     ``key``) as ``(actions int32[k], valid bool[k])``. When nothing can be placed (or the game is over), slot 0 is
-    the pass and the only valid slot."""
+    the pass and the only valid slot. Legality comes from the state's mask alone: NaN or infinite logits rank
+    lowest or highest among the legal placements but never make a legal placement invalid or an illegal one
+    valid."""
     legal = state.legal_action_mask[: env.pass_action]
     noise = 1e-3 * jax.random.uniform(key, logits.shape)
-    ranked = jnp.where(legal, logits + noise, -jnp.inf)
-    values, actions = jax.lax.top_k(ranked, k)
-    valid = jnp.isfinite(values)
+    ranked = jnp.where(legal, finite_logits(logits) + noise, -jnp.inf)
+    _, actions = jax.lax.top_k(ranked, k)
+    valid = legal[actions]
     none = ~valid[0]
     actions = jnp.where(none, env.pass_action, actions).astype(jnp.int32)
     valid = jnp.where(none, jnp.arange(k) == 0, valid)
     return actions, valid
+
+
+#: Bound on prior logits inside the search (a logit difference of 1e4 is already certainty).
+LOGIT_BOUND = 1e4
+
+
+def finite_logits(logits: jax.Array) -> jax.Array:
+    """``logits`` with NaN mapped to ``-LOGIT_BOUND`` and everything clipped to ``[-LOGIT_BOUND, LOGIT_BOUND]``, so a
+    diverged network or an underflowing temperature cannot turn the search's arithmetic into NaN."""
+    return jnp.clip(jnp.nan_to_num(logits, nan=-LOGIT_BOUND), -LOGIT_BOUND, LOGIT_BOUND)
+
+
+def finite_value(value: jax.Array) -> jax.Array:
+    """A leaf value in ``[-1, 1]`` (the range of every result the search scores; NaN reads as 0)."""
+    return jnp.clip(jnp.nan_to_num(value, nan=0.0), -1.0, 1.0)
 
 
 def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array, num_actions: int) -> jax.Array:
@@ -160,7 +178,8 @@ def rollout_evaluator(
     size_weight: float = 1.0,
 ) -> Evaluator:
     """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = mean over ``playouts``
-    games played to the end from the position by the ``playout`` policy (``"greedy"`` or ``"random"``), each
+    games played to the end from the position by the ``playout`` policy (``"greedy"``, ``"random"`` or ``"block"``:
+    greedy, preferring placements that cover an opponent's corner cells; see :func:`blokus_jax.rules.playout`), each
     scored by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with
     ``tanh(score margin / margin_scale)`` of the root's player against the best other (a denser signal than win or
     loss when playouts are few), and signed for the mover's side. Returns an :data:`Evaluator`."""
@@ -171,7 +190,7 @@ def rollout_evaluator(
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
     scores = corner_move_scores(env, size_weight)
-    greedy = playout == "greedy"
+    greedy, block = playout in ("greedy", "block"), playout == "block"
     playouts, margin = int(playouts), float(margin)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
@@ -185,6 +204,7 @@ def rollout_evaluator(
             state.passed,
             state.current_color,
             greedy,
+            block,
         )
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
         final = rules.color_scores(env.tables, remaining, last_mono)
@@ -198,7 +218,7 @@ def rollout_evaluator(
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del params
-        results = jax.vmap(play_out, in_axes=(0, None, None))(jax.random.split(key, playouts), state, root_player)
+        results = _batched(play_out, (0, None, None))(jax.random.split(key, playouts), state, root_player)
         value = side_sign(state.current_player, root_player) * jnp.mean(results)
         return scores(state) / temperature, value
 
@@ -250,10 +270,11 @@ def make_search(
         """Evaluate a position: its node (candidate table), prior logits over the slots and value (0 once over)."""
         k_eval, k_top = jax.random.split(key)
         logits, value = evaluator(params, k_eval, state, root_player)
+        logits = finite_logits(logits)
         actions, valid = top_candidates(env, k, k_top, state, logits)
         prior = jnp.where(valid, logits[jnp.minimum(actions, env.pass_action - 1)], MASKED_LOGIT)
         done = state.terminated | state.truncated
-        return Node(state, actions, valid, root_player), prior, jnp.where(done, 0.0, value)
+        return Node(state, actions, valid, root_player), prior, jnp.where(done, 0.0, finite_value(value))
 
     def recurrent_one(params, key: jax.Array, slot: jax.Array, node: Node):
         child = env.step(node.state, node.actions[slot])
@@ -263,12 +284,12 @@ def make_search(
 
     def recurrent_fn(params, key: jax.Array, slots: jax.Array, nodes: Node):
         keys = jax.random.split(key, slots.shape[0])
-        return jax.vmap(recurrent_one, in_axes=(None, 0, 0, 0))(params, keys, slots, nodes)
+        return _batched(recurrent_one, (None, 0, 0, 0))(params, keys, slots, nodes)
 
     def search(params, key: jax.Array, states: State) -> SearchOutput:
         k_root, k_search = jax.random.split(key)
         keys = jax.random.split(k_root, states.current_player.shape[0])
-        nodes, prior, value = jax.vmap(expand, in_axes=(None, 0, 0, 0))(params, keys, states, states.current_player)
+        nodes, prior, value = _batched(expand, (None, 0, 0, 0))(params, keys, states, states.current_player)
         if root_noise > 0:
             prior = _mix_dirichlet(jax.random.fold_in(k_root, 1), prior, nodes.valid, root_noise, root_alpha)
         root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=nodes)
@@ -283,12 +304,32 @@ def make_search(
             gumbel_scale=gumbel_scale,
         )
         action = jnp.take_along_axis(nodes.actions, out.action[:, None], axis=1)[:, 0]
+        # Whatever the priors and values did, play a legal move: slot 0 is always valid (the top legal placement,
+        # or the pass when there is none).
+        legal = jax.vmap(lambda s, a: s.legal_action_mask[a])(states, action)
+        action = jnp.where(legal, action, nodes.actions[:, 0])
         compact = jnp.where(nodes.valid, out.action_weights, 0.0)
         weights = full_action_weights(nodes.actions, nodes.valid, compact, env.num_actions)
         root_value = out.search_tree.node_values[:, 0]
         return SearchOutput(action.astype(jnp.int32), weights, root_value, nodes.actions, compact)
 
     return search
+
+
+def _batched(fn: Callable, in_axes: tuple) -> Callable:
+    """``jax.vmap(fn, in_axes)``, except that a batch of one calls ``fn`` directly on the unbatched arguments (then
+    adds the batch axis back): the same result for the same keys, but the batch-1 search that ``play`` and matches
+    against outside engines use avoids vmap's batched gathers and runs ``lax.cond`` branches as real branches."""
+    vmapped = jax.vmap(fn, in_axes=in_axes)
+
+    def call(*args):
+        mapped = [a for a, axis in zip(args, in_axes) if axis is not None]
+        if jax.tree_util.tree_leaves(mapped)[0].shape[0] != 1:
+            return vmapped(*args)
+        unbatched = [a if axis is None else jax.tree_util.tree_map(lambda x: x[0], a) for a, axis in zip(args, in_axes)]
+        return jax.tree_util.tree_map(lambda x: x[None], fn(*unbatched))
+
+    return call
 
 
 def _mix_dirichlet(key: jax.Array, logits: jax.Array, valid: jax.Array, fraction: float, alpha: float) -> jax.Array:
@@ -322,18 +363,76 @@ def mcts_policy(
     temperature: float = 1.0,
     margin: float = 0.5,
     gumbel_scale: float = 0.0,
+    seconds: float = 0.0,
 ) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
     evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
 
-    Defaults chosen on Duo against ``minimax`` (2-core CPU, shared; details in ``benchmarks/RESULTS.md``): with 64
-    simulations, in 40-game matches, blending the score margin into the value (``margin=0.5``) gave 0.83 vs 0.79
-    without, no Gumbel noise when playing (``gumbel_scale=0``) 0.86 vs 0.79, both 0.94, 4 playouts instead of 8
-    0.86; over 200 games that setting won 0.887, so the default doubles the simulations to 128 (0.96 in the first
-    40 games). Each top-16 candidate at the root is then visited at least twice by sequential halving."""
+    ``seconds=S > 0`` replaces ``sims`` by a time budget: the number of simulations that one batch-1 search on this
+    machine runs in at most ``S`` seconds (:func:`calibrate_sims`; the policy then plays that fixed budget, also
+    batched in the arena, so a match against it costs what its moves would cost one at a time).
+
+    Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
+    playouts per leaf blended with the score margin, no Gumbel noise when playing."""
     evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
-    act = _single(make_search(env, evaluator, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale))
-    return lambda key, state: act(None, key, state)
+
+    def build(n: int) -> Callable[[jax.Array, State], jax.Array]:
+        act = _single(make_search(env, evaluator, sims=n, k=k, considered=considered, gumbel_scale=gumbel_scale))
+        return lambda key, state: act(None, key, state)
+
+    if seconds:
+        options = (k, playouts, playout, considered, temperature, margin, gumbel_scale)
+        return build(calibrate_sims(env, build, seconds, ("mcts",) + options))
+    return build(sims)
+
+
+#: The most simulations a ``seconds=`` budget calibrates to (the memory estimate of such an agent assumes it).
+MAX_BUDGET_SIMS = 1 << 15
+#: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
+BUDGET_SHARE = 0.75
+#: Calibrated simulation counts, by (variant, agent options, seconds, machine); calibrating costs two compilations.
+_CALIBRATED: dict[tuple, int] = {}
+
+
+def calibrate_sims(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    cache_key: tuple = (),
+    probe: int = 32,
+    max_sims: int = MAX_BUDGET_SIMS,
+) -> int:
+    """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
+    this machine, measured after compilation on the game's first position (its playouts are the longest, so later
+    moves are faster): a probe search of ``probe`` simulations gives the time per simulation, the budget is
+    extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant
+    and budget. Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    seconds = float(seconds)
+    if not 0 < seconds <= 3600:
+        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
+    key = (env.variant, cache_key, seconds, jax.default_backend())
+    if key in _CALIBRATED:
+        return _CALIBRATED[key]
+    state = env.init(jax.random.key(0))
+    target = BUDGET_SHARE * seconds
+
+    def timed(sims: int) -> float:
+        act = jax.jit(build(sims))
+        jax.block_until_ready(act(jax.random.key(1), state))  # compile
+        times = []
+        for i in range(3):
+            start = time.perf_counter()
+            jax.block_until_ready(act(jax.random.key(2 + i), state))
+            times.append(time.perf_counter() - start)
+        return sorted(times)[1]
+
+    per_sim = timed(probe) / probe
+    sims = int(min(max_sims, max(1, target / per_sim)))
+    spent = timed(sims)
+    if spent > target:
+        sims = int(max(1, sims * target / spent))
+    _CALIBRATED[key] = sims
+    return sims
 
 
 def network_search_policy(
@@ -373,17 +472,67 @@ def az_policy(
     )
 
 
-register_agent("mcts", mcts_policy)  # "mcts", "mcts:sims=128,k=32"
-register_prefix("az", az_policy)  # "az:runs/duo", "az:runs/duo,sims=64"
+#: The search settings of the agent ``strong`` (its budget is ``seconds``): chosen by the scaling measurements of
+#: ``benchmarks/RESULTS.md`` ("Search that scales").
+STRONG = {"k": 16, "playouts": 1, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
+
+
+def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
+    """The agent ``strong`` (``strong``, ``strong:seconds=5``): the best player of the project at ``seconds`` a move
+    on this machine, on every variant; today :func:`mcts_policy` with :data:`STRONG` and that time budget (the
+    simulations are calibrated once per process, which costs two extra compilations)."""
+    return mcts_policy(env, seconds=seconds, **STRONG)
+
+
+# Declared options of the search agents (type and range, checked when a spec is resolved, see
+# blokus_agents.options) and their memory estimate for one game (the tree of mctx, the playouts).
+from blokus_agents.options import PLACEMENTS, Option, search_bytes  # noqa: E402
+
+SEARCH_OPTIONS = {
+    "sims": Option(int, 1, 10**6, doc="simulations per move"),
+    "k": Option(int, 1, PLACEMENTS, doc="candidate placements per node"),
+    "considered": Option(int, 1, PLACEMENTS, doc="root candidates of sequential halving"),
+    "gumbel_scale": Option(float, 0.0, 100.0, doc="Gumbel noise when playing; 0 plays the search's best move"),
+}
+MCTS_OPTIONS = {
+    **SEARCH_OPTIONS,
+    "playouts": Option(int, 1, 10**4, doc="playouts per evaluated position"),
+    "playout": Option(str, choices=PLAYOUTS, doc="the playout policy"),
+    "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
+    "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
+    "seconds": Option(float, 0.0, 3600.0, doc="time budget per move at batch 1 (replaces sims); 0: off"),
+}
+STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
+
+
+def search_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.options.search_bytes`)."""
+    sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
+    return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
+
+
+register_agent("mcts", mcts_policy, options=MCTS_OPTIONS, memory=search_memory)  # "mcts", "mcts:sims=128,k=32"
+register_agent(
+    "strong",
+    strong_policy,
+    options=STRONG_OPTIONS,
+    memory=lambda env, options: search_memory(env, {**STRONG, **options}),
+)  # "strong", "strong:seconds=5"
+register_prefix("az", az_policy, options=SEARCH_OPTIONS, memory=search_memory)  # "az:runs/duo,sims=64"
 # An AlphaZero run directory given as an agent ("runs/az") plays with its search, like "az:runs/az".
 register_run_kind("alphazero", lambda run_dir, env, **options: az_policy(env, run_dir, **options))
 
 __all__ = [
+    "MCTS_OPTIONS",
     "PLAYOUTS",
+    "SEARCH_OPTIONS",
+    "STRONG",
+    "STRONG_OPTIONS",
     "Evaluator",
     "Node",
     "SearchOutput",
     "az_policy",
+    "calibrate_sims",
     "full_action_weights",
     "make_search",
     "mcts_policy",
@@ -391,7 +540,9 @@ __all__ = [
     "network_search_policy",
     "rollout_evaluator",
     "root_utility",
+    "search_memory",
     "side_sign",
+    "strong_policy",
     "top_candidates",
     "transition_signs",
 ]

@@ -295,7 +295,10 @@ def _run(
     if writer is not None:
         writer.close()
     records = rundir.read_evaluations(out)
-    plot_win_rates(records, out / PLOT_FILE, f"{name} self-play on {config.variant}")
+    from blokus_jax import _extras  # a missing matplotlib skips the plot with a warning; the run is kept
+
+    if _extras.available("train", f"the win-rate plot {PLOT_FILE}", ("matplotlib",)):
+        plot_win_rates(records, out / PLOT_FILE, f"{name} self-play on {config.variant}")
     evaluated = [r for r in records if any(k.startswith("win_rate_vs_") for k in r)]
     final = {k: v for k, v in (evaluated[-1] if evaluated else {}).items() if k.startswith("win_rate_vs_")}
     return {

@@ -27,6 +27,7 @@ import argparse
 import datetime
 import importlib.util
 import math
+import os
 import statistics
 import sys
 import time
@@ -299,15 +300,44 @@ def header_lines(quick: bool) -> str:
     )
 
 
+def budget_seconds(text: str) -> float:
+    """argparse type of ``--budget``: a finite number of seconds above 0 (``nan``, ``inf``, 0 and negative numbers
+    would skip every row or none and still exit 0)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 480") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0, e.g. 480")
+    return value
+
+
+def markdown_path(text: str) -> str:
+    """argparse type of ``--out``: a file path (not a directory) whose nearest existing folder is writable."""
+    path = Path(text)
+    if not text or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file such as {text or '.'}/accelerator.md")
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: {str(folder)!r} is a file, not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r}: the directory {str(folder)!r} is not writable")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the sections in order, write the Markdown file after each and print it at the end;
     returns 0, or 1 when a section failed."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run of every section")
-    parser.add_argument("--out", help="Markdown file to write (default benchmarks/accelerator_<platform>.md)")
+    parser.add_argument(
+        "--out", type=markdown_path, help="Markdown file to write (default benchmarks/accelerator_<platform>.md)"
+    )
     parser.add_argument(
         "--budget",
-        type=float,
+        type=budget_seconds,
         help="seconds after which no new row starts; later rows are listed as skipped (default: 480 full, none quick)",
     )
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS), help="sections to run")
@@ -318,8 +348,13 @@ def main(argv: list[str] | None = None) -> int:
     device = jax.devices()[0]
     out = Path(args.out) if args.out else HERE / f"accelerator_{device.platform}.md"
     sizes = QUICK if args.quick else FULL
-    progress(f"device {device.device_kind} ({device.platform}); writing {out}")
     parts, failed, start = [header_lines(args.quick)], False, time.perf_counter()
+    try:  # the output is written once before any section runs: a bad --out fails now, not after a section
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(parts))
+    except OSError as exc:
+        parser.error(f"--out {str(out)!r} cannot be written: {exc.strerror or exc}")
+    progress(f"device {device.device_kind} ({device.platform}); writing {out}")
     budget = args.budget if args.budget is not None else (math.inf if args.quick else 480.0)
     _deadline[0] = start + budget
     for name in args.sections:

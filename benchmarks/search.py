@@ -3,6 +3,8 @@ placements/s beside the bare env's.
 
     python benchmarks/search.py                                   # duo + classic, batch 1/64/256/1024, defaults
     python benchmarks/search.py --variants duo --batch-sizes 1 64 --sims 64 --k 32 --playouts 8 --repeats 3
+    python benchmarks/search.py --batch1 "mcts:sims=128,k=16,playouts=8" "mcts:sims=512,playouts=1" \
+        --old-tree /tmp/old-checkout                                  # batch-1 simulations/s, old code beside new
 
 Each row times one batched search call (``make_search`` with the ``rollout`` evaluator) on positions reached by
 ``--depth`` uniformly random moves; compile time is reported separately and rates are the median of ``--repeats``
@@ -13,6 +15,13 @@ The playout table compares, at the same batch size and from the same positions, 
 and with the bare env's random play (``Env.step`` + ``Env.sample_action``, the throughput benchmark's number).
 ``in search`` estimates the playout placements made per second inside the search (playout placements per search,
 measured from the root positions, times searches/s).
+
+``--batch1 SPEC ...`` measures what ``play`` and a match against an outside engine see: one search at a time
+(batch 1) of each agent spec (``mcts:sims=N,...``), on positions of one game at every phase (after 0, 4, ..., 28
+random moves), after compilation; simulations/s = sims x positions / seconds, best of ``--repeats`` passes over the
+positions (the minimum is the least disturbed by other load on the machine). ``--old-tree DIR`` runs the same
+measurement again in a subprocess on another checkout of the project (e.g. ``git worktree add DIR <commit>``),
+alternating old and new ``--repeats`` times, so old and new code are compared in one run.
 """
 
 from __future__ import annotations
@@ -128,6 +137,83 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
     return row
 
 
+def batch1_rows(variant: str, specs: list[str], repeats: int) -> list[dict]:
+    """Batch-1 simulations/s of each ``mcts:sims=N,...`` spec on one game's positions (see the module doc)."""
+    import importlib
+    import os
+
+    import jax
+
+    # A checkout from before the agents/ folder was installed as blokus_agents names its package "agents".
+    resolve_agent = importlib.import_module(os.environ.get("BLOKUS_AGENTS_PACKAGE", "blokus_agents") + ".policies")
+    resolve_agent = resolve_agent.resolve_agent
+    from blokus_jax import make
+
+    env = make(variant)
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    state, positions = env.init(jax.random.key(0)), []
+    for t in range(29):
+        if t % 4 == 0 and not bool(state.terminated):
+            positions.append(state)
+        state = step(state, sample(jax.random.key(10 + t), state))
+    rows = []
+    for spec in specs:
+        options = dict(item.split("=") for item in spec.partition(":")[2].split(",") if "=" in item)
+        sims = int(options.get("sims", 128))
+        policy = jax.jit(resolve_agent(spec, env))
+        start = time.perf_counter()
+        jax.block_until_ready(policy(jax.random.key(0), positions[0]))
+        compile_s = time.perf_counter() - start
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for i, p in enumerate(positions):
+                jax.block_until_ready(policy(jax.random.key(i), p))
+            best = min(best, time.perf_counter() - start)
+        rows.append(
+            {
+                "spec": spec,
+                "variant": variant,
+                "sims": sims,
+                "positions": len(positions),
+                "compile_s": round(compile_s, 1),
+                "s_per_move": round(best / len(positions), 4),
+                "sims_per_s": round(sims * len(positions) / best, 1),
+            }
+        )
+    return rows
+
+
+def _batch1_main(args) -> int:
+    """``--batch1``: new code here, old code (``--old-tree``) in subprocesses, alternating."""
+    import os
+    import subprocess
+
+    results: dict[tuple[str, str], list[dict]] = {}
+    trees = [("new", None)] + ([("old", args.old_tree)] if args.old_tree else [])
+    for _ in range(args.repeats):
+        for label, tree in trees:
+            command = [sys.executable, os.path.abspath(__file__), "--batch1-worker", args.variants[0], *args.batch1]
+            env = dict(os.environ)
+            if tree:  # the old checkout's packages first on the path
+                env["PYTHONPATH"] = tree
+                env["BLOKUS_AGENTS_PACKAGE"] = "agents" if os.path.isdir(os.path.join(tree, "agents")) else ""
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd=tree or None)
+            for row in json.loads(out.stdout.strip().splitlines()[-1]):
+                results.setdefault((label, row["spec"]), []).append(row)
+                print(label, row, file=sys.stderr, flush=True)
+    print(f"\nbatch-1 search on {args.variants[0]} ({len(next(iter(results.values())))} alternating runs; best)\n")
+    print("| code | agent spec | sims | s per move | simulations/s | compile s |")
+    print("|---|---|---:|---:|---:|---:|")
+    for (label, spec), rows in results.items():
+        best = max(rows, key=lambda r: r["sims_per_s"])
+        print(
+            f"| {label} | `{spec}` | {best['sims']} | {best['s_per_move']:.3f} | {best['sims_per_s']:,.0f} "
+            f"| {best['compile_s']:.0f} |"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the benchmark, print the tables (and write JSON if asked)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -139,7 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=8, help="random moves before the searched positions")
     parser.add_argument("--repeats", type=int, default=3, help="timed calls per row; the median is reported")
     parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--batch1", nargs="+", metavar="SPEC", help="batch-1 simulations/s of these agent specs")
+    parser.add_argument("--old-tree", help="with --batch1: also measure this checkout of the project")
+    parser.add_argument("--batch1-worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.batch1_worker:
+        print(json.dumps(batch1_rows(args.batch1_worker[0], args.batch1_worker[1:], 1)))
+        return 0
+    if args.batch1:
+        return _batch1_main(args)
 
     import jax
 

@@ -17,7 +17,9 @@ players with the highest score share +1 (``1/k`` each on a k-way tie), everyone 
 each player's score minus the best opposing score, divided by the squares in one player's pieces.
 
 Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
-the player to move receives ``illegal_action_penalty`` (default -1) and the others 0, as in Pgx. The range is judged
+the player to move receives ``illegal_action_penalty`` (default -1) and the others 0. (Pgx's rule differs: there the
+others get ``(n - 1)`` times the penalty's magnitude, +1 with two players and +3 with four; the Pgx adapter,
+:mod:`blokus_jax.adapters.pgx`, follows Pgx.) The range is judged
 before the action is narrowed to int32 (see :func:`action_id`), so ``np.int64(4294976750)`` is out of range, not
 action 9454; an action that is not an integer (a float, a bool) raises :class:`~blokus_jax.errors.ActionTypeError`,
 under ``jit`` at trace time. Use the adapters (``blokus_jax.adapters``) for a boundary that raises

@@ -33,6 +33,11 @@ class ConfigError(BlokusError, ValueError):
     malformed seed or reset option."""
 
 
+class MissingExtraError(BlokusError, ImportError):
+    """An optional dependency that a command or adapter needs is not installed; the message names the extra to
+    install (``pip install "blokus-jax[train]"``). Raised before any work starts (see ``blokus_jax._extras``)."""
+
+
 class RecordError(BlokusError, ValueError):
     """A corrupt, truncated or illegal game record."""
 

@@ -138,10 +138,12 @@ def _piece_label(piece, remaining: int) -> str:
     return name if remaining <= 1 else f"{name}x{remaining}"
 
 
-def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True) -> str:
+def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True, starts: bool = False) -> str:
     """The position as text: column letters on top, Pentobi row numbers on the left, one character per square
-    (``.`` empty, the colour's initial otherwise; with ``ansi=True`` coloured blocks), the last move in lower case,
-    then one line per colour with its score and remaining pieces (``pieces=False`` leaves those out).
+    (``.`` empty, the colour's initial otherwise; with ``ansi=True`` coloured blocks), the last move in lower case
+    (``@`` with ``ansi``) and explained in a legend line below the board, then one line per colour with its score
+    and remaining pieces (``pieces=False`` leaves those out). With ``starts`` the empty start squares of colours
+    that have not placed yet are drawn as ``*`` (with a legend), as ``play`` shows them.
 
     Returns the multi-line string (no trailing newline).
     """
@@ -153,6 +155,7 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
     marks = [n[0] for n in names]
     if len(set(marks)) < len(marks):
         marks = [str(c + 1) for c in range(len(names))]
+    open_starts = _open_starts(state, variant) if starts else {}
     width = len(str(rows))
     header = " " * (width + 1) + " ".join(f"{column_label(c):<1}" for c in range(cols))
     lines = [header]
@@ -161,11 +164,20 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
         for c in range(cols):
             v = int(board[r, c])
             if v == 0:
-                cells.append(".")
+                cells.append("*" if (r, c) in open_starts else ".")
                 continue
             ch = marks[v - 1].lower() if (r, c) in last else marks[v - 1]
             cells.append(f"\x1b[{_ANSI[names[v - 1]]}m{'#' if (r, c) not in last else '@'}\x1b[0m" if ansi else ch)
         lines.append(f"{rows - r:>{width}} " + " ".join(cells))
+    if last:
+        mover = int(board[next(iter(last))]) - 1
+        mark = "@" if ansi else marks[mover].lower()
+        lines.append(f"{mark} = last move ({names[mover]}: {cells_text(variant, sorted(last))})")
+    if open_starts:
+        squares = ", ".join(
+            f"{cell_name(variant, r, c)} ({'/'.join(names[k] for k in ks)})" for (r, c), ks in open_starts.items()
+        )
+        lines.append(f"* = start square: {squares}")
     if pieces:
         remaining = np.asarray(state.remaining)
         scores = np.asarray(state.scores)
@@ -189,6 +201,20 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
         )
         lines.append(f"step {int(state.step_count)}, {status}")
     return "\n".join(lines)
+
+
+def _open_starts(state: Any, variant: Variant) -> dict[tuple[int, int], list[int]]:
+    """The empty start squares of the colours that have not placed a piece yet: ``{(row, col): [colours]}``."""
+    board = np.asarray(state.board)
+    placed = np.asarray(state.pieces_placed)
+    out: dict[tuple[int, int], list[int]] = {}
+    for color, cells in enumerate(variant.start_cells):
+        if int(placed[color]) > 0:
+            continue
+        for r, c in cells:
+            if board[r, c] == 0:
+                out.setdefault((int(r), int(c)), []).append(color)
+    return out
 
 
 def _last_cells(state: Any, variant: Variant) -> set[tuple[int, int]]:

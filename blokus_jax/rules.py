@@ -66,28 +66,35 @@ def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_a
     """Packed legal placements ``uint32[O, H]`` from the forbidden/corner row masks and ``bool[P]`` availability.
 
     Word ``[o, r]`` is the set of anchor columns where orientation ``o`` fits in rows ``r..`` without touching a
-    forbidden cell and with at least one cell on a corner cell. For each cell slot ``k`` (a static loop over the
-    at most 5 cells of a piece) the board row under that cell is gathered for every ``(o, r)`` at once and shifted
-    right by the cell's column offset; OR-ing the slots gives the blocked and the touching anchors. Slots of
-    smaller pieces repeat their first cell, which is harmless for an OR.
+    forbidden cell and with at least one cell on a corner cell (both tests by :func:`covering_bits`).
+    """
+    blocked = covering_bits(tables, forbidden)
+    touches = covering_bits(tables, corners)
+    legal = jnp.asarray(tables.anchor_bits) & ~blocked & touches
+    available = piece_available[jnp.asarray(tables.orientation_piece)][:, None]
+    return jnp.where(available, legal, jnp.uint32(0))
+
+
+def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
+    """Packed ``uint32[O, H]``: the anchors where orientation ``o`` would cover at least one set cell of the row
+    bitboard ``cells`` (``uint32[H]``), whether or not the placement is legal.
+
+    For each cell slot ``k`` (a static loop over the at most 5 cells of a piece) the board row under that cell is
+    gathered for every ``(o, r)`` at once and shifted right by the cell's column offset; OR-ing the slots gives the
+    anchors that hit. Slots of smaller pieces repeat their first cell, which is harmless for an OR.
     """
     rows = tables.variant.board_shape[0]
     offsets = tables.cell_offsets  # [O, K, 2], static
     pad = int(offsets[..., 0].max())
-    # Padding rows below the board: anchor_bits already excludes anchors that would hang off the bottom.
-    f_pad = jnp.concatenate([forbidden, jnp.zeros((pad,), jnp.uint32)])
-    c_pad = jnp.concatenate([corners, jnp.zeros((pad,), jnp.uint32)])
-    f_win = jnp.stack([f_pad[d : d + rows] for d in range(pad + 1)])  # f_win[d, r] = forbidden[r + d]
-    c_win = jnp.stack([c_pad[d : d + rows] for d in range(pad + 1)])
-    blocked = touches = jnp.zeros((tables.num_orientations, rows), jnp.uint32)
+    # Padding rows below the board: anchor_bits excludes the anchors that would hang off the bottom.
+    padded = jnp.concatenate([cells, jnp.zeros((pad,), jnp.uint32)])
+    window = jnp.stack([padded[d : d + rows] for d in range(pad + 1)])  # window[d, r] = cells[r + d]
+    hits = jnp.zeros((tables.num_orientations, rows), jnp.uint32)
     for k in range(offsets.shape[1]):
         dr = offsets[:, k, 0]
         dc = jnp.asarray(offsets[:, k, 1].astype(np.uint32))[:, None]
-        blocked = blocked | (f_win[dr] >> dc)
-        touches = touches | (c_win[dr] >> dc)
-    legal = jnp.asarray(tables.anchor_bits) & ~blocked & touches
-    available = piece_available[jnp.asarray(tables.orientation_piece)][:, None]
-    return jnp.where(available, legal, jnp.uint32(0))
+        hits = hits | (window[dr] >> dc)
+    return hits
 
 
 def has_placement(bits: jax.Array) -> jax.Array:
@@ -330,6 +337,24 @@ def orientation_row_masks(tables: Tables) -> np.ndarray:
     return masks
 
 
+def playout_move(
+    tables: Tables, key: jax.Array, bits: jax.Array, greedy: bool = True, covering: jax.Array | None = None
+) -> jax.Array:
+    """The move of a playout policy from the packed legal placements ``bits`` (``uint32[O, H]``): a uniformly random
+    placement of the largest placeable piece size (``greedy``) or of any size; with ``covering`` (the legal anchors
+    that cover an opponent's corner cell, a subset of ``bits``) the ones among those that also cover, when there
+    are any. The pass when nothing is placeable."""
+    if greedy:
+        sizes = jnp.asarray(tables.orientation_size)
+        placeable = jnp.max(bits, axis=1) != 0
+        best = jnp.max(jnp.where(placeable, sizes, 0))
+        bits = jnp.where((sizes == best)[:, None], bits, jnp.uint32(0))
+    if covering is not None:
+        covering = bits & covering
+        bits = jnp.where(has_placement(covering), covering, bits)
+    return sample_from_bits(key, bits, tables.variant.board_shape[1], tables.pass_action)
+
+
 def playout(
     tables: Tables,
     key: jax.Array,
@@ -340,6 +365,7 @@ def playout(
     passed: jax.Array,
     color: jax.Array,
     greedy: bool = True,
+    block: bool = False,
 ) -> tuple[jax.Array, jax.Array]:
     """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
     last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
@@ -349,6 +375,10 @@ def playout(
     largest placeable piece size (``greedy``) or a uniformly random placement; with none it passes for good. Colours
     are not asked again once passed; the loop ends when every colour has passed. Same moves as ``Env.step`` with
     ``greedy_bot`` (or ``random_bot``) for the same keys, with less work per move.
+
+    ``block`` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
+    corner cell of another player's colours (a cell from which that colour could start a piece), when there are
+    any. A third of the work of a move more than ``greedy``.
     """
     rows, width = tables.variant.board_shape
     num_colors = remaining.shape[0]
@@ -366,18 +396,33 @@ def playout(
         first = jnp.sum(jnp.where(is_color, placed, 0)) == 0
         available = jnp.sum(jnp.where(is_color[:, None], remaining, 0), axis=0) > 0
         forbidden, corners = forbidden_and_corners(tables, mine, occupied, first, color)
-        return jax.lax.optimization_barrier(legal_bits(tables, forbidden, corners, available))
+        bits = legal_bits(tables, forbidden, corners, available)
+        if block:
+            covering = bits & covering_bits(tables, opponent_corners(own, occupied, placed, color))
+            return jax.lax.optimization_barrier((bits, covering))
+        return jax.lax.optimization_barrier(bits)
+
+    owner = tables.color_owner
+
+    def opponent_corners(own, occupied, placed, color):
+        # Corner cells of every colour owned by another player than ``color``'s (a shared colour's do not count);
+        # a static loop over the colours with selects, as in ``bits_of``.
+        mover = jnp.sum(jnp.where(jnp.arange(num_colors) == color, jnp.asarray(owner), 0))
+        cells = jnp.zeros_like(occupied)
+        for c in range(num_colors):
+            if owner[c] < 0:
+                continue
+            corners = forbidden_and_corners(tables, own[c], occupied, placed[c] == 0, jnp.int32(c))[1]
+            cells = cells | jnp.where(mover != owner[c], corners, jnp.uint32(0))
+        return cells
 
     def turn(carry):
         # The mask is computed at the end of the previous turn and read here from the loop carry: choosing a move
         # from a mask computed in the same iteration made XLA:CPU pick a layout that was ~30x slower.
         own, remaining, placed, last_mono, passed, color, bits, key = carry
         key, sub = jax.random.split(key)
-        if greedy:
-            placeable = jnp.max(bits, axis=1) != 0
-            best = jnp.max(jnp.where(placeable, sizes, 0))
-            bits = jnp.where((sizes == best)[:, None], bits, jnp.uint32(0))
-        action = sample_from_bits(sub, bits, width, tables.pass_action)
+        bits, covering = bits if block else (bits, None)
+        action = playout_move(tables, sub, bits, greedy, covering)
         moves = action != tables.pass_action
         o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
         r, c = (action // width) % rows, (action % width).astype(jnp.uint32)

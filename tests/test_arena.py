@@ -78,7 +78,7 @@ def test_a_policy_that_always_passes_forfeits_every_game(simple):
     assert by_name["pass"].win_rate == 0.0 and by_name["random"].win_rate == 1.0
     assert by_name["pass"].forfeits == 6 and by_name["random"].forfeits == 0
     assert by_name["pass"].win_rate_ci[0] < 1e-12 and 0 < by_name["pass"].win_rate_ci[1] < 0.5
-    assert by_name["random"].elo > 100
+    assert by_name["random"].elo == 0.0 and by_name["random"].elo - by_name["pass"].elo > 100  # random anchors Elo
     summary = report.to_dict()
     assert summary["variant"] == "simple" and summary["games"] == 6
     assert {"name", "win_rate", "win_rate_ci", "mean_score"} <= set(summary["agents"][0])
@@ -164,3 +164,77 @@ def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_a
     assert len({s.tobytes() for s in varied.scores}) > 2
     with pytest.raises(ValueError, match="opening must be a non-negative"):
         play_match(env, (first_legal, first_legal), ("a", "b"), 2, jax.random.key(2), progress=False, opening=-1)
+
+
+def test_openings_must_leave_the_games_unfinished(simple):
+    from blokus_agents.arena import check_opening, max_game_moves
+
+    bots = (get_bot("greedy", simple), get_bot("random", simple))
+    limit = max_game_moves(simple)
+    assert limit == simple.num_colors * (int(simple.tables.piece_copies.sum()) + 1)
+    assert check_opening(simple, 3) == 3
+    for bad in (limit, 200, 10**20):
+        with pytest.raises(ValueError, match=f"at most {limit} moves"):
+            play_match(simple, bots, ("g", "r"), 2, jax.random.key(0), progress=False, opening=bad)
+    for bad in (1.5, True, "3"):
+        with pytest.raises(ValueError, match="non-negative number of random moves"):
+            check_opening(simple, bad)
+    # below the bound, but random moves end some games first: refused instead of reading 0.50
+    with pytest.raises(ValueError, match="ended within the random opening moves"):
+        play_match(simple, bots, ("g", "r"), 8, jax.random.key(0), progress=False, opening=limit - 2)
+
+
+def test_elo_is_anchored_on_random(simple):
+    bots = {n: get_bot(n, simple) for n in ("greedy", "random")}
+    report = round_robin(simple, bots, 4, seed=0, progress=False)
+    elo = {a.name: a.elo for a in report.agents}
+    assert elo["random"] == 0.0 and elo["greedy"] != 0.0
+    assert bradley_terry_elo(np.asarray([[0.0, 3.0], [1.0, 0.0]]), np.full((2, 2), 4.0) * (1 - np.eye(2)), anchor=1)[
+        1
+    ] == pytest.approx(0.0)
+
+
+def test_a_new_match_announces_its_compilation_once(simple):
+    lines = []
+    bots = (get_bot("corners", simple), get_bot("random", simple))
+    play_match(simple, bots, ("c", "r"), 2, jax.random.key(0), progress=False, log=lines.append)
+    assert len(lines) == 2 and lines[0].startswith("compiling the match c vs r (2 games")
+    assert lines[1].startswith("compiled in ") and lines[1].endswith(" s")
+    play_match(simple, bots, ("c", "r"), 2, jax.random.key(1), progress=False, log=lines.append)
+    assert len(lines) == 2  # the compiled match is reused: nothing to announce
+
+
+def test_the_progress_bar_counts_moves_against_a_bound_of_the_moves_left(simple, monkeypatch):
+    """The bar advances by moves (all games of a batch move together, so counting finished games sat at 0 and then
+    jumped); its total is an upper bound that never falls below what was played."""
+    from blokus_agents import arena
+
+    bars = []
+
+    class Recorder:
+        def __init__(self, **kwargs):
+            self.n, self.total, self.unit, self.totals, self.posts = (
+                kwargs["initial"],
+                kwargs["total"],
+                kwargs["unit"],
+                [],
+                [],
+            )
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+            self.totals.append((self.n, self.total))
+
+        def set_postfix_str(self, text, refresh=True):
+            self.posts.append(text)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(arena, "tqdm", Recorder)
+    result = play_match(simple, (get_bot("greedy", simple),) * 2, ("a", "b"), 4, jax.random.key(0), chunk=2)
+    (bar,) = bars
+    assert bar.unit == "move" and len(bar.totals) >= 3  # several updates, not one jump at the end
+    assert all(n <= total for n, total in bar.totals)
+    assert bar.totals[-1][0] >= int(result.steps.max()) and bar.posts[-1] == "4/4 games over"

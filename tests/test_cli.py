@@ -7,12 +7,13 @@ import json
 import re
 import sys
 
+import jax
 import pytest
 
 import blokus_jax
 from blokus_agents import cli
 from blokus_agents.bots import get_bot
-from blokus_jax import records, render
+from blokus_jax import records, render, rollout
 
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["play"], ["bench"]])
@@ -254,3 +255,105 @@ def test_play_reports_bad_moves_without_leaving_the_game(monkeypatch, capsys):
     out = run_play(monkeypatch, capsys, "L5 3 c4\nI4 1 g1\nshow Q\nquit\n")
     assert "'L5' is not a piece of 'simple'" in out and "does not fit on the board" in out
     assert "'Q' is not a piece" in out and out.rstrip().endswith("bye")
+
+
+# ------------------------------------------------------------------------------------ hardening round 3 (issue 20)
+@pytest.mark.parametrize("variant", blokus_jax.variant_names())
+def test_the_help_example_is_a_legal_first_move_of_each_seat(variant):
+    env = blokus_jax.make(variant)
+    state = env.init()
+    for color in range(env.num_colors):
+        text = cli.play_help(env, color)
+        example = re.search(r'e\.g\. "([^"]+)": piece name', text).group(1)
+        cells = re.search(r'the cells to cover, e\.g\. "([^"]+)"', text).group(1)
+        action = cli.parse_move(example, env)
+        assert action == cli.parse_move(cells, env)
+        starts = {tuple(c) for c in env.variant.start_cells[color]}
+        assert starts & {tuple(map(int, rc)) for rc in env.action_cells(action)}, "covers the colour's start square"
+        if color == int(state.current_color):
+            assert bool(env.is_legal(state, action))
+
+
+def test_the_readme_play_examples_are_legal_first_moves_on_duo():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("blokus-jax play --variant duo"))
+    moves = [m for m in re.findall(r'"([^"]+)"', line.split("#", 1)[1]) if m != "help"]
+    assert len(moves) == 2
+    env = blokus_jax.make("duo")
+    for move in moves:
+        assert bool(env.is_legal(env.init(), cli.parse_move(move, env))), move
+
+
+def test_play_marks_the_start_squares_and_suggests_a_mistyped_command(monkeypatch, capsys):
+    out = run_play(monkeypatch, capsys, "hlep\nqiut\nundp\nquit\n")
+    assert "unknown command 'hlep'; did you mean 'help'?" in out
+    assert "did you mean 'quit'?" in out and "did you mean 'undo'?" in out
+    board = re.search(r"  a b c d e f g\n((?:.*\n){7})", out).group(1)
+    assert board.splitlines()[0].split()[1] == "*"  # a7, Blue's start square, top-left
+    assert "* = start square: a7 (Blue)" in out
+    env = blokus_jax.make("simple")
+    assert cli.suggest_command("a7", env) is None and cli.suggest_command("L4 0 a7", env) is None
+    assert cli.suggest_command("zzzzzz", env) is None  # nothing close: read as a move, which explains itself
+
+
+def test_the_last_move_has_a_legend():
+    env = blokus_jax.make("duo")
+    state = env.step(env.init(), cli.parse_move("F 1 d12", env))
+    text = render.to_text(state, env)
+    assert "p = last move (Purple: " in text
+    assert "@ = last move (Purple: " in render.to_text(state, env, ansi=True)
+    assert "last move" not in render.to_text(env.init(), env)
+
+
+def test_eval_prints_the_compile_line_even_without_progress_and_says_how_many_games_it_saves(tmp_path, capsys):
+    argv = ["eval", "--variant", "simple", "--agents", "corners", "random", "--games", "2", "--no-progress"]
+    assert cli.main(argv + ["--seed", "3", "--save-games", str(tmp_path / "g"), "--num-saved", "3"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"compiling the match corners vs random .*\n.*compiled in \d+\.\d s", err)
+    assert "saving 3 sample games of corners (player 0) vs random" in err and "--num-saved" in err
+    assert len(list((tmp_path / "g").glob("game_*"))) == 3
+
+
+@pytest.mark.parametrize("opening", ["200", "100000000000000000000", "20"])
+def test_eval_checks_the_opening_against_the_game_length_before_any_work(opening, capsys):
+    argv = ["eval", "--variant", "simple", "--agents", "random", "greedy", "--opening", opening, "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--opening" in err and "a game has at most 20 moves" in err and "Traceback" not in err
+    assert "compiling" not in err
+
+
+def test_every_error_is_one_line_and_debug_shows_the_traceback(monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("something deep\nsecond line")
+
+    monkeypatch.setitem(cli._COMMANDS, "bench", ("x", lambda parser: broken))
+    assert cli.main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "blokus-jax bench: error: unexpected RuntimeError: something deep (rerun with --debug" in err
+    assert cli.main(["--debug", "bench"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+    assert cli.main(["bench", "--debug"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+    monkeypatch.setenv("BLOKUS_JAX_DEBUG", "1")
+    assert cli.main(["bench"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_view_open_without_a_browser_says_so(tmp_path, monkeypatch, capsys):
+    import webbrowser
+
+    env = blokus_jax.make("simple")
+    _, actions = rollout.rollout(env, jax.random.key(0), 1, env.sample_action)
+    (path,) = records.save_records(records.from_rollout(env, actions), tmp_path, fmt="json")
+
+    def no_browser(*args, **kwargs):
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr(webbrowser, "get", no_browser)
+    assert cli.main(["view", str(path), "--open"]) == 0
+    captured = capsys.readouterr()
+    assert "--open: no web browser found" in captured.err and str(path.with_suffix(".html")) in captured.out

@@ -1,12 +1,13 @@
-"""The environment contract (``tests/contract.py``) on every registered variant and on two custom ones."""
+"""The shipped environment contract (:func:`blokus_jax.testing.check_env`) on every registered variant and on two
+custom ones."""
 
 from __future__ import annotations
 
 import pytest
-from contract import check_env
 
 import blokus_jax as bj
 from blokus_jax import Piece, Variant
+from blokus_jax.testing import check_env
 
 #: A small custom piece set: three colours (one shared, as in classic_3p) on a 6x6 board, with repeated copies.
 TROMINOES = Variant(

@@ -95,3 +95,103 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
     assert callable(resolve_policy("minimax:k=2,depth=1", env))
     with pytest.raises(AgentSpecError, match="unknown agent"):
         resolve_policy("nobody", env)
+
+
+# ------------------------------------------------------------------------------------------ declared option ranges
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("mcts:sims=1000000000", r"sims=1000000000 must be between 1 and 1000000"),
+        ("mcts:sims=12345678901234567890", r"sims=12345678901234567890 must be between 1 and 1000000"),
+        ("mcts:playouts=100000000", r"playouts=100000000 must be between 1 and 10000"),
+        ("mcts:k=1373", r"k=1373 must be between 1 and 1372 \(the number of placement actions of 'simple'\)"),
+        ("mcts:considered=0", r"considered=0 must be between 1"),
+        ("mcts:margin=1.5", r"margin=1.5 must be between 0 and 1"),
+        ("mcts:margin=-0.1", r"margin=-0.1 must be between 0 and 1"),
+        ("mcts:gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
+        ("mcts:temperature=1e-300", r"temperature=1e-300 must be between 0.0001 and 10000"),
+        ("mcts:playout=smart", r"playout=smart must be one of \['greedy', 'random'\]"),
+        ("az:runs/x,gumbel_scale=-0.5", r"gumbel_scale=-0.5 must be between 0 and 100"),
+        ("az:runs/x,sims=99999999999999999999", r"sims=99999999999999999999 must be between 1 and 1000000"),
+        ("baseline:simple,gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
+        ("baseline:simple,sims=-1", r"sims=-1 must be between 0 and 1000000"),
+        ("baseline:simple,k=5000", r"k=5000 must be between 1 and 1372"),
+        ("mobility:k=99999", r"k=99999 must be between 1 and 1372"),
+        ("minimax:depth=3", r"depth=3 must be between 1 and 2"),
+        ("minimax:score_weight=10000000", r"score_weight=10000000 must be between -1000 and 1000"),
+        ("corners:size_weight=1e9", r"size_weight=1e9 must be between -100 and 100"),
+    ],
+)
+def test_every_declared_option_is_checked_for_type_and_range_before_anything_is_built(env, spec, message):
+    with pytest.raises(AgentSpecError, match=message):
+        resolve_agent(spec, env)
+
+
+def test_an_undeclared_int_option_must_fit_an_int32(env, monkeypatch):
+    monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
+    register_agent("plain", lambda env, n=1: env.sample_action)
+    assert callable(resolve_agent("plain:n=2147483647", env))
+    with pytest.raises(AgentSpecError, match="n=21474836470 must be between"):
+        resolve_agent("plain:n=21474836470", env)
+
+
+def test_every_option_of_every_bot_and_search_agent_is_declared():
+    """A new option without a declaration would be accepted unchecked: every factory parameter must be declared."""
+    import inspect
+
+    for table, skip in ((policies._AGENTS, 1), (policies._PREFIXES, 2)):
+        for name, factory in table.items():
+            params = list(inspect.signature(factory).parameters)[skip:]
+            declared = policies._declared(factory).options
+            assert set(params) == set(declared), f"{name}: undeclared options {set(params) - set(declared)}"
+
+
+def test_a_budget_over_the_machine_memory_is_refused_naming_the_option_and_the_limit(env, monkeypatch):
+    from blokus_agents import options
+
+    monkeypatch.setattr(policies, "machine_memory", lambda: (64 * 2**20, "this machine's memory"))
+    with pytest.raises(AgentSpecError, match=r"sims=100000 would need about .* more than this machine's memory "):
+        resolve_agent("mcts:sims=100000", env)
+    with pytest.raises(AgentSpecError, match=r"k=1000 would need .*64.0 MiB.*lower k"):
+        resolve_agent("minimax:k=1000", env)
+    assert callable(resolve_agent("mcts:sims=8", env))  # small budgets still fit
+    # the estimate grows with the budget (the tree of mctx holds sims + 1 nodes)
+    assert options.search_bytes(env, 1000, 16) > 10 * options.search_bytes(env, 50, 16)
+
+
+def test_a_run_path_with_a_comma_is_given_quoted(env, tmp_path, monkeypatch):
+    run = tmp_path / "runs" / "a,b"
+    run.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert policies.split_target('az:"runs/a,b",sims=8') == ("runs/a,b", "sims=8")
+    assert policies.split_target('az:"runs/a,b"') == ("runs/a,b", None)
+    assert policies.split_target("az:runs/x,sims=8") == ("runs/x", "sims=8")
+    # the quoted target reaches the loader whole: the error names the directory, not 'runs/a'
+    with pytest.raises(AgentSpecError, match=r"no checkpoint in 'runs/a,b'"):
+        resolve_agent('az:"runs/a,b",sims=8', env)
+    with pytest.raises(AgentSpecError, match=r"contains a comma.*quote the target: az:\"runs/a,b\""):
+        resolve_agent("az:runs/a,b", env)
+    with pytest.raises(AgentSpecError, match="no closing"):
+        resolve_agent('az:"runs/a,b,sims=8', env)
+    with pytest.raises(AgentSpecError, match="after the quoted target"):
+        resolve_agent('az:"runs/a,b"sims=8', env)
+
+
+def test_a_run_directory_named_like_a_bot_gets_a_warning_and_an_explicit_path_plays_it(env, tmp_path, monkeypatch):
+    (tmp_path / "greedy").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match=r"registered agent 'greedy', not the directory.*'\./greedy'"):
+        resolve_agent("greedy", env)
+    with pytest.raises(AgentSpecError, match=r"no checkpoint in '\./greedy'"):  # the path goes to the run loader
+        resolve_agent("./greedy", env)
+
+
+def test_spec_identity_changes_when_a_run_gains_a_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    (run / "checkpoints" / "1").mkdir(parents=True)
+    first = policies.spec_identity(str(run))
+    assert first == policies.spec_identity(str(run))
+    assert policies.spec_identity(f"az:{run},sims=4") == first
+    (run / "checkpoints" / "2").mkdir()
+    assert policies.spec_identity(str(run)) != first
+    assert policies.spec_identity("greedy") == () and policies.spec_identity("baseline:duo") == ()

@@ -1,4 +1,5 @@
-"""Gymnasium and PettingZoo adapters: the only place where blokus-jax converts to NumPy.
+"""Gymnasium, PettingZoo, Pgx and OpenSpiel adapters: the only place where blokus-jax converts to NumPy and the
+only place that imports another framework.
 
 ``import blokus_jax.adapters.gymnasium`` registers the Gymnasium ids (``BlokusDuo-v0``, ...) and provides
 :class:`~blokus_jax.adapters.gymnasium.BlokusGymEnv` and the batched
@@ -6,6 +7,9 @@
 :mod:`blokus_jax.adapters.pettingzoo` provides :class:`~blokus_jax.adapters.pettingzoo.BlokusAECEnv` with the usual
 ``raw_env`` / ``env`` pair (extra ``[pettingzoo]``). Both reject malformed or illegal actions with
 :class:`RejectedActionError`, a subclass of :class:`~blokus_jax.errors.IllegalActionError`.
+:mod:`blokus_jax.adapters.pgx` provides :class:`~blokus_jax.adapters.pgx.PgxEnv`, a ``pgx.Env`` (extra ``[pgx]``);
+``import blokus_jax.adapters.openspiel`` registers the OpenSpiel games ``blokus_duo``, ... and provides
+:class:`~blokus_jax.adapters.openspiel.ProjectBot` (extra ``[openspiel]``).
 
 The classes are also reachable as attributes of this package; the optional dependency is imported on first use.
 """
@@ -17,7 +21,13 @@ from typing import Any
 
 from blokus_jax.adapters._boundary import REASONS, RejectedActionError
 
-_LAZY = {"BlokusGymEnv": "gymnasium", "BlokusVectorEnv": "gymnasium", "BlokusAECEnv": "pettingzoo"}
+_LAZY = {
+    "BlokusGymEnv": "gymnasium",
+    "BlokusVectorEnv": "gymnasium",
+    "BlokusAECEnv": "pettingzoo",
+    "PgxEnv": "pgx",
+    "ProjectBot": "openspiel",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -26,4 +36,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BlokusAECEnv", "BlokusGymEnv", "BlokusVectorEnv", "REASONS", "RejectedActionError"]
+__all__ = ["BlokusAECEnv", "BlokusGymEnv", "BlokusVectorEnv", "PgxEnv", "ProjectBot", "REASONS", "RejectedActionError"]

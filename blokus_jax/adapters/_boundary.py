@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from blokus_jax.env import Env, State
-from blokus_jax.errors import ConfigError, IllegalActionError
+from blokus_jax.errors import ActionTypeError, ConfigError, IllegalActionError
 
 #: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
@@ -107,22 +108,57 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     """A pure JAX policy from an agent spec (``"greedy"``, ``"minimax:k=8"``, a run directory, ... resolved with
-    ``blokus_agents.policies.resolve_agent``, imported lazily), a policy callable (returned as is) or ``None`` (the
-    uniform random policy)."""
+    ``blokus_agents.policies.resolve_agent``, imported lazily), a policy callable (wrapped by
+    :func:`checked_policy`) or ``None`` (the uniform random policy)."""
     if spec is None or spec == "random":
         return env.sample_action
     if callable(spec):
-        return spec
+        return checked_policy(spec)
     if not isinstance(spec, str):
         raise ConfigError(f"opponent {spec!r} is neither an agent spec nor a policy callable (key, state) -> action")
     try:
         from blokus_agents.policies import resolve_agent
     except ImportError as exc:
         raise ImportError(
-            f"opponent bot {spec!r} needs the `agents` package of blokus-jax (install the project "
+            f"opponent bot {spec!r} needs the `blokus_agents` package of blokus-jax (install the project "
             f"with `pip install -e .`), or pass a policy callable (key, state) -> action"
         ) from exc
     return resolve_agent(spec, env)
+
+
+def checked_policy(policy: Policy) -> Policy:
+    """``policy`` with its result checked where it is traced: one integer action (a Python int or an integer
+    scalar array), returned as ``int32``. Anything else (a float, a bool, an array of several values) raises
+    :class:`~blokus_jax.errors.ActionTypeError` naming what the callable returned, instead of an error from deep
+    inside JAX."""
+
+    def checked(key: jax.Array, state: State) -> jax.Array:
+        action = policy(key, state)
+        dtype = getattr(action, "dtype", None)
+        if isinstance(action, bool) or (dtype is None and not isinstance(action, int)):
+            kind = type(action).__name__
+        elif dtype is not None and (not jnp.issubdtype(dtype, jnp.integer) or jnp.shape(action) != ()):
+            kind = f"an array of dtype {dtype} and shape {jnp.shape(action)}"
+        else:
+            return jnp.asarray(action, jnp.int32)
+        raise ActionTypeError(
+            f"the opponent policy {getattr(policy, '__name__', policy)!r} returned {kind}; a policy (key, state) "
+            f"-> action must return one integer action index (e.g. jnp.int32)"
+        )
+
+    return checked
+
+
+def opponents_identity(spec: Any) -> tuple:
+    """A hashable identity of what opponent specs load now (see ``blokus_agents.policies.spec_identity``): the
+    checkpoint folders of every run directory they name, so that a cache keyed on it reloads a retrained run.
+    Empty for bot names and callables, and when ``blokus_agents`` is not installed."""
+    specs = spec if isinstance(spec, (list, tuple)) else (spec,)
+    try:
+        from blokus_agents.policies import spec_identity
+    except ImportError:
+        return ()
+    return tuple(spec_identity(s) if isinstance(s, str) else () for s in specs)
 
 
 def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None], env: Env) -> list[Policy]:

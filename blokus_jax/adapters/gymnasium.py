@@ -52,20 +52,28 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnasium import spaces
-from gymnasium.utils import seeding
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
+
+from blokus_jax import _extras
+
+try:
+    import gymnasium
+    from gymnasium import spaces
+    from gymnasium.utils import seeding
+    from gymnasium.vector import AutoresetMode, VectorEnv
+    from gymnasium.vector.utils import batch_space
+except ImportError:  # one line naming the extra instead of a bare ModuleNotFoundError
+    _extras.require("gym", "blokus_jax.adapters.gymnasium (the Gymnasium adapter)")
+    raise
 
 from blokus_jax.adapters._boundary import (
     Policy,
     RejectedActionError,
     action_batch,
     action_index,
+    opponents_identity,
     rejection,
     render_state,
     resolve_opponents,
@@ -190,9 +198,9 @@ class _Game:
         return state, key, seat, fresh_view, view
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)
 def _cached_game(*config) -> _Game:
-    return _Game(*config)
+    return _Game(*config[:-1])  # the last entry is the opponents' identity, only a cache key
 
 
 def _game(
@@ -219,7 +227,8 @@ def _game(
         hash(config)
     except TypeError:
         return _Game(*config)
-    return _cached_game(*config)
+    # keyed on what the opponents load, too: a run directory retrained since is loaded again
+    return _cached_game(*config, opponents_identity(opponents))
 
 
 def _draw_episode(rng: np.random.Generator, seat: int | str, num_players: int) -> tuple[np.uint32, int]:

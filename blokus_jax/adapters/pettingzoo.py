@@ -36,9 +36,16 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+from blokus_jax import _extras
+
+try:
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ImportError:  # one line naming the extra instead of a bare ModuleNotFoundError
+    _extras.require("pettingzoo", "blokus_jax.adapters.pettingzoo (the PettingZoo adapter)")
+    raise
 
 from blokus_jax.adapters._boundary import RejectedActionError, action_index, rejection, render_state
 from blokus_jax.env import Env, State, make

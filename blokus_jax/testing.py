@@ -1,14 +1,27 @@
-"""The environment contract, as one reusable check (in the spirit of Pgx's ``api_test``).
+"""The environment contract as one reusable check, shipped with the package (as Pgx ships ``pgx.api_test``).
 
 ``check_env(env)`` plays a uniformly random game of ``env`` to its end and asserts, step by step, everything the
 public API promises: shapes and dtypes of the state, the observation and the mask; the mask agreeing with
 ``is_legal`` and with the packed ``legal_bits``; the pass legal exactly when nothing can be placed; zero rewards
 before the terminal step and terminal rewards as documented; illegal and finished-game steps; jit against eager and
-vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset. Run it on any variant,
-registered or custom (see ``tests/test_contract.py``).
+vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset.
+
+Run it on any variant, registered or custom, or on a wrapper that keeps the :class:`~blokus_jax.Env` interface::
+
+    from blokus_jax.testing import check_env
+    check_env(blokus_jax.make(my_variant))
+
+It also accepts the adapters' environments: a :class:`blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game loaded
+through :mod:`blokus_jax.adapters.openspiel`. For those it checks the core env inside them with the contract above,
+then plays a random game through the framework's own API and asserts that every step agrees with the core (player to
+move, legal actions, rewards, termination, observation), plus the framework's own conventions. A failed check raises
+``AssertionError`` naming the step and the field. Needs ``chex`` (a core dependency), nothing else.
 """
 
 from __future__ import annotations
+
+import sys
+from typing import Any
 
 import chex
 import jax
@@ -58,6 +71,7 @@ def check_state(env: bj.Env, state: bj.State) -> None:
 
 
 def check_observation(env: bj.Env, obs: bj.Observation) -> None:
+    """Shapes, dtypes and the ``[0, 1]`` range of one (unbatched) observation."""
     rows, cols = env.board_shape
     c, p = env.num_colors, env.num_pieces
     chex.assert_shape(obs.planes, (rows, cols, 2 * c))
@@ -99,9 +113,34 @@ def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
     return states, actions
 
 
-def check_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
-    """Assert the whole environment contract on ``env`` with one random game (see the module doc). ``eager_steps``
-    steps are also replayed without ``jit`` (op by op, slow to compile: keep it small)."""
+def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
+    """Assert the whole environment contract on ``env`` with one random game (see the module doc).
+
+    ``env`` is a :class:`~blokus_jax.Env` (any variant, registered or custom), a
+    :class:`~blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game of :mod:`blokus_jax.adapters.openspiel`; for an
+    adapter the core env inside it is checked first, then the adapter against it. ``eager_steps`` steps are also
+    replayed without ``jit`` (op by op, slow to compile: keep it small); ``vmap_batch`` states of the game are
+    stepped as one batch. Raises ``AssertionError`` on the first broken promise; returns ``None``.
+    """
+    pgx_adapter = sys.modules.get("blokus_jax.adapters.pgx")
+    spiel_adapter = sys.modules.get("blokus_jax.adapters.openspiel")
+    if pgx_adapter is not None and isinstance(env, pgx_adapter.PgxEnv):
+        check_core_env(env.core, seed, eager_steps, vmap_batch)
+        check_pgx_env(env, seed)
+    elif spiel_adapter is not None and isinstance(env, spiel_adapter.BlokusGame):
+        check_core_env(env.core, seed, eager_steps, vmap_batch)
+        check_openspiel_game(env, seed)
+    elif isinstance(env, bj.Env):
+        check_core_env(env, seed, eager_steps, vmap_batch)
+    else:
+        raise TypeError(
+            f"check_env needs a blokus_jax.Env, a blokus_jax.adapters.pgx.PgxEnv or an OpenSpiel game of "
+            f"blokus_jax.adapters.openspiel, got {type(env).__name__}"
+        )
+
+
+def check_core_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
+    """:func:`check_env` for a core :class:`~blokus_jax.Env` (or a wrapper with its interface)."""
     n_actions, pass_action = env.num_actions, env.pass_action
     key = jax.random.key(seed)
     step = jax.jit(env.step)
@@ -194,3 +233,112 @@ def check_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int 
     np.testing.assert_array_equal(rewards, final.rewards)
     chex.assert_trees_all_equal(reset_state, start)
     chex.assert_trees_all_equal(method, wrapped)
+
+
+def check_pgx_env(env: Any, seed: int = 0) -> None:
+    """The Pgx adapter against its core env: one random game through ``PgxEnv.init`` / ``step`` (Pgx's own,
+    jitted) beside the core's, asserting at every step Pgx's conventions (dtypes, the stored mask equal to the
+    core's and all True once over, ``_step_count``, the observation equal to the core's planes for the player to
+    move, rewards) and, from the start, Pgx's illegal-action rule (the offender gets the penalty, every other player
+    ``(n - 1)`` times its magnitude) for a forbidden and two out-of-range actions. Part of :func:`check_env`."""
+    core = env.core
+    n = core.num_players
+    init, step = jax.jit(env.init), jax.jit(env.step)
+    planes = jax.jit(lambda s: core.observe(s).planes)
+    states, actions = random_game(core, seed)
+    state = init(jax.random.key(seed))
+    chex.assert_trees_all_equal(state._core, states[0])
+    for t, expected in enumerate(states):
+        if t:
+            state = step(state, actions[t - 1])
+        where = f"step {t}"
+        chex.assert_trees_all_equal(state._core, expected)
+        chex.assert_type([state.current_player, state._step_count], jnp.int32)
+        chex.assert_type([state.terminated, state.truncated, state.legal_action_mask, state.observation], jnp.bool_)
+        chex.assert_type(state.rewards, jnp.float32)
+        chex.assert_shape(state.rewards, (n,))
+        chex.assert_shape(state.observation, env.observation_shape)
+        assert int(state._step_count) == t, where
+        assert int(state.current_player) == int(expected.current_player), where
+        assert bool(state.terminated) == bool(expected.terminated), where
+        assert bool(state.truncated) == bool(expected.truncated), where
+        np.testing.assert_array_equal(state.rewards, expected.rewards, where)
+        done = bool(expected.terminated) or bool(expected.truncated)
+        mask = np.asarray(state.legal_action_mask)
+        np.testing.assert_array_equal(mask, np.asarray(expected.legal_action_mask) | done, where)
+        np.testing.assert_array_equal(state.observation, np.asarray(planes(expected)).astype(bool), where)
+        assert state.env_id == env.id, where
+    # a finished game is left alone with zero rewards (Pgx's rule)
+    after = step(state, 0)
+    np.testing.assert_array_equal(after.rewards, 0.0)
+    chex.assert_trees_all_equal(after._core, state._core)
+    # illegal actions: Pgx's rule, the board untouched
+    start = init(jax.random.key(seed))
+    penalty = core.illegal_action_penalty
+    expected_rewards = np.full(n, -penalty * (n - 1), np.float32)
+    expected_rewards[int(start.current_player)] = penalty
+    forbidden = int(np.flatnonzero(~np.asarray(start.legal_action_mask))[0])
+    for bad in (forbidden, -1, core.num_actions):
+        after = step(start, jnp.int32(bad))
+        assert bool(after.terminated), bad
+        np.testing.assert_allclose(after.rewards, expected_rewards, err_msg=f"illegal action {bad}")
+        np.testing.assert_array_equal(after._core.board, start._core.board)
+        assert np.asarray(after.legal_action_mask).all(), "the stored mask is all True once the game is over"
+
+
+def check_openspiel_game(game: Any, seed: int = 0) -> None:
+    """The OpenSpiel adapter against its core env: the game's type and sizes, then one random core game replayed
+    through the OpenSpiel state, asserting at every step the player to move, the sorted legal actions (the core's
+    mask), action strings that read back, the observation tensor (the core's features for every player), zero
+    returns until the end and the core's rewards at the end, ``clone`` independence and a serialisation round trip
+    at a few steps. Part of :func:`check_env`."""
+    import pyspiel
+
+    core = game.core
+    game_type = game.get_type()
+    assert game_type.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert game_type.chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC
+    assert game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+    assert game_type.utility == pyspiel.GameType.Utility.GENERAL_SUM
+    assert game.num_players() == core.num_players and game.num_distinct_actions() == core.num_actions
+    rows, cols = core.board_shape
+    c, p = core.num_colors, core.num_pieces
+    assert game.observation_tensor_size() == 2 * c * rows * cols + c * p + c
+    features = jax.jit(lambda s, player: core.observe(s, player))
+    states, actions = random_game(core, seed)
+    assert len(actions) <= game.max_game_length()
+    state = game.new_initial_state()
+    for t, expected in enumerate(states):
+        where = f"step {t}"
+        if t:
+            state.apply_action(actions[t - 1])
+        chex.assert_trees_all_equal(state.core_state, jax.device_get(expected))
+        done = bool(expected.terminated) or bool(expected.truncated)
+        assert state.is_terminal() == done, where
+        legal = np.flatnonzero(np.asarray(expected.legal_action_mask)).tolist()
+        if done:
+            assert state.current_player() == pyspiel.PlayerId.TERMINAL and state.legal_actions() == [], where
+            np.testing.assert_allclose(state.returns(), np.asarray(expected.rewards), err_msg=where)
+        else:
+            assert state.current_player() == int(expected.current_player), where
+            assert state.legal_actions() == legal, where
+            assert state.returns() == [0.0] * core.num_players, where
+            for other in range(core.num_players):
+                if other != state.current_player():
+                    assert state.legal_actions(other) == [], where
+            action = actions[t]
+            text = state.action_to_string(action)
+            assert state.string_to_action(text) == action, (where, text)
+        for player in range(core.num_players):
+            obs = jax.device_get(features(expected, player))
+            flat = np.concatenate(
+                [np.moveaxis(obs.planes, -1, 0).reshape(-1), obs.pieces.reshape(-1), obs.to_move.reshape(-1)]
+            )
+            np.testing.assert_array_equal(np.asarray(state.observation_tensor(player)), flat, where)
+        if t in (0, 1, len(actions) // 2) and not done:
+            copy = state.clone()
+            before = str(state)
+            copy.apply_action(actions[t])
+            assert str(state) == before and str(copy) != before, f"clone shares its state, {where}"
+            _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+            assert str(back) == before and back.history() == state.history(), f"serialisation, {where}"

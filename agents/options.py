@@ -1,0 +1,152 @@
+"""Declared options of agent specs: a type and a range for every ``name:key=value`` option, and memory estimates.
+
+An agent registered with :func:`blokus_agents.policies.register_agent` (or a prefix) may declare its options as
+``{name: Option(...)}``; the resolver then checks every option given in a spec against its declaration *before*
+the agent is built, so a spec such as ``mcts:sims=10**9``, ``minimax:k=99999`` or ``mcts:margin=2`` is an
+:class:`~blokus_agents.policies.AgentSpecError` naming the option and its limit instead of an out-of-memory crash or
+silent nonsense later. A bound may depend on the variant (:data:`PLACEMENTS`: the number of placements, the most
+candidates a search or a bot can look at). An agent may also declare a memory estimate ``memory(env, options) ->
+bytes`` for one game; a budget whose estimate exceeds this machine's memory (:func:`machine_memory`) is refused.
+
+This module depends on nothing but NumPy and JAX, so that :mod:`blokus_agents.bots` can declare its options here and
+:mod:`blokus_agents.policies` (which imports the bots) can check them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+#: The largest magnitude of an int option without a declared range: an ``int32`` (JAX's default integer).
+INT32_MAX = 2**31 - 1
+
+
+def PLACEMENTS(env: Any) -> int:
+    """Bound: the number of placement actions of ``env``'s variant (every action but the pass)."""
+    return int(env.pass_action)
+
+
+PLACEMENTS.describe = "the number of placement actions of"  # type: ignore[attr-defined]
+
+Bound = int | float | Callable[[Any], float] | None
+
+
+def _bound(bound: Bound, env: Any) -> float | None:
+    return bound(env) if callable(bound) else bound
+
+
+def _describe(bound: Bound, env: Any) -> str:
+    value = _bound(bound, env)
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{shown} ({bound.describe} {env.variant.name!r})" if callable(bound) else shown
+
+
+@dataclass(frozen=True)
+class Option:
+    """The declaration of one agent-spec option: its ``kind`` (``int``, ``float``, ``bool`` or ``str``), an
+    inclusive range ``[low, high]`` (numbers or ``env -> number`` functions such as :data:`PLACEMENTS`; ``None``
+    for no bound), the allowed ``choices`` of a text option, and ``doc``, one line shown in error messages."""
+
+    kind: type
+    low: Bound = None
+    high: Bound = None
+    choices: tuple[str, ...] | None = None
+    doc: str = ""
+
+    def check(self, value: Any, env: Any) -> str | None:
+        """``None`` when ``value`` (already of ``kind``) is allowed for ``env``, else what is wrong with it (a phrase
+        such as ``"must be at most 100000"``)."""
+        if self.choices is not None and value not in self.choices:
+            return f"must be one of {list(self.choices)}"
+        if self.kind not in (int, float) or isinstance(value, bool):
+            return None
+        low, high = _bound(self.low, env), _bound(self.high, env)
+        if low is not None and high is not None and not low <= value <= high:
+            return f"must be between {_describe(self.low, env)} and {_describe(self.high, env)}"
+        if low is not None and value < low:
+            return f"must be at least {_describe(self.low, env)}"
+        if high is not None and value > high:
+            return f"must be at most {_describe(self.high, env)}"
+        return None
+
+
+def default_check(kind: type, value: Any) -> str | None:
+    """The check of an undeclared option of a number type: ints must fit an ``int32`` (a 20-digit number would end
+    in an ``OverflowError`` deep inside JAX), floats must be finite (checked when the text is converted)."""
+    if kind is int and not isinstance(value, bool) and abs(value) > INT32_MAX:
+        return f"must be between {-INT32_MAX} and {INT32_MAX}"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------- memory
+@functools.lru_cache(maxsize=64)
+def state_bytes(env: Any) -> int:
+    """Bytes of one game state of ``env`` (from the shapes of ``env.init()``, nothing is computed)."""
+    shapes = jax.eval_shape(env.init)
+    return int(sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes)))
+
+
+def legal_bits_bytes(env: Any) -> int:
+    """Bytes of the packed legal placements of every colour of one state (what mobility-style lookahead builds)."""
+    orientations = len(env.tables.orientation_size)
+    return 4 * env.num_colors * orientations * env.board_shape[0]
+
+
+#: Working copies XLA keeps beside the arrays a computation holds (loop carries, temporaries); the estimates below
+#: multiply by it so that a refused budget is one that could not have fit.
+XLA_OVERHEAD = 2
+
+
+def search_bytes(env: Any, sims: int, k: int, playouts: int = 0) -> int:
+    """Estimated bytes of one batched-search tree for one game: mctx holds ``sims + 1`` nodes, each with its
+    embedding (an exact game state plus the ``k`` candidate slots) and six ``k``-wide child arrays; the rollout
+    evaluator adds ``playouts`` game copies at a time."""
+    node = state_bytes(env) + 5 * k + 6 * 4 * k + 64
+    return XLA_OVERHEAD * ((sims + 1) * node + playouts * (state_bytes(env) + legal_bits_bytes(env)))
+
+
+def lookahead_bytes(env: Any, positions: int) -> int:
+    """Estimated bytes of a bot that evaluates ``positions`` child positions at once (each a state plus every
+    colour's legal placements, as ``mobility`` and ``minimax`` build)."""
+    return XLA_OVERHEAD * positions * (state_bytes(env) + legal_bits_bytes(env))
+
+
+@functools.lru_cache(maxsize=1)
+def machine_memory() -> tuple[int, str]:
+    """``(bytes, what)``: the memory of the device JAX computes on: an accelerator's own memory limit, else the
+    host's physical memory."""
+    device = jax.devices()[0]
+    if device.platform != "cpu":
+        stats = device.memory_stats() or {}
+        if stats.get("bytes_limit"):
+            return int(stats["bytes_limit"]), f"the {device.platform} device's memory"
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "this machine's memory"
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf
+        return 2**62, "this machine's memory"
+
+
+def gib(n: float) -> str:
+    """``n`` bytes as a short text in GiB (or MiB below one GiB)."""
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
+
+
+__all__ = [
+    "INT32_MAX",
+    "PLACEMENTS",
+    "XLA_OVERHEAD",
+    "Option",
+    "default_check",
+    "gib",
+    "legal_bits_bytes",
+    "lookahead_bytes",
+    "machine_memory",
+    "search_bytes",
+    "state_bytes",
+]

@@ -1,0 +1,161 @@
+"""Strength against budget: head-to-head arena matches between agent specs, one line of JSON per match.
+
+    python benchmarks/scaling.py --variant duo --games 100 \\
+        --pair "mcts:sims=256" "mcts:sims=128" --pair "mcts:sims=512" "mcts:sims=256" --out scaling.jsonl
+    python benchmarks/scaling.py --table scaling.jsonl            # print the Markdown table of a results file
+    python benchmarks/scaling.py --plot scaling.jsonl docs/img/search_scaling.png   # strength against budget
+
+Each ``--pair A B`` plays ``--games`` seat-rotated games of A against B in the arena (:func:`play_match`, with
+``--opening`` shared random moves per seat rotation so that deterministic agents play different games) and appends
+``{"variant", "a", "b", "games", "win_rate", "ci", "margin", "seconds", "opening", "seed"}`` to ``--out`` (and
+prints it). Matches between the same pair with different seeds can be pooled with ``--table``, which sums the games
+of identical (variant, A, B) rows. Strength numbers do not depend on the machine's load; ``seconds`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+
+
+def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, progress: bool) -> dict:
+    """Play one match and return its JSON row."""
+    import jax
+    import numpy as np
+
+    from blokus_agents.arena import play_match, wilson_interval
+    from blokus_agents.policies import resolve_agent
+    from blokus_jax import make
+
+    env = make(variant)
+    policies = [resolve_agent(a, env), resolve_agent(b, env)]
+    start = time.perf_counter()
+    result = play_match(env, policies, [a, b], games, jax.random.key(seed), progress=progress, opening=opening)
+    seconds = time.perf_counter() - start
+    wins = float(result.credit[:, 0].sum())
+    lo, hi = wilson_interval(wins, result.games)
+    return {
+        "variant": variant,
+        "a": a,
+        "b": b,
+        "games": result.games,
+        "wins": wins,
+        "win_rate": round(wins / result.games, 4),
+        "ci": [round(lo, 3), round(hi, 3)],
+        "margin": round(float(np.mean(result.margins(0))), 2),
+        "seconds": round(seconds, 1),
+        "opening": opening,
+        "seed": seed,
+    }
+
+
+def table(path: str) -> str:
+    """A Markdown table of the rows in ``path``, pooling rows of the same variant and pair."""
+    from blokus_agents.arena import wilson_interval
+
+    pooled: dict[tuple, dict] = defaultdict(lambda: {"games": 0, "wins": 0.0, "margin": 0.0, "seconds": 0.0})
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            p = pooled[(row["variant"], row["a"], row["b"])]
+            p["games"] += row["games"]
+            p["wins"] += row["wins"]
+            p["margin"] += row["margin"] * row["games"]
+            p["seconds"] += row["seconds"]
+    lines = [
+        "| variant | agent A | agent B | games | A's win rate | 95 % CI | A's mean margin |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for (variant, a, b), p in pooled.items():
+        lo, hi = wilson_interval(p["wins"], p["games"])
+        lines.append(
+            f"| {variant} | `{a}` | `{b}` | {p['games']} | {p['wins'] / p['games']:.3f} | [{lo:.2f}, {hi:.2f}] "
+            f"| {p['margin'] / p['games']:+.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def _sims(spec: str) -> int:
+    """The ``sims=`` of an ``mcts:`` spec (128, the default, when absent)."""
+    options = dict(item.split("=", 1) for item in spec.partition(":")[2].split(",") if "=" in item)
+    return int(options.get("sims", 128))
+
+
+def plot(path: str, out: str) -> None:
+    """Strength against budget: A's win rate (with its interval) against the simulations of A, one line per
+    opponent B and per setting of A's other options, from the pooled rows of ``path``; written to ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from blokus_agents.arena import wilson_interval
+
+    series: dict[tuple[str, str], list[tuple[int, float, float, float]]] = defaultdict(list)
+    pooled: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0])
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                p = pooled[(row["a"], row["b"])]
+                p[0] += row["wins"]
+                p[1] += row["games"]
+    for (a, b), (wins, games) in pooled.items():
+        lo, hi = wilson_interval(wins, games)
+        rest = ",".join(x for x in a.partition(":")[2].split(",") if not x.startswith("sims="))
+        series[(rest, b)].append((_sims(a), wins / games, lo, hi))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for (rest, b), points in sorted(series.items()):
+        points.sort()
+        x = [p[0] for p in points]
+        y = [p[1] for p in points]
+        err = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{rest or 'defaults'} vs {b}")
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("simulations per move of agent A")
+    ax.set_ylabel("A's win rate (95 % interval)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=6, loc="lower right")
+    ax.set_title("Duo: strength against search budget (seat-rotated arena, --opening 2)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, play the matches (or print a table), return the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--variant", default="duo")
+    parser.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"), default=[], help="agent specs")
+    parser.add_argument("--games", type=int, default=100, help="games per pair (rounded up to the seat rotation)")
+    parser.add_argument("--opening", type=int, default=2, help="shared random opening moves (default 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="append the JSON rows to this file")
+    parser.add_argument("--table", metavar="FILE", help="print the Markdown table of a results file and exit")
+    parser.add_argument("--plot", nargs=2, metavar=("FILE", "PNG"), help="plot a results file and exit")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return 0
+    if args.plot:
+        plot(*args.plot)
+        return 0
+    if not args.pair:
+        parser.error("give at least one --pair A B (or --table FILE)")
+    for a, b in args.pair:
+        row = run_pair(args.variant, a, b, args.games, args.seed, args.opening, not args.no_progress)
+        print(json.dumps(row), flush=True)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

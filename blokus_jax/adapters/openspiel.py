@@ -1,0 +1,430 @@
+"""OpenSpiel adapter: every Blokus variant as an OpenSpiel Python game, for MCTS, AlphaZero, CFR, Elo evaluation and
+the rest of OpenSpiel's algorithms.
+
+``import blokus_jax.adapters.openspiel`` registers the games below with ``pyspiel``; then
+``pyspiel.load_game("blokus_duo")`` works as for any other game (extra ``[openspiel]``).
+
+===================== ============== =====================================================================
+game                  variant        players
+===================== ============== =====================================================================
+``blokus_classic``    ``classic``    4 (one colour each)
+``blokus_classic_2p`` ``classic_2p`` 2 (two colours each)
+``blokus_classic_3p`` ``classic_3p`` 3 (the fourth colour is shared, placed in turn)
+``blokus_duo``        ``duo``        2 (14x14)
+``blokus_junior``     ``junior``     2 (14x14, the Junior pieces, no bonus)
+``blokus_simple``     ``simple``     2 (7x7, for quick experiments)
+===================== ============== =====================================================================
+
+**A custom variant** goes through the game parameter ``variant``: ``variant_parameter(my_variant)``, the variant's
+records-format JSON (:func:`blokus_jax.records.variant_to_dict`) in URL-safe base64, so that it survives OpenSpiel's
+game strings (``name(key=value,...)``); it is decoded and checked field by field as a record's variant is. E.g.
+``pyspiel.load_game("blokus_simple", {"variant": variant_parameter(my_variant)})``; the default ``""`` plays the
+game's own variant.
+
+**The game.** Sequential, deterministic, perfect information, general-sum, terminal rewards. Players are the core's
+players; ``current_player()`` is the player to move (``TERMINAL`` at the end). Actions are the core's dense ids
+(``num_distinct_actions()`` = ``env.num_actions``; the last id is the pass, the only legal action of a colour that
+cannot place, so a turn never has an empty action list). ``returns()``: zero until the end, then the core's
+``reward="winloss"`` (the players with the best score share +1, 1/k each on a k-way tie; the others get -1).
+Action strings use the project's move notation, the Pentobi point list of the cells a placement covers
+(``"a1,b1,b2"``, the same text as a game record's ``moves``; see :func:`blokus_jax.render.cells_text`), and
+``"pass"``; ``state.string_to_action`` reads them back.
+
+**Observation tensor** (``observation_tensor(player)``, also as ``dict`` from ``make_observation``): the core's
+egocentric features (:mod:`blokus_jax.observe`) for ``player``: ``planes`` ``[2C, H, W]`` (occupancy of each colour,
+then its corner cells, own colours first), ``pieces`` ``[C, P]`` and ``to_move`` ``[C]``, float32, flattened in that
+order. ``observation_string`` and ``str(state)`` are the text board of :func:`blokus_jax.render.to_text`.
+
+**State and speed.** A state lives on the host: the core :class:`blokus_jax.State` as NumPy arrays plus the legal
+action ids, in one immutable object that ``clone()`` shares instead of copying. Moves are made by the core's own step
+(one cached, jitted function per variant: no second rules implementation), so ``MCTSBot`` with random rollouts plays
+a Duo game in seconds.
+
+**Serialisation.** ``pyspiel.serialize_game_and_state`` / ``deserialize_game_and_state`` work. OpenSpiel stores a
+Python game's state attributes with ``pickle``; this adapter's state pickles only as its move list, and loading it
+replays every move through the rules with a legality check (a corrupt string raises
+:class:`~blokus_jax.errors.RecordError`). Unpickling still runs OpenSpiel's loader: deserialise only strings you
+produced.
+
+**Bots.** :class:`ProjectBot` plays any agent spec of the project (``"mcts:sims=64"``, ``"greedy"``, a run
+directory, ...) as a ``pyspiel.Bot``, so OpenSpiel's ``evaluate_bots`` pits it against ``MCTSBot`` and friends.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from typing import Any
+
+import jax
+import numpy as np
+import pyspiel
+
+from blokus_jax import render
+from blokus_jax.env import Env, make
+from blokus_jax.errors import ConfigError, IllegalActionError, RecordError, VariantError
+from blokus_jax.rollout import max_game_length
+from blokus_jax.variants import Variant, get_variant
+
+#: OpenSpiel game name -> registered variant name.
+GAMES: dict[str, str] = {
+    "blokus_classic": "classic",
+    "blokus_classic_2p": "classic_2p",
+    "blokus_classic_3p": "classic_3p",
+    "blokus_duo": "duo",
+    "blokus_junior": "junior",
+    "blokus_simple": "simple",
+}
+
+#: Game parameters and their defaults: ``variant`` is a custom variant from :func:`variant_parameter` ("" = the
+#: game's own variant).
+PARAMETERS = {"variant": ""}
+
+
+# --------------------------------------------------------------------------------------------------- the rules
+class _Position:
+    """One host-side position: the core state as NumPy arrays, the legal action ids of the player to move, the
+    player to move (-4, OpenSpiel's TERMINAL, once over), the returns and the moves that led here. Immutable, so
+    ``clone`` shares it (``copy.deepcopy`` returns it as is); pickled as its move list (see the module doc)."""
+
+    __slots__ = ("rules_key", "core", "legal", "player", "returns", "actions")
+
+    def __init__(self, rules_key: str, core: Any, legal: np.ndarray, actions: tuple[int, ...]):
+        for array in (*jax.tree.leaves(core), legal):
+            array.flags.writeable = False  # shared by clones: nobody may change it in place
+        self.rules_key = rules_key
+        self.core = core
+        self.legal = legal
+        self.actions = actions
+        terminal = bool(core.terminated) or bool(core.truncated)
+        self.player = int(pyspiel.PlayerId.TERMINAL) if terminal else int(core.current_player)
+        self.returns = tuple(float(r) for r in core.rewards) if terminal else (0.0,) * len(core.rewards)
+
+    def __deepcopy__(self, memo: dict) -> _Position:
+        return self
+
+    def __copy__(self) -> _Position:
+        return self
+
+    def __reduce__(self):
+        return (_replayed, (self.rules_key, self.actions))
+
+
+class _Rules:
+    """One variant's core env and the cached, jitted functions the games and states call (shared by every game
+    of that variant and every state of those games)."""
+
+    def __init__(self, key: str, variant: Variant):
+        self.key = key
+        self.env = env = make(variant)
+        self._step = jax.jit(lambda s, a: self._with_mask(env.step(s, a)))
+        self._features = jax.jit(lambda s, p: env.observe(s, p))
+        core, mask = jax.device_get(jax.jit(lambda: self._with_mask(env.init()))())
+        self.initial = _Position(key, core, np.flatnonzero(mask), ())
+
+    @staticmethod
+    def _with_mask(state):
+        return state, state.legal_action_mask
+
+    def play(self, position: _Position, action: int) -> _Position:
+        """The position after the legal ``action`` (the caller checks legality against ``position.legal``)."""
+        core, mask = jax.device_get(self._step(position.core, np.int32(action)))
+        return _Position(self.key, core, np.flatnonzero(mask), (*position.actions, int(action)))
+
+    def features(self, position: _Position, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(planes [2C, H, W], pieces [C, P], to_move [C])`` float32 for ``player``."""
+        obs = jax.device_get(self._features(position.core, np.int32(player)))
+        return np.moveaxis(obs.planes, -1, 0), obs.pieces, obs.to_move
+
+    def action_string(self, action: int) -> str:
+        """``"pass"`` or the Pentobi point list of the cells ``action`` covers."""
+        if action == self.env.pass_action:
+            return "pass"
+        return render.cells_text(self.env.variant, self.env.action_cells(action))
+
+    def text(self, position: _Position) -> str:
+        return render.to_text(position.core, self.env.variant)
+
+
+_RULES: dict[str, _Rules] = {}
+
+
+def _rules(key: str) -> _Rules:
+    """The :class:`_Rules` of a variant key (a registered variant name, or a custom variant's JSON), built once."""
+    if key not in _RULES:
+        if key in GAMES.values():
+            variant = get_variant(key)
+        else:
+            from blokus_jax.records import MAX_RECORD_BYTES, _variant_from_json
+
+            fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
+            if len(key) > MAX_RECORD_BYTES:
+                raise VariantError(f"game parameter variant is {len(key)} characters, over {MAX_RECORD_BYTES}; {fix}")
+            try:
+                value = json.loads(base64.urlsafe_b64decode(key + "=" * (-len(key) % 4)).decode("utf-8"))
+            except (ValueError, RecursionError) as exc:
+                raise VariantError(f"game parameter variant is not base64 JSON ({exc}); {fix}") from exc
+            try:
+                variant = _variant_from_json(value)
+            except RecordError as exc:
+                raise VariantError(f"game parameter variant: {exc}") from exc
+        _RULES[key] = _Rules(key, variant)
+    return _RULES[key]
+
+
+def _replayed(rules_key: str, actions: Any) -> _Position:
+    """A position rebuilt from its move list, every move checked against the rules (the unpickling of
+    :class:`_Position`); raises :class:`RecordError` naming the first bad move."""
+    if not isinstance(rules_key, str) or not isinstance(actions, tuple):
+        raise RecordError("a serialised Blokus state holds a variant key and a tuple of actions; the string is corrupt")
+    rules = _rules(rules_key)
+    position = rules.initial
+    for i, action in enumerate(actions):
+        if type(action) is not int or action not in position.legal:
+            raise RecordError(f"serialised Blokus state: move {i} ({action!r}) is not legal in that position")
+        position = rules.play(position, action)
+    return position
+
+
+def variant_parameter(variant: Variant) -> str:
+    """The game parameter ``variant`` that plays ``variant``: its records-format JSON in URL-safe base64 without
+    padding (letters, digits, ``-`` and ``_`` only, which OpenSpiel's game strings carry unchanged)."""
+    from blokus_jax.records import variant_to_dict
+
+    text = json.dumps(variant_to_dict(variant), separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+# --------------------------------------------------------------------------------------------------- the game
+def _game_type(name: str) -> pyspiel.GameType:
+    players = get_variant(GAMES[name]).num_players
+    return pyspiel.GameType(
+        short_name=name,
+        long_name=f"Blokus ({GAMES[name]}, blokus-jax)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.GENERAL_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=players,
+        min_num_players=players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=dict(PARAMETERS),
+    )
+
+
+class BlokusGame(pyspiel.Game):
+    """A Blokus variant as an OpenSpiel game (see the module doc); built by ``pyspiel.load_game(name, params)``.
+
+    ``core`` is the :class:`blokus_jax.Env` it plays (``reward="winloss"``) and ``variant`` its variant.
+    """
+
+    #: The OpenSpiel name, set on the subclass registered for each name (see :func:`register_games`).
+    game_name = ""
+
+    def __init__(self, params: dict | None = None):
+        name = self.game_name
+        if name not in GAMES:
+            raise ConfigError(f"load Blokus games with pyspiel.load_game(name), name one of {sorted(GAMES)}")
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(PARAMETERS))
+        if unknown:
+            raise ConfigError(f"{name}: unknown game parameters {unknown}; the parameters are {sorted(PARAMETERS)}")
+        custom = params.get("variant", "")
+        if not isinstance(custom, str):
+            raise ConfigError(f"{name}: game parameter variant must be a JSON string, got {type(custom).__name__}")
+        self._rules_key = custom or GAMES[name]
+        rules = _rules(self._rules_key)
+        self.core: Env = rules.env
+        self.variant: Variant = rules.env.variant
+        game_type = _game_type(name)
+        if custom and self.variant.num_players != game_type.max_num_players:
+            game_type = _with_players(game_type, self.variant.num_players)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=self.core.num_actions,
+            max_chance_outcomes=0,
+            num_players=self.variant.num_players,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=None,
+            max_game_length=max_game_length(self.variant),
+        )
+        super().__init__(game_type, info, {"variant": custom})
+
+    def new_initial_state(self) -> BlokusState:
+        """The starting position."""
+        return BlokusState(self)
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
+        """The observer behind ``observation_tensor`` / ``observation_string`` (and, for the information state of
+        this perfect-information game, OpenSpiel's public-information observer)."""
+        if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
+            return _Observer(_rules(self._rules_key), params)
+        from open_spiel.python.observation import IIGObserverForPublicInfoGame
+
+        return IIGObserverForPublicInfoGame(iig_obs_type, params)
+
+
+def _with_players(game_type: pyspiel.GameType, players: int) -> pyspiel.GameType:
+    """``game_type`` for a custom variant with another number of players."""
+    return pyspiel.GameType(
+        short_name=game_type.short_name,
+        long_name=game_type.long_name,
+        dynamics=game_type.dynamics,
+        chance_mode=game_type.chance_mode,
+        information=game_type.information,
+        utility=game_type.utility,
+        reward_model=game_type.reward_model,
+        max_num_players=players,
+        min_num_players=players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=dict(PARAMETERS),
+    )
+
+
+class BlokusState(pyspiel.State):
+    """A Blokus position as an OpenSpiel state (host-side; see the module doc). ``core_state`` is the core
+    :class:`blokus_jax.State` (NumPy arrays)."""
+
+    def __init__(self, game: BlokusGame):
+        super().__init__(game)
+        self._position = _rules(game._rules_key).initial
+
+    @property
+    def core_state(self) -> Any:
+        """The core :class:`blokus_jax.State` of this position (NumPy arrays; do not modify them)."""
+        return self._position.core
+
+    def current_player(self) -> int:
+        return self._position.player
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if player != self._position.player:
+            return []
+        return self._position.legal.tolist()
+
+    def _apply_action(self, action: int) -> None:
+        position = self._position
+        if position.player < 0:
+            raise IllegalActionError(f"action {action}: the game is over")
+        if action not in position.legal:
+            raise IllegalActionError(f"action {action} is not legal here; pick one of state.legal_actions()")
+        self._position = _rules(position.rules_key).play(position, int(action))
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return _rules(self._position.rules_key).action_string(int(action))
+
+    def is_terminal(self) -> bool:
+        return self._position.player < 0
+
+    def returns(self) -> list[float]:
+        return list(self._position.returns)
+
+    def __str__(self) -> str:
+        return _rules(self._position.rules_key).text(self._position)
+
+
+class _Observer:
+    """The observation of :class:`BlokusState` (see the module doc): ``dict`` holds ``planes``, ``pieces`` and
+    ``to_move``, views into the flat ``tensor``."""
+
+    def __init__(self, rules: _Rules, params: Any):
+        if params:
+            raise ConfigError(f"the Blokus observation takes no parameters, got {params}")
+        self._rules = rules
+        env = rules.env
+        rows, cols = env.board_shape
+        c, p = env.num_colors, env.num_pieces
+        shapes = {"planes": (2 * c, rows, cols), "pieces": (c, p), "to_move": (c,)}
+        self.tensor = np.zeros(sum(int(np.prod(s)) for s in shapes.values()), np.float32)
+        self.dict, start = {}, 0
+        for name, shape in shapes.items():
+            size = int(np.prod(shape))
+            self.dict[name] = self.tensor[start : start + size].reshape(shape)
+            start += size
+
+    def set_from(self, state: BlokusState, player: int) -> None:
+        for name, values in zip(("planes", "pieces", "to_move"), self._rules.features(state._position, player)):
+            self.dict[name][...] = values
+
+    def string_from(self, state: BlokusState, player: int) -> str:
+        del player  # perfect information: everyone sees the same board
+        return self._rules.text(state._position)
+
+
+# ----------------------------------------------------------------------------------------------------- the bot
+class ProjectBot(pyspiel.Bot):
+    """Any agent of the project as an OpenSpiel bot: ``ProjectBot("mcts:sims=64")``, ``ProjectBot("greedy")``, a
+    run directory, ... (the agent specs of ``blokus_agents.policies.resolve_agent``). It plays the states of the
+    games of this module; the policy is resolved and jitted once per variant, on the first move of that variant.
+
+    Args:
+        spec: the agent spec (or a pure JAX policy ``(key, core_state) -> action``).
+        seed: seeds the key split for every move, so a game replays exactly.
+    """
+
+    def __init__(self, spec: Any, seed: int = 0):
+        super().__init__()
+        self.spec = spec
+        self._key = jax.random.key(seed)
+        self._policies: dict[str, Any] = {}
+
+    def step(self, state: BlokusState) -> int:
+        """The agent's action in ``state`` (raises :class:`ConfigError` for a state of another game)."""
+        position = getattr(state, "_position", None)
+        if not isinstance(position, _Position):
+            raise ConfigError(f"ProjectBot plays the Blokus games of {__name__}, not {state.get_game()}")
+        if position.player < 0:
+            raise IllegalActionError("ProjectBot.step on a finished game")
+        if position.rules_key not in self._policies:
+            self._policies[position.rules_key] = _policy(self.spec, _rules(position.rules_key).env)
+        self._key, key = jax.random.split(self._key)
+        action = int(self._policies[position.rules_key](key, position.core))
+        if action not in position.legal:
+            raise IllegalActionError(f"agent {self.spec!r} chose the illegal action {action}")
+        return action
+
+    def restart_at(self, state: BlokusState) -> None:
+        """Nothing to reset: the agent reads the whole position at every move."""
+
+    def inform_action(self, state: BlokusState, player_id: int, action: int) -> None:
+        """Ignored (the agent reads the whole position at every move)."""
+
+    def provides_policy(self) -> bool:
+        return False
+
+
+def _policy(spec: Any, env: Env) -> Any:
+    """The jitted policy of ``spec`` for ``env``."""
+    from blokus_jax.adapters._boundary import resolve_policy
+
+    return jax.jit(resolve_policy(spec, env))
+
+
+@functools.cache
+def register_games() -> tuple[str, ...]:
+    """Register every game of :data:`GAMES` with ``pyspiel`` (done on import; registering twice is a no-op).
+    Returns the names."""
+    # one subclass per name, registered as the creator: OpenSpiel keeps the creator until the process exits, and a
+    # class (unlike a closure or partial) is still alive then, so its release at exit needs no interpreter
+    for name in GAMES:
+        if name not in pyspiel.registered_names():
+            creator = type(f"BlokusGame_{GAMES[name]}", (BlokusGame,), {"game_name": name, "__module__": __name__})
+            _CREATORS.append(creator)
+            pyspiel.register_game(_game_type(name), creator)
+    return tuple(GAMES)
+
+
+_CREATORS: list[type] = []
+
+
+register_games()
+
+__all__ = ["BlokusGame", "BlokusState", "GAMES", "PARAMETERS", "ProjectBot", "register_games", "variant_parameter"]

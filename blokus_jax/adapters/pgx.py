@@ -1,0 +1,266 @@
+"""Pgx adapter: a Blokus variant as a ``pgx.Env``, for JAX code written against Pgx's API (its AlphaZero example,
+PPO for board games, ``pgx.api_test``).
+
+``PgxEnv("duo")`` subclasses ``pgx.Env`` (``_init``, ``_step``, ``_observe``, ``id``, ``version``,
+``num_players``), so ``init`` / ``step`` / ``observe`` are Pgx's own and pure, and work under ``jax.jit`` and
+``jax.vmap``. Its :class:`State` is a ``pgx.State``:
+
+* ``current_player`` ``int32``: the player to move (the core's ``current_player``; in ``classic_2p`` a player
+  moves two colours, in ``classic_3p`` the shared colour is placed in turn).
+* ``observation`` ``bool[H, W, 2C]``: the egocentric board planes of :mod:`blokus_jax.observe` for the player to
+  move (occupancy of each colour, then each colour's corner cells; the colour to move first), the same planes as the
+  PettingZoo adapter's ``observation`` (as bool rather than float32, a quarter of the bytes; the pieces left are
+  recoverable from the board, a colour's pieces never share an edge).
+* ``legal_action_mask`` ``bool[num_actions]``: stored (Pgx reads it as a field), in the core's dense action layout
+  (the last index is the pass, legal exactly when nothing can be placed); all True once the game has ended, as Pgx
+  requires (so a policy can normalise over it; any action then leaves the state unchanged).
+* ``rewards`` ``float32[num_players]``, zero until the end, then the core's (``reward="winloss"``: the best share
+  +1, the others -1; ``"score"``: the score margin). ``terminated``, ``truncated`` (``max_steps``), ``_step_count``.
+* ``_core``: the core :class:`blokus_jax.State` (read it for scores, the board, records); ``_variant`` (static).
+
+**Illegal actions** follow Pgx's rule (``pgx.core.Env._step_with_illegal_action``): the game terminates, the
+offender gets the penalty (``illegal_action_penalty``, default -1) and every other player ``(n - 1)`` times its
+magnitude (+1 with two players, +3 with four); the board is left as it was. This
+differs from the core, which gives the others 0: ``state._core.rewards`` keeps the core's rule.
+
+**Cost.** The core keeps its mask packed and computes observations on demand; a Pgx state stores both, as Pgx's
+API demands: a Pgx state is the core state plus ``num_actions`` mask bytes, ``H * W * 2C`` observation bytes and
+``10 + 4 * num_players`` bytes of small fields (``tests/test_pgx.py`` checks the sum). Per unbatched state:
+``simple`` 897 core vs 2,484 Pgx, ``duo`` 5,380 vs 24,019, ``classic`` 7,838 vs 47,465 (:func:`state_bytes`).
+
+**Ids.** ``env.id`` is ``"blokus_<variant>"`` (``blokus_duo``, ...). Pgx's ``api_test`` checks ``state.env_id``
+against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of :func:`api_test_env_ids` to that
+list inside the test, as ``tests/test_pgx.py`` does (which also works around the harness's random mover, see there).
+
+Example::
+
+    import jax
+    from blokus_jax.adapters.pgx import PgxEnv
+
+    env = PgxEnv("duo")
+    state = jax.jit(env.init)(jax.random.key(0))
+    state = jax.jit(env.step)(state, jax.numpy.argmax(state.legal_action_mask))
+    state.save_svg("duo.svg")
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pgx
+from flax import struct
+
+from blokus_jax import env as core_env
+from blokus_jax.env import Env, make
+from blokus_jax.errors import ConfigError
+from blokus_jax.variants import Variant, get_variant
+
+#: Version of this adapter's behaviour (bumped when the observation, rewards or ids change).
+VERSION = "v0"
+
+
+@struct.dataclass
+class State(pgx.State):
+    """A Blokus position as a ``pgx.State`` (see the module doc for every field). ``_core`` is the core
+    :class:`blokus_jax.State`; ``_variant`` the :class:`~blokus_jax.Variant` (static, not a pytree leaf)."""
+
+    current_player: jax.Array
+    observation: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    legal_action_mask: jax.Array
+    _step_count: jax.Array
+    _core: core_env.State
+    _variant: Variant = struct.field(pytree_node=False)
+
+    @property
+    def env_id(self) -> str:
+        """``"blokus_<variant name>"``, the same as ``PgxEnv.id``."""
+        return env_id(self._variant)
+
+    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
+        """The position drawn by :func:`blokus_jax.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
+        visualiser does). ``scale`` multiplies the picture's size; ``color_theme`` is accepted for Pgx's signature
+        (the project's palette is colour-blind safe and has one theme). Returns the SVG document."""
+        from blokus_jax import render
+
+        del color_theme
+        cell = max(4, round(24 * (1.0 if scale is None else float(scale))))
+        core = jax.device_get(self._core)
+        if core.board.ndim == 2:
+            return render.to_svg(core, self._variant, cell=cell)
+        flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[core.board.ndim - 2 :])), core)
+        pictures = [
+            render.to_svg(jax.tree.map(lambda x: x[i], flat), self._variant, cell=cell) for i in range(len(flat.board))
+        ]
+        return _grid(pictures)
+
+    def save_svg(self, filename: str | Path, *, color_theme: str | None = None, scale: float | None = None) -> None:
+        """Write :meth:`to_svg` to ``filename``, which must end in ``.svg`` (as in Pgx)."""
+        if not str(filename).endswith(".svg"):
+            raise ConfigError(f"save_svg writes SVG: {str(filename)!r} must end with '.svg'")
+        Path(filename).write_text(self.to_svg(color_theme=color_theme, scale=scale))
+
+
+def _grid(pictures: list[str], columns: int = 4) -> str:
+    """SVG documents laid out in a grid of ``columns`` inside one SVG document."""
+    header = re.compile(r'<svg[^>]* width="([\d.]+)" height="([\d.]+)"')
+    sizes = [tuple(float(v) for v in header.match(p).groups()) for p in pictures]
+    width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
+    rows = -(-len(pictures) // columns)
+    cols = min(columns, len(pictures))
+    placed = [
+        p.replace("<svg ", f'<svg x="{(i % columns) * width:g}" y="{(i // columns) * height:g}" ', 1)
+        for i, p in enumerate(pictures)
+    ]
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * width:g}" height="{rows * height:g}">\n'
+        + "".join(placed)
+        + "</svg>\n"
+    )
+
+
+def env_id(variant: Variant) -> str:
+    """The Pgx id of a variant: ``"blokus_" + variant.name``."""
+    return f"blokus_{variant.name}"
+
+
+class PgxEnv(pgx.Env):
+    """A Blokus variant as a ``pgx.Env`` (see the module doc for the state, observation, rewards and costs).
+
+    Args:
+        variant_or_name: a registered variant name (``"duo"``, ...), a :class:`~blokus_jax.Variant` or a ready
+            :class:`~blokus_jax.Env` (whose reward mode, penalty and ``max_steps`` are then used).
+        reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
+        illegal_action_penalty: the offender's reward for an illegal action (Pgx's rule gives the others
+            ``-(n - 1)`` times it).
+        max_steps: truncate after this many steps (``truncated`` is set; Pgx's step then leaves the state alone).
+        **overrides: variant fields to replace (e.g. ``board_shape``).
+    """
+
+    def __init__(
+        self,
+        variant_or_name: str | Variant | Env = "duo",
+        *,
+        reward: str = "winloss",
+        illegal_action_penalty: float = -1.0,
+        max_steps: int | None = None,
+        **overrides,
+    ):
+        super().__init__()
+        if isinstance(variant_or_name, Env):
+            if overrides:
+                raise ConfigError(
+                    f"variant overrides {sorted(overrides)} cannot apply to a ready Env; pass a variant name or "
+                    f"Variant instead"
+                )
+            self.core = variant_or_name
+        else:
+            self.core = make(
+                get_variant(variant_or_name, **overrides),
+                reward=reward,
+                illegal_action_penalty=illegal_action_penalty,
+                max_steps=max_steps,
+            )
+
+    def __repr__(self) -> str:
+        return f"PgxEnv({self.core.variant.name!r}, reward={self.core.reward!r})"
+
+    @property
+    def variant(self) -> Variant:
+        """The :class:`~blokus_jax.Variant` played."""
+        return self.core.variant
+
+    # ------------------------------------------------------------------------------------------------ pgx.Env
+    def _init(self, key: jax.Array) -> State:
+        """The starting position (``key`` is unused: Blokus has no chance); ``observation`` is filled by
+        ``pgx.Env.init``."""
+        del key
+        return self._wrap(self.core.init(), jnp.int32(0))
+
+    def _step(self, state: State, action: jax.Array, key: jax.Array | None) -> State:
+        """One core step. Pgx's ``step`` calls this only for a game in progress, with ``_step_count`` already
+        advanced, and then applies its own illegal-action rule for actions its stored mask forbids; an action
+        outside ``[0, num_actions)`` (which Pgx's mask lookup clamps) gets the same rule here."""
+        del key
+        action = jnp.asarray(action)
+        legal = self.core.is_legal(state._core, action)
+        core = self.core.step(state._core, action)
+        moved = self._wrap(core, state._step_count, state.observation)
+        penalised = self._step_with_illegal_action(moved, state.current_player)
+        return jax.tree.map(lambda a, b: jnp.where(legal, a, b), moved, penalised)
+
+    def _observe(self, state: State, player_id: jax.Array) -> jax.Array:
+        """``bool[H, W, 2C]``: the egocentric board planes of :mod:`blokus_jax.observe` for ``player_id``."""
+        return self.core.observe(state._core, player_id).planes.astype(jnp.bool_)
+
+    @property
+    def id(self) -> str:
+        """``"blokus_<variant name>"``."""
+        return env_id(self.core.variant)
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    @property
+    def num_players(self) -> int:
+        return self.core.num_players
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space (the core's: placements, then the pass)."""
+        return self.core.num_actions
+
+    @property
+    def observation_shape(self) -> tuple[int, int, int]:
+        """``(H, W, 2C)``."""
+        rows, cols = self.core.board_shape
+        return (rows, cols, 2 * self.core.num_colors)
+
+    @property
+    def _illegal_action_penalty(self) -> float:
+        return self.core.illegal_action_penalty
+
+    # ------------------------------------------------------------------------------------------------ internals
+    def _wrap(self, core: core_env.State, step_count: jax.Array, observation: jax.Array | None = None) -> State:
+        """The Pgx state around a core state (the stored mask all True once the game is over)."""
+        done = core.terminated | core.truncated
+        if observation is None:
+            observation = jnp.zeros(self.observation_shape, jnp.bool_)
+        return State(
+            current_player=core.current_player,
+            observation=observation,
+            rewards=core.rewards,
+            terminated=core.terminated,
+            truncated=core.truncated,
+            legal_action_mask=core.legal_action_mask | done,
+            _step_count=jnp.asarray(step_count, jnp.int32),
+            _core=core,
+            _variant=self.core.variant,
+        )
+
+
+def state_bytes(env: PgxEnv) -> tuple[int, int]:
+    """``(core, pgx)``: bytes of one unbatched core state and of one Pgx state of ``env`` (all leaves)."""
+    state = jax.jit(env.init)(jax.random.key(0))
+    pgx_total = sum(leaf.nbytes for leaf in jax.tree.leaves(state))
+    core_total = sum(leaf.nbytes for leaf in jax.tree.leaves(state._core))
+    return core_total, pgx_total
+
+
+@functools.cache
+def api_test_env_ids() -> tuple[str, ...]:
+    """The ids of every registered variant through this adapter (``blokus_classic``, ...), the names a test adds
+    to ``pgx.EnvId`` before calling ``pgx.api_test``."""
+    from blokus_jax.variants import variant_names
+
+    return tuple(env_id(get_variant(name)) for name in variant_names())
+
+
+__all__ = ["PgxEnv", "State", "VERSION", "api_test_env_ids", "env_id", "state_bytes"]
