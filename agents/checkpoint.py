@@ -21,6 +21,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,8 +35,9 @@ from blokus_agents.configs import PPOConfig, config_class
 from blokus_agents.networks import make_network
 from blokus_agents.ppo import Runner, make_train
 from blokus_agents.scaffold import host_array
+from blokus_jax import fileio
 from blokus_jax.env import make
-from blokus_jax.errors import CheckpointError
+from blokus_jax.errors import BlokusError, CheckpointError
 from blokus_jax.observe import OBS_VERSION
 
 #: Version of the checkpoint layout described above; bump it when the layout changes.
@@ -43,6 +45,11 @@ FORMAT_VERSION = 2
 #: Older formats that :func:`load_params` still reads (for play only).
 PLAYABLE_FORMATS = (1, 2)
 SUBDIR = "checkpoints"
+#: The largest metadata file read (a checkpoint's metadata takes about a kilobyte).
+MAX_META_BYTES = 1 << 20
+#: How a checkpoint folder is named: its update number in plain ASCII digits, without leading zeros.
+_STEP_NAME = re.compile(r"0|[1-9][0-9]{0,17}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 _log = logging.getLogger(__name__)
 
 
@@ -76,6 +83,12 @@ def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     line = text[0] if text else ""
     return f"{type(exc).__name__}: {line[:160]}{'...' if len(line) > 160 or len(text) > 1 else ''}"
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)`` cut to 40 characters (for messages about edited metadata)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"<int of {len(str(value))} digits>"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def content_hash(config: Any, tree: Any) -> str:
@@ -124,11 +137,16 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
 
 
 def _steps(run_dir: str | os.PathLike) -> list[int]:
-    """Saved update numbers under ``run_dir`` (finished checkpoints only), ascending; no orbax needed."""
+    """Saved update numbers under ``run_dir`` (finished checkpoints only), ascending; no orbax needed. Only folders
+    named as :func:`save` names them count (``7``, not ``0007``, ``²`` or ``7.orbax-checkpoint-tmp``)."""
     root = Path(run_dir) / SUBDIR
-    if not root.is_dir():
+    try:
+        names = [p.name for p in root.iterdir() if _STEP_NAME.fullmatch(p.name) and p.is_dir()]
+    except (NotADirectoryError, FileNotFoundError):
         return []
-    return sorted(int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit())
+    except OSError as exc:
+        raise CheckpointError(f"cannot list the checkpoints of {str(run_dir)!r}: {exc.strerror}") from exc
+    return sorted(int(name) for name in names)
 
 
 def latest_step(run_dir: str | os.PathLike) -> int | None:
@@ -137,47 +155,106 @@ def latest_step(run_dir: str | os.PathLike) -> int | None:
     return steps[-1] if steps else None
 
 
+def _missing(run_dir: str | os.PathLike) -> str:
+    """Why ``run_dir`` holds no checkpoint, in words (the shared part of every "no checkpoint" message)."""
+    shown = str(run_dir)
+    if not os.path.exists(run_dir):
+        return f"no checkpoint in {shown!r}: there is no such directory"
+    if not os.path.isdir(run_dir):
+        return f"no checkpoint in {shown!r}: it is a file, not a run directory"
+    return (
+        f"no checkpoint in {shown!r}: it has no {SUBDIR}/<update>/ folder (a run directory is the --out of "
+        f"'blokus-jax train', which saves one every --checkpoint-every updates and at the end)"
+    )
+
+
+def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[BlokusError] = CheckpointError) -> int:
+    """The newest update number of ``run_dir``; when it has no checkpoint, raises ``error`` (e.g. an
+    ``AgentSpecError`` for an agent spec) saying what needed the run (``needed``, e.g. ``"--init-from needs a trained
+    run"``), why there is none, and what to do (``fix``). Each caller states its own context with this."""
+    steps = _steps(run_dir)
+    if not steps:
+        raise error(f"{needed}, but {_missing(run_dir)}; {fix}")
+    return steps[-1]
+
+
+def require_resumable(run_dir: str | os.PathLike) -> int:
+    """The newest update of ``run_dir`` for ``--resume``; ``CheckpointError`` saying how to start instead."""
+    return require_run(
+        run_dir,
+        "--resume (resume=True) needs a checkpoint to continue from",
+        "start a new run without --resume, or give the --out of the run to continue",
+    )
+
+
+def require_init_source(run_dir: str | os.PathLike) -> int:
+    """The newest update of the ``--init-from`` run ``run_dir``; ``CheckpointError`` saying what it is for."""
+    return require_run(
+        run_dir,
+        f"--init-from {str(run_dir)!r} needs a trained run to copy its network from",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint, or drop --init-from",
+    )
+
+
+def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
+    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path):
+    an :class:`~blokus_agents.policies.AgentSpecError` (the error of every bad agent spec) when it has none."""
+    from blokus_agents.policies import AgentSpecError
+
+    shown = spec if spec is not None else str(run_dir)
+    return require_run(
+        run_dir,
+        f"agent {shown!r} needs a trained run directory",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint, or a built-in agent "
+        "('blokus-jax eval --help' lists them)",
+        AgentSpecError,
+    )
+
+
 def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
     steps = _steps(run_dir)
     if not steps:
-        raise CheckpointError(
-            f"no checkpoint in {str(run_dir)!r} (expected {SUBDIR}/<update>/ from "
-            f"'blokus-jax train --out DIR'); check the path or start a new run without --resume"
-        )
-    if step is not None and int(step) not in steps:
-        raise CheckpointError(f"no checkpoint {step} in {str(run_dir)!r}; saved updates are {steps}")
-    return steps[-1] if step is None else int(step)
+        raise CheckpointError(f"{_missing(run_dir)}; check the path")
+    if step is None:
+        return steps[-1]
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)) or int(step) not in steps:
+        raise CheckpointError(f"no checkpoint {_brief(step)} in {str(run_dir)!r}; saved updates are {steps}")
+    return int(step)
 
 
-def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int) -> dict:
+def _meta_path(run_dir: str | os.PathLike, step: int) -> Path:
+    return Path(run_dir) / SUBDIR / str(step) / "meta" / "metadata"
+
+
+def _read_meta(run_dir: str | os.PathLike, step: int, shown: str | None = None) -> dict:
     """The checked metadata of checkpoint ``step``: a dict with a known format, this observation layout, a valid
-    config and (format 2) both hashes; raises ``CheckpointError`` otherwise."""
-    where = f"checkpoint {step} in {str(run_dir)!r}"
+    config and (format 2) both hashes; raises ``CheckpointError`` otherwise. The file is read directly (a regular
+    file of at most :data:`MAX_META_BYTES`, JSON nested at most a few levels), not through orbax. Messages name
+    the run as ``shown`` (default ``run_dir``)."""
+    where = f"checkpoint {step} in {shown or str(run_dir)!r}"
     try:
-        with _quiet():
-            meta = manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
-    except Exception as exc:  # orbax raises many types (FileNotFoundError, ValueError, json errors, ...)
-        raise CheckpointError(
-            f"{where} is corrupt or incomplete (metadata unreadable: {_short(exc)}); delete it or resume from another"
-        ) from exc
+        text = fileio.read_bytes(_meta_path(run_dir, step), MAX_META_BYTES, what="metadata", error=CheckpointError)
+        meta = fileio.load_json(text, max_depth=8, what="its metadata", error=CheckpointError)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{where} is corrupt or incomplete ({exc}); delete it or use another checkpoint") from exc
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where} is corrupt or incomplete (metadata is {type(meta).__name__}, not an object)")
     version = meta.get("format_version")
     if type(version) is not int or version not in PLAYABLE_FORMATS:
         raise CheckpointError(
-            f"{where} has format {version!r}, this version reads format {FORMAT_VERSION}; retrain "
+            f"{where} has format {_brief(version)}, this version reads format {FORMAT_VERSION}; retrain "
             f"or use a matching blokus-jax version"
         )
     if meta.get("obs_version") != OBS_VERSION:
         raise CheckpointError(
-            f"{where} was trained on observation layout {meta.get('obs_version')!r}, this version "
+            f"{where} was trained on observation layout {_brief(meta.get('obs_version'))}, this version "
             f"produces layout {OBS_VERSION}; retrain"
         )
     if "config" not in meta:
         raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'config'")
     algorithm = meta.setdefault("algorithm", PPOConfig.algorithm)
     if not isinstance(algorithm, str):
-        raise CheckpointError(f"{where} has an ill-typed 'algorithm' {algorithm!r} in its metadata")
+        raise CheckpointError(f"{where} has an ill-typed 'algorithm' {_brief(algorithm)} in its metadata")
     try:
         # the hashes cover the config exactly as saved: keep that dict, since a field added to the config class
         # later (read back with its legacy default) must not change the hash of an older checkpoint
@@ -187,7 +264,12 @@ def _read_meta(manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step:
         raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
     if version >= 2:
         hashes = meta.get("sha256")
-        if not (isinstance(hashes, dict) and all(isinstance(hashes.get(k), str) for k in ("params", "state"))):
+        if not (
+            isinstance(hashes, dict)
+            and all(
+                isinstance(hashes.get(k), str) and re.fullmatch(r"[0-9a-f]{64}", hashes[k]) for k in ("params", "state")
+            )
+        ):
             raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no valid 'sha256' hashes")
     return meta
 
@@ -197,9 +279,9 @@ def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
     ``obs_version``, ``algorithm``, ``config`` (that algorithm's config) and, from format 2, ``sha256``. Read once per
     file version (the CLI asks for a run's variant, kind and config before loading its params)."""
     step = _require_step(run_dir, step)
-    meta_file = Path(run_dir) / SUBDIR / str(step) / "meta" / "metadata"
     try:
-        stamp = (meta_file.stat().st_mtime_ns, meta_file.stat().st_size)
+        info = os.stat(_meta_path(run_dir, step))
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
     except OSError:
         stamp = None
     return dict(_cached_meta(str(Path(run_dir).absolute()), str(run_dir), step, stamp))
@@ -207,8 +289,7 @@ def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
 
 @functools.lru_cache(maxsize=32)
 def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
-    with _manager(path) as manager:
-        return _read_meta(manager, shown, step)
+    return _read_meta(path, step, shown)
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
@@ -286,16 +367,30 @@ def _restore_items(
     except Exception as exc:  # shape mismatches and corrupt files surface as many exception types
         raise CheckpointError(
             f"cannot restore {where}: it is corrupt or does not match the network/batch of its "
-            f"config ({_short(exc)}); delete it or resume from another"
+            f"config ({_short(exc)}); delete it or use another checkpoint"
         ) from exc
     if meta["format_version"] >= 2:
         for name in items:
             if content_hash(meta["saved_config"], restored[name]) != meta["sha256"][name]:
                 raise CheckpointError(
                     f"{where} is corrupt: the content hash of its {name!r} does not match the one "
-                    f"saved with it; delete it or resume from another checkpoint"
+                    f"saved with it; delete it or use another checkpoint"
                 )
+    if "params" in restored:
+        check_finite(restored["params"], where)
     return dict(restored)
+
+
+def check_finite(params: Any, where: str) -> None:
+    """Raise ``CheckpointError`` when any floating-point array of ``params`` holds a NaN or an infinity (a diverged
+    run, or an edited file whose hash was recomputed): such a network plays nonsense. ``where`` names the source."""
+    for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+        array = np.asarray(jax.device_get(leaf))
+        if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+            raise CheckpointError(
+                f"{where} has non-finite parameters (NaN or infinity in {jax.tree_util.keystr(path)}): the run "
+                f"diverged; use an earlier checkpoint or retrain with a lower learning rate"
+            )
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
@@ -304,9 +399,9 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
     ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
     learning-rate horizon stays as saved)."""
-    step = _require_step(run_dir, step)
+    step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
-        meta = _read_meta(manager, run_dir, step)
+        meta = _read_meta(run_dir, step)
         if meta["format_version"] < FORMAT_VERSION:
             raise CheckpointError(
                 f"checkpoint {step} in {str(run_dir)!r} has the old format "

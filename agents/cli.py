@@ -124,7 +124,7 @@ def run_variant(specs: list[str]) -> str | None:
         if prefix == "baseline" and target is not None and baseline_variant(target) is not None:
             variants[spec] = baseline_variant(target)
         elif prefix == "az" and target is not None and os.path.isdir(target):
-            variants[spec] = _run_config(target).variant
+            variants[spec] = _run_config(target, spec).variant
         elif prefix not in agent_names() and os.path.isdir(spec):
             variants[spec] = _run_config(spec).variant
     if len(set(variants.values())) > 1:
@@ -141,10 +141,13 @@ def _target_or_none(spec: str) -> str | None:
         return None  # resolving the spec reports it
 
 
-def _run_config(run_dir: str) -> Any:
-    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first)."""
+def _run_config(run_dir: str, spec: str | None = None) -> Any:
+    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
+    ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
     _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
-    return importlib.import_module("blokus_agents.checkpoint").load_config(run_dir)
+    checkpoint = importlib.import_module("blokus_agents.checkpoint")
+    checkpoint.require_agent_run(run_dir, spec)
+    return checkpoint.load_config(run_dir)
 
 
 def _variant(args: argparse.Namespace, specs: list[str]) -> str:
@@ -764,6 +767,7 @@ def _resumed_config(args: argparse.Namespace, out: str) -> Any:
     checkpoint = importlib.import_module("blokus_agents.checkpoint")
     if args.init_from:
         raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
+    checkpoint.require_resumable(out)
     saved = checkpoint.load_config(out)
     if args.algo is not None and args.algo != saved.algorithm:
         raise CheckpointError(f"{out!r} was trained with {saved.algorithm!r}; resume it with --algo {saved.algorithm}")
@@ -777,6 +781,7 @@ def _new_config(args: argparse.Namespace) -> Any:
     checkpoint = importlib.import_module("blokus_agents.checkpoint")
     algo, given = args.algo or "ppo", _given_fields(args)
     if args.init_from:
+        checkpoint.require_init_source(args.init_from)
         source = checkpoint.load_config(args.init_from)
         given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
     defaults = algorithms.config_class(algo)(**{"variant": "simple", "total_steps": 10**12})

@@ -9,10 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from blokus_jax.errors import CheckpointError
+import numpy as np
+
+from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
+
+#: The largest ``seed``: PRNG keys take 32 bits (larger seeds would silently collide with smaller ones).
+MAX_SEED = 2**32 - 1
+#: The largest ``total_steps`` (the CLI's open-ended time-limited runs use 10**12).
+MAX_TOTAL_STEPS = 10**15
+#: The largest search budget of an AlphaZero run (simulations per move).
+MAX_SIMS = 10_000
+
+
+class ReplayWarning(UserWarning):
+    """An AlphaZero config whose replay ring may overwrite finished games before any optimiser step sees them."""
 
 
 class RunConfig:
@@ -26,28 +41,56 @@ class RunConfig:
     #: default).
     legacy_defaults: ClassVar[dict] = {}
 
-    def _check(
-        self,
-        positive: tuple[str, ...] = (),
-        nonnegative: tuple[str, ...] = (),
-        ranges: tuple[tuple[str, float, float], ...] = (),
-    ) -> None:
-        """Raise ``ValueError`` naming the first field that is not a positive int (``positive``), a non-negative int
-        (``nonnegative``) or a finite number in ``[lo, hi]`` (``ranges``; ``learning_rate`` must also be above 0)."""
+    #: int fields -> (lowest, highest) allowed value
+    int_limits: ClassVar[dict[str, tuple[int, int]]] = {}
+    #: float fields -> (lowest, highest) allowed value (finite; ``learning_rate`` also above 0)
+    float_limits: ClassVar[dict[str, tuple[float, float]]] = {}
+    #: why a field has its lower limit, said when it is broken
+    limit_reasons: ClassVar[dict[str, str]] = {"seed": "PRNG keys take 32 bits"}
+
+    def _check(self) -> None:
+        """Check every field's type and range, as :class:`~blokus_jax.variants.Variant` does: an ``int`` field takes
+        a true int (a NumPy int is accepted and stored as ``int``, so that the config stays JSON; a bool, float or
+        string is refused), a ``float`` field a finite number (stored as ``float``), a ``str`` field a string; then
+        the ranges of :attr:`int_limits` and :attr:`float_limits`. Raises ``ConfigError`` naming the field."""
         name = type(self).__name__
-        for field in positive:
-            if int(getattr(self, field)) < 1:
-                raise ValueError(f"{name}.{field} must be a positive int, got {getattr(self, field)!r}")
-        for field in nonnegative:
-            if int(getattr(self, field)) < 0:
-                raise ValueError(f"{name}.{field} must be a non-negative int, got {getattr(self, field)!r}")
-        for field, lo, hi in ranges:
-            value = float(getattr(self, field))
-            if not (math.isfinite(value) and lo <= value <= hi) or (field == "learning_rate" and value == 0):
-                raise ValueError(
-                    f"{name}.{field} must be a finite number in [{lo}, {hi}]"
-                    f"{' above 0' if field == 'learning_rate' else ''}, got {getattr(self, field)!r}"
-                )
+        for field in dataclasses.fields(self):
+            value, kind = getattr(self, field.name), type(field.default)
+            where = f"{name}.{field.name}"
+            if kind is int:
+                if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                    raise ConfigError(f"{where} must be an int, got {_shown(value)}")
+                value = int(value)
+                lo, hi = self.int_limits.get(field.name, (-(2**63), 2**63 - 1))
+                if not lo <= value <= hi:
+                    wanted = {0: "a non-negative int", 1: "a positive int"}.get(lo, f"at least {lo}")
+                    why = self.limit_reasons.get(field.name)
+                    raise ConfigError(
+                        f"{where} must be {wanted}, at most {hi:,}{f' ({why})' if why else ''}, got {_shown(value)}"
+                    )
+            elif kind is float:
+                if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                    raise ConfigError(f"{where} must be a number, got {_shown(value)}")
+                try:
+                    value = float(value)
+                except OverflowError:
+                    raise ConfigError(f"{where} must be a finite number, got {_shown(value)}") from None
+                lo, hi = self.float_limits.get(field.name, (-math.inf, math.inf))
+                if not (math.isfinite(value) and lo <= value <= hi) or (field.name == "learning_rate" and value == 0):
+                    raise ConfigError(
+                        f"{where} must be a finite number in [{lo}, {hi}]"
+                        f"{' above 0' if field.name == 'learning_rate' else ''}, got {_shown(value)}"
+                    )
+            elif kind is str and not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string, got {_shown(value)}")
+            object.__setattr__(self, field.name, value)
+        from blokus_jax.env import REWARD_MODES
+        from blokus_jax.variants import VARIANTS
+
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
+        if self.reward not in REWARD_MODES:
+            raise ConfigError(f"{name}.reward {_shown(self.reward)} is not a reward mode; known: {list(REWARD_MODES)}")
 
     @property
     def steps_per_update(self) -> int:
@@ -91,7 +134,7 @@ class RunConfig:
                 raise CheckpointError(f"{cls.__name__} field {name!r} must be a {kind.__name__}, got {value!r}")
         try:
             return cls(**{**cls.legacy_defaults, **data})
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise CheckpointError(f"invalid {cls.__name__}: {exc}") from exc
 
     def replace(self, **changes) -> Any:
@@ -129,23 +172,32 @@ class PPOConfig(RunConfig):
     value_hidden: int = 64
     seed: int = 0
 
+    int_limits: ClassVar[dict[str, tuple[int, int]]] = {
+        "num_envs": (1, 2**20),
+        "num_steps": (1, 2**16),
+        "total_steps": (1, MAX_TOTAL_STEPS),
+        "update_epochs": (1, 1000),
+        "num_minibatches": (1, 2**16),
+        "channels": (1, 1024),
+        "blocks": (0, 64),
+        "value_hidden": (0, 2**16),
+        "seed": (0, MAX_SEED),
+    }
+    float_limits: ClassVar[dict[str, tuple[float, float]]] = {
+        "learning_rate": (0.0, math.inf),
+        "final_lr_fraction": (0.0, 1.0),
+        "gamma": (0.0, 1.0),
+        "gae_lambda": (0.0, 1.0),
+        "clip_eps": (0.0, math.inf),
+        "ent_coef": (0.0, math.inf),
+        "vf_coef": (0.0, math.inf),
+        "max_grad_norm": (0.0, math.inf),
+    }
+
     def __post_init__(self):
-        self._check(
-            positive=("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "channels"),
-            nonnegative=("blocks", "value_hidden", "seed"),
-            ranges=(
-                ("learning_rate", 0.0, math.inf),
-                ("final_lr_fraction", 0.0, 1.0),
-                ("gamma", 0.0, 1.0),
-                ("gae_lambda", 0.0, 1.0),
-                ("clip_eps", 0.0, math.inf),
-                ("ent_coef", 0.0, math.inf),
-                ("vf_coef", 0.0, math.inf),
-                ("max_grad_norm", 0.0, math.inf),
-            ),
-        )
+        self._check()
         if self.num_steps % self.num_minibatches:
-            raise ValueError(
+            raise ConfigError(
                 f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "
                 f"({self.num_minibatches}): every minibatch takes the same share of each game's steps"
             )
@@ -198,31 +250,45 @@ class AZConfig(RunConfig):
     value_hidden: int = 64
     seed: int = 0
 
+    int_limits: ClassVar[dict[str, tuple[int, int]]] = {
+        "num_envs": (1, 2**20),
+        "num_steps": (1, 2**16),
+        "total_steps": (1, MAX_TOTAL_STEPS),
+        "sims": (1, MAX_SIMS),
+        "k": (1, 4096),
+        "considered": (1, 4096),
+        "games_per_env": (2, 4096),
+        "batch_size": (1, 2**24),
+        "train_steps": (1, 10_000),
+        "channels": (1, 1024),
+        "blocks": (0, 64),
+        "value_hidden": (0, 2**16),
+        "seed": (0, MAX_SEED),
+    }
+    float_limits: ClassVar[dict[str, tuple[float, float]]] = {
+        "gumbel_scale": (0.0, math.inf),
+        "root_noise": (0.0, 1.0),
+        "root_alpha": (0.0, math.inf),
+        "learning_rate": (0.0, math.inf),
+        "final_lr_fraction": (0.0, 1.0),
+        "value_coef": (0.0, math.inf),
+        "max_grad_norm": (0.0, math.inf),
+    }
+
+    limit_reasons: ClassVar[dict[str, str]] = {
+        **RunConfig.limit_reasons,
+        "games_per_env": "one slot is always being written",
+        "sims": "simulations per move",
+    }
+
     def __post_init__(self):
-        self._check(
-            positive=("num_envs", "num_steps", "total_steps", "sims", "k", "considered", "batch_size", "train_steps"),
-            nonnegative=("blocks", "value_hidden", "seed"),
-            ranges=(
-                ("gumbel_scale", 0.0, math.inf),
-                ("root_noise", 0.0, 1.0),
-                ("root_alpha", 0.0, math.inf),
-                ("learning_rate", 0.0, math.inf),
-                ("final_lr_fraction", 0.0, 1.0),
-                ("value_coef", 0.0, math.inf),
-                ("max_grad_norm", 0.0, math.inf),
-            ),
-        )
-        if not float(self.root_alpha) > 0:
-            raise ValueError(f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}")
-        if int(self.channels) < 1:
-            raise ValueError(f"AZConfig.channels must be a positive int, got {self.channels!r}")
-        if int(self.games_per_env) < 2:
-            raise ValueError(
-                f"AZConfig.games_per_env must be at least 2 (one slot is always being written), "
-                f"got {self.games_per_env!r}"
+        self._check()
+        if not self.root_alpha > 0:
+            raise ConfigError(
+                f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}"
             )
         if self.batch_size % self.num_envs:
-            raise ValueError(
+            raise ConfigError(
                 f"batch_size ({self.batch_size}) must be a multiple of num_envs ({self.num_envs}): every env "
                 f"contributes the same number of samples from its own buffer slots"
             )
@@ -231,6 +297,140 @@ class AZConfig(RunConfig):
     def optimizer_steps_per_update(self) -> int:
         """Optimiser steps per update (``train_steps``)."""
         return self.train_steps
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message: its repr (cut to 60 characters) and, when that hides it, its type."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else f"an int of {len(str(value))} digits"
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return text if type(value) in (int, float, str) else f"{text} ({type(value).__name__})"
+
+
+def _nbytes(tree: Any) -> int:
+    import jax
+
+    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
+
+
+def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """A lower estimate of the device memory (bytes) that training ``config`` needs, by part: ``{part: (bytes,
+    fields that scale it)}``. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
+    search tree, network activations and logits of a batch); XLA's temporaries come on top, so a run that is
+    refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all at once.
+    Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
+    import jax
+
+    from blokus_jax.env import make
+
+    env = make(config.variant)
+    state = jax.eval_shape(env.init)
+    state_bytes = _nbytes(state)
+    obs_bytes = _nbytes(jax.eval_shape(env.observe, state))
+    rows, cols = env.board_shape
+    actions = env.num_actions
+    # activations of one position through the network (kept for the backward pass), and its logits
+    forward = 4 * (config.channels * rows * cols * (2 * config.blocks + 2) + config.value_hidden + 2 * actions)
+    games = config.num_envs * 2 * state_bytes
+    evaluation = {"evaluation games": (eval_games * (2 * state_bytes + forward), ("eval_games",))} if eval_games else {}
+    if config.algorithm == "ppo":
+        minibatch = config.num_envs * config.num_steps // config.num_minibatches
+        return {
+            **evaluation,
+            "games": (games, ("num_envs",)),
+            "rollout": (
+                config.num_envs * config.num_steps * (obs_bytes + actions + 32),
+                ("num_envs", "num_steps"),
+            ),
+            "minibatch": (3 * minibatch * forward, ("num_envs", "num_steps", "num_minibatches", "channels")),
+        }
+    from blokus_agents.alphazero import empty_buffer
+
+    buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k))
+    return {
+        **evaluation,
+        "games": (games, ("num_envs",)),
+        "search tree": (
+            config.num_envs * (config.sims + 1) * (state_bytes + 24 * min(config.k, actions) + 64),
+            ("sims", "num_envs"),
+        ),
+        "search evaluations": (config.num_envs * (forward + 16 * actions), ("num_envs",)),
+        "replay buffer": (_nbytes(buffer), ("games_per_env", "num_envs")),
+        "training batch": (3 * config.batch_size * (forward + obs_bytes + actions), ("batch_size",)),
+    }
+
+
+def memory_limit() -> tuple[int, str]:
+    """``(bytes, what)``: the memory training can use here: the local accelerators' memory (summed), or the
+    machine's RAM when JAX runs on the CPU."""
+    import jax
+
+    devices = jax.local_devices()
+    stats = [d.memory_stats() or {} for d in devices] if devices[0].platform != "cpu" else []
+    if stats and all("bytes_limit" in st for st in stats):
+        total = sum(int(st["bytes_limit"]) for st in stats)
+        return total, f"the memory of {len(devices)} {devices[0].platform.upper()} device(s)"
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's RAM"
+    except (ValueError, OSError, AttributeError):
+        return 2**62, "unknown memory"
+
+
+def _gb(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**27 else f"{n / 2**20:,.1f} MiB"
+
+
+def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
+    """Checks a run needs before anything is compiled or written: ``config`` is a config of a known variant, an
+    AlphaZero ``k`` is at most the variant's number of actions, its replay ring keeps games until they are trained
+    on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when short games would), and the
+    memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played at once) fits ``limit``
+    bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit otherwise."""
+    from blokus_jax.env import make
+    from blokus_jax.rollout import max_game_length
+
+    if not isinstance(config, RunConfig):
+        raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
+    name = type(config).__name__
+    try:
+        env = make(config.variant)
+    except BlokusError as exc:
+        raise ConfigError(f"{name}.variant: {exc}") from exc
+    if config.algorithm == "alphazero":
+        if config.k > env.num_actions:
+            raise ConfigError(
+                f"AZConfig.k={config.k} is more than the {env.num_actions} actions of {config.variant!r}; "
+                f"give at most {env.num_actions}"
+            )
+        length, slots = max_game_length(env.variant), config.games_per_env
+        if config.num_steps >= slots * length:
+            raise ConfigError(
+                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: a {config.variant} game takes "
+                f"at most {length} moves, so every update would overwrite finished games before any optimiser "
+                f"step sees them; give num_steps below {slots * length} or more games_per_env"
+            )
+        if config.num_steps > (slots - 1) * -(-length // 2):
+            warnings.warn(
+                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: an env that finishes games "
+                f"shorter than {config.num_steps / (slots - 1):.0f} moves ({config.variant} games take up to "
+                f"{length}) overwrites some before any optimiser step sees them; lower num_steps or raise "
+                f"games_per_env",
+                ReplayWarning,
+                stacklevel=2,
+            )
+    if isinstance(eval_games, (bool, np.bool_)) or not isinstance(eval_games, (int, np.integer)):
+        raise ConfigError(f"eval_games (--eval-games) must be an int, got {_shown(eval_games)}")
+    if not 0 <= eval_games <= 2**20:
+        raise ConfigError(f"eval_games (--eval-games) must be from 1 to {2**20:,} games, got {_shown(eval_games)}")
+    parts = estimate_memory(config, int(eval_games))
+    total = sum(size for size, _ in parts.values())
+    available, what = memory_limit() if limit is None else (int(limit), "the given limit")
+    if total > available:
+        part, (size, fields) = max(parts.items(), key=lambda item: item[1][0])
+        shown = ", ".join(f"{f}={eval_games if f == 'eval_games' else getattr(config, f):,}" for f in fields)
+        raise ConfigError(
+            f"{name} needs at least {_gb(total)} of memory ({part}: {_gb(size)} with {shown}), more than the "
+            f"{_gb(available)} of {what}; lower {' or '.join(fields)}"
+        )
 
 
 #: algorithm name -> config class
@@ -246,4 +446,17 @@ def config_class(algorithm: str) -> type[RunConfig]:
     return CONFIGS[algorithm]
 
 
-__all__ = ["CONFIGS", "AZConfig", "PPOConfig", "RunConfig", "config_class"]
+__all__ = [
+    "CONFIGS",
+    "MAX_SEED",
+    "MAX_SIMS",
+    "MAX_TOTAL_STEPS",
+    "AZConfig",
+    "PPOConfig",
+    "ReplayWarning",
+    "RunConfig",
+    "check_trainable",
+    "config_class",
+    "estimate_memory",
+    "memory_limit",
+]

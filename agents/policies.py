@@ -370,7 +370,7 @@ def _build(
     try:
         return factory(env, *target, **typed)
     except (BlokusError, ValueError, TypeError) as exc:
-        if isinstance(exc, CheckpointError):
+        if isinstance(exc, (CheckpointError, AgentSpecError)):
             raise
         raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: {exc}") from exc
 
@@ -410,6 +410,7 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
     from blokus_agents import checkpoint
 
+    checkpoint.require_agent_run(run_dir)  # an AgentSpecError saying what a run directory agent needs
     meta = checkpoint.read_meta(run_dir)
     algorithm = meta.get("algorithm", "ppo")
     if algorithm not in _RUN_KINDS:

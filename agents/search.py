@@ -491,7 +491,10 @@ def az_policy(
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
     with :func:`network_search_policy` and these options (the play budget; independent of the ``sims`` an AlphaZero run
     trained with). An AlphaZero run directory given as an agent plays the same way. Raises ``CheckpointError`` when the
-    run has no checkpoint or was trained on another variant."""
+    run's checkpoint is corrupt or was trained on another variant, and ``AgentSpecError`` when there is none."""
+    from blokus_agents.checkpoint import require_agent_run
+
+    require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
     return network_search_policy(
         env, network.apply, params, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import json
 import math
 import os
-import socket
 import stat
 import sys
 import tempfile
@@ -40,15 +40,16 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
-from blokus_agents import checkpoint, scaffold
+from blokus_agents import checkpoint, rundir, scaffold
 from blokus_agents.algorithms import make_trainer
 from blokus_agents.arena import play_match, tqdm, wilson_interval
+from blokus_agents.configs import check_trainable
 from blokus_agents.policies import network_policy, resolve_agent
+from blokus_agents.rundir import LOCK_FILE, METRICS_FILE, read_metrics, run_lock  # noqa: F401 (public names)
+from blokus_jax import fileio
 from blokus_jax.errors import CheckpointError, ConfigError
 
-METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "win_rate.png"
-LOCK_FILE = "train.lock"
 
 
 def default_mesh(config: Any):
@@ -94,7 +95,8 @@ def win_rates_text(record: dict, sep: str = ", ") -> str:
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
     """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
     state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
-    has another shape (``--channels``/``--blocks``/value size must match)."""
+    has another shape (``--channels``/``--blocks``/value size must match), or it has no checkpoint."""
+    checkpoint.require_init_source(run_dir)
     source, params = checkpoint.load_params(run_dir)
     config = trainer.config
     if source.variant != config.variant:
@@ -129,90 +131,6 @@ def _tensorboard(out_dir: Path):
     return SummaryWriter(str(out_dir / "tb"))
 
 
-def read_metrics(out_dir: str | os.PathLike) -> list[dict]:
-    """The records of ``out_dir/metrics.jsonl`` (every update of the run, resumed parts included); a line cut short
-    by a killed process is skipped."""
-    path = Path(out_dir) / METRICS_FILE
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("update"), int):
-            records.append(record)
-    return records
-
-
-def _truncate_metrics(out: Path, update: int) -> None:
-    """Drop the records after update ``update`` from ``out/metrics.jsonl`` (written by a run killed after its last
-    checkpoint), so that a resumed run does not log those updates twice."""
-    path = out / METRICS_FILE
-    if not path.exists():
-        return
-    records = read_metrics(out)
-    keep = [r for r in records if r["update"] <= update]
-    if len(keep) == len(path.read_text().splitlines()):
-        return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
-    os.replace(tmp, path)
-
-
-@contextmanager
-def run_lock(out: Path) -> Iterator[None]:
-    """Hold ``out/train.lock`` (pid and host of this process) while training, so that a second trainer on the same
-    run directory refuses to start (``CheckpointError``); a lock left by a dead process on this host is taken over."""
-    path = out / LOCK_FILE
-    mine = f"{os.getpid()} {socket.gethostname()}"
-    for _ in range(3):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            owner = _lock_owner(path)
-            if owner is not None:
-                raise CheckpointError(
-                    f"{str(out)!r} is in use by another trainer ({owner}); wait for it to finish "
-                    f"or choose another output directory (delete {str(path)!r} if it is gone)"
-                ) from None
-            path.unlink(missing_ok=True)  # stale: its process is dead
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(mine + "\n")
-        break
-    else:
-        raise CheckpointError(f"could not take the lock {str(path)!r}; another trainer is starting in {str(out)!r}")
-    try:
-        yield
-    finally:
-        try:
-            if path.read_text().strip() == mine:
-                path.unlink()
-        except OSError:
-            pass
-
-
-def _lock_owner(path: Path) -> str | None:
-    """``"pid N"`` (``"pid N on HOST"``) of the live process holding the lock at ``path``, or ``None`` when the lock
-    is stale (its process is dead) or unreadable."""
-    try:
-        pid_text, _, host = path.read_text().strip().partition(" ")
-        pid = int(pid_text)
-    except (OSError, ValueError):
-        return None
-    if host and host != socket.gethostname():
-        return f"pid {pid} on {host}"  # cannot check another machine: assume it is alive
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, owned by another user
-    return f"pid {pid}"
-
-
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
     """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
@@ -228,7 +146,9 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     if names:
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    fileio.write_atomic(path, buffer.getvalue(), what="plot", error=CheckpointError)  # never through a link
 
 
 # ------------------------------------------------------------------------------------------------ run settings
@@ -416,9 +336,10 @@ def run(
         checkpoint_every=checkpoint_every,
     )
     given = {k: v for k, v in given.items() if v is not None}
-    out.mkdir(parents=True, exist_ok=True)
+    settings, changed = resolve_settings(read_settings(out) if resume else None, given)
+    # types, ranges, the replay ring and the memory estimate, before anything is written
+    check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
     with _process_lock(out):
-        settings, changed = resolve_settings(read_settings(out) if resume else None, given)
         session = _Session(config, out, settings, progress, mesh, until_update)
         try:
             return session.run(resume, init_from, changed)
@@ -428,17 +349,17 @@ def run(
 
 @contextmanager
 def _process_lock(out: Path) -> Iterator[None]:
-    """Hold the run lock of ``out`` (:func:`run_lock`) in process 0 for the whole run; with several processes the
-    others learn whether process 0 got it, and all stop together when it did not."""
+    """Claim ``out`` (:func:`blokus_agents.rundir.claim`: create it and hold its run lock) in process 0 for the whole
+    run; with several processes the others learn whether process 0 got it, and all stop together when it did not."""
     if jax.process_count() == 1:
-        with run_lock(out):
+        with rundir.claim(out):
             yield
         return
     error: CheckpointError | None = None
     with ExitStack() as stack:
         if scaffold.is_primary():
             try:
-                stack.enter_context(run_lock(out))
+                stack.enter_context(rundir.claim(out))
             except CheckpointError as exc:
                 error = exc
         if not scaffold.agree(error is None):
@@ -494,7 +415,7 @@ class _Session:
         if resume:
             runner = checkpoint.restore(out, trainer)
             if self.primary:
-                _truncate_metrics(out, int(runner.update))
+                rundir.truncate_metrics(out, int(runner.update))
             horizon = min(self.config.num_updates, scaffold.MAX_HORIZON)
             if self.deadline is None and scaffold.lr_horizon(runner) != horizon:
                 changed.append(f"learning-rate horizon {horizon} updates (was {scaffold.lr_horizon(runner)})")
@@ -508,7 +429,7 @@ class _Session:
                     f"output directory"
                 )
             if self.primary:
-                _truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
+                rundir.truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
             runner = trainer.init(np.asarray(jax.random.PRNGKey(self.config.seed)))
             if init_from is not None:
                 runner = warm_start(trainer, runner, init_from)
@@ -533,8 +454,7 @@ class _Session:
         """Append ``record`` to ``metrics.jsonl`` (and TensorBoard); process 0 only."""
         if not self.primary:
             return
-        with open(self.out / METRICS_FILE, "a") as f:
-            f.write(json.dumps(record) + "\n")
+        rundir.append_metrics(self.out, record)
         if self.writer is not None:
             for k, v in record.items():
                 if isinstance(v, (int, float)) and k not in ("update", "env_steps", "eval_games"):

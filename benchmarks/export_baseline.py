@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             notes=args.notes,
             overwrite=args.force,
         )
-    except (BlokusError, ValueError, FileExistsError) as exc:
+    except (BlokusError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     meta = json.loads(path.read_text())

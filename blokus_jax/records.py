@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_jax import rules, sgf
+from blokus_jax import fileio, rules, sgf
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError, RecordError
 from blokus_jax.pieces import Piece
@@ -340,17 +340,19 @@ class GameRecord:
         separators = (",", ":") if indent is None else None
         return json.dumps(self.to_dict(), indent=indent, separators=separators)
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, overwrite: bool = True) -> Path:
         """Write the record to ``path``: ``.blksgf``/``.sgf`` as :meth:`to_blksgf`, ``.json`` as :meth:`to_json`.
-        Returns the path."""
+        The write is atomic (:func:`blokus_jax.fileio.write_atomic`: a failure half-way leaves an old file intact)
+        and never goes through a symbolic link; ``overwrite=False`` refuses an existing file. Returns the path;
+        raises :class:`RecordError` for an unknown suffix or a file that cannot be written."""
         path = Path(path)
         if path.suffix.lower() in (".blksgf", ".sgf"):
-            path.write_text(self.to_blksgf(), encoding="utf-8")
+            text = self.to_blksgf()
         elif path.suffix.lower() == ".json":
-            path.write_text(self.to_json(), encoding="utf-8")
+            text = self.to_json()
         else:
             raise RecordError(f"cannot tell the record format from {path.name!r}; use a .blksgf or .json suffix")
-        return path
+        return fileio.write_atomic(path, text, overwrite=overwrite, what="record", error=RecordError)
 
 
 def variant_to_dict(variant: Variant) -> dict[str, Any]:
@@ -675,18 +677,10 @@ def from_json(text: str | dict) -> GameRecord:
 def load(path: str | Path) -> GameRecord:
     """Read a ``.blksgf`` or ``.json`` record from ``path`` (format chosen from the content; a UTF-8 byte order
     mark is skipped), replaying and checking it; raises :class:`RecordError` for a missing, unreadable, oversized
-    (over :data:`MAX_RECORD_BYTES`) or corrupt file."""
+    (over :data:`MAX_RECORD_BYTES`; no more is ever read) or corrupt file, or one that is not a regular file (a FIFO
+    or device is refused without reading it)."""
     path = Path(path)
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_RECORD_BYTES + 1)
-    except OSError as exc:
-        raise RecordError(f"cannot read record {str(path)!r}: {exc}") from exc
-    if len(raw) > MAX_RECORD_BYTES:
-        raise RecordError(
-            f"record {str(path)!r} is larger than {MAX_RECORD_BYTES:,} bytes; a game record takes a "
-            f"few kilobytes, so this is not one"
-        )
+    raw = fileio.read_bytes(path, MAX_RECORD_BYTES, what="record", error=RecordError)  # regular files only
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -701,16 +695,40 @@ def load(path: str | Path) -> GameRecord:
 
 
 def save_records(
-    records: Iterable[GameRecord], directory: str | Path, stem: str = "game", fmt: str = "blksgf"
+    records: Iterable[GameRecord],
+    directory: str | Path,
+    stem: str = "game",
+    fmt: str = "blksgf",
+    overwrite: bool = False,
 ) -> list[Path]:
     """Write records as ``directory/{stem}_{k:04d}.{fmt}`` (``fmt`` ``"blksgf"`` or ``"json"``; variants without
-    a ``.blksgf`` game type are written as JSON). Creates the directory; returns the paths written."""
+    a ``.blksgf`` game type are written as JSON). Creates the directory; returns the paths written. ``stem`` is a
+    plain name (letters, digits, ``_``, ``-``, ``.``; no path parts). An existing file is never replaced unless
+    ``overwrite``: every name is checked before the first is written, so a refused call writes nothing."""
     if fmt not in ("blksgf", "json"):
         raise RecordError(f"unknown record format {fmt!r}; use 'blksgf' or 'json'")
+    if not isinstance(stem, str) or not _STEM.fullmatch(stem):
+        raise RecordError(
+            f"record file stem {str(stem)[:60]!r} must be a plain name of letters, digits, '_', '-' or '.' "
+            f"(no path parts, not starting with '.'); give the folder as the directory"
+        )
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for k, record in enumerate(records):
-        suffix = fmt if fmt == "json" or record.variant.name in sgf.GAMES else "json"
-        paths.append(record.save(directory / f"{stem}_{k:04d}.{suffix}"))
-    return paths
+    records = list(records)
+    paths = [
+        directory / f"{stem}_{k:04d}.{fmt if fmt == 'json' or record.variant.name in sgf.GAMES else 'json'}"
+        for k, record in enumerate(records)
+    ]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(f"cannot create the folder {str(directory)!r} for the records: {exc.strerror}") from exc
+    taken = [p for p in paths if fileio.check_target(p, what="record", error=RecordError)]
+    if taken and not overwrite:
+        raise RecordError(
+            f"{len(taken)} of the {len(paths)} record files exist already (e.g. {str(taken[0])!r}); refusing to "
+            f"replace them: choose another folder or remove them"
+        )
+    return [record.save(path, overwrite=overwrite) for record, path in zip(records, paths)]
+
+
+_STEM = re.compile(r"[\w-][\w.-]{0,99}")

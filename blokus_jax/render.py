@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from blokus_jax import rules
+from blokus_jax import fileio, rules
 from blokus_jax.errors import IllegalActionError, VariantError
 from blokus_jax.tables import Tables
 from blokus_jax.variants import VARIANTS, Variant, get_variant
@@ -538,12 +538,13 @@ def to_image(state: Any, env: Any = None, **kwargs):
 
 
 def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs) -> bytes:
-    """The :func:`to_svg` picture as PNG bytes (also written to ``path`` when given); needs pillow."""
+    """The :func:`to_svg` picture as PNG bytes (also written to ``path`` when given, atomically and never through a
+    symbolic link: :func:`blokus_jax.fileio.write_atomic`); needs pillow."""
     buffer = io.BytesIO()
     to_image(state, env, **kwargs).save(buffer, format="PNG")
     data = buffer.getvalue()
     if path is not None:
-        Path(path).write_bytes(data)
+        fileio.write_atomic(path, data, what="picture")
     return data
 
 

@@ -21,7 +21,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from blokus_jax import records, sgf
+from blokus_jax import fileio, records, sgf
+from blokus_jax.errors import BlokusError
 from blokus_jax.records import GameRecord
 from blokus_jax.render import DEFAULT_NAMES, PALETTE, color_names
 from blokus_jax.variants import VARIANTS, get_variant
@@ -91,10 +92,10 @@ def page_source(path: str | Path) -> str | None:
     """For an existing file written by :func:`viewer_html`: the record path noted in it (``""`` if none was
     given). ``None`` when the file is not a viewer page (or cannot be read)."""
     try:
-        with Path(path).open("r", encoding="utf-8", errors="replace") as f:
-            head = f.read(4096)
+        with fileio.open_regular(path, what="viewer page", error=OSError) as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
     except OSError:
-        return None
+        return None  # missing, unreadable, or not a regular file (a FIFO is never waited on)
     if GENERATOR not in head:
         return None
     match = _SOURCE_META.search(head)
@@ -104,8 +105,13 @@ def page_source(path: str | Path) -> str | None:
 def write_viewer(
     record: GameRecord | None, path: str | Path, title: str | None = None, source: str | None = None
 ) -> Path:
-    """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path."""
+    """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path. The
+    write is atomic (:func:`blokus_jax.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
+    page intact, and a symbolic link or non-regular file at ``path`` is refused (``BlokusError``)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(viewer_html(record, title, source), encoding="utf-8")
-    return path
+    page = viewer_html(record, title, source)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BlokusError(f"cannot write the viewer page {str(path)!r}: {exc.strerror or exc}") from exc
+    return fileio.write_atomic(path, page, what="the viewer page", error=BlokusError)

@@ -17,6 +17,7 @@ from blokus_agents.arena import play_match
 from blokus_agents.networks import make_network
 from blokus_agents.policies import AgentSpecError, ParamPolicy, resolve_agent
 from blokus_agents.ppo import PPOConfig, make_train
+from blokus_jax import fileio
 from blokus_jax.errors import BlokusError, CheckpointError
 
 NETWORK = {"channels": 4, "blocks": 1, "value_hidden": 8}
@@ -174,11 +175,11 @@ def test_files_over_the_size_limit_are_refused_before_reading(env, params, tmp_p
     write(params, tmp_path)
     with open(tmp_path / "tiny.msgpack", "r+b") as f:
         f.truncate(baselines.MAX_FILE_BYTES + 1)  # sparse: large on paper, nothing to read
-    read, original = [], Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or original(self))
+    read, original = [], fileio._read_fd
+    monkeypatch.setattr(fileio, "_read_fd", lambda fd, size: read.append(original(fd, size)) or read[-1])
     with pytest.raises(CheckpointError, match=r"over the 4,194,304-byte limit"):
         baselines.load_baseline("tiny", env, tmp_path)
-    assert read == ["tiny.json"]  # the oversized msgpack was never read
+    assert b"".join(read) == (tmp_path / "tiny.json").read_bytes()  # only the metadata: the msgpack was never read
 
 
 def test_export_refuses_a_network_over_two_megabytes(params, tmp_path):
@@ -279,5 +280,112 @@ def test_export_script_reports_a_missing_run_as_an_error(tmp_path, capsys):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main([str(tmp_path / "nowhere"), "x", "--command", "train", "--out", str(tmp_path)]) == 2
-    assert "error: no checkpoint in" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: exporting") and "no checkpoint in" in err and "--resume" not in err
     assert baselines.available(tmp_path) == []
+
+
+# ------------------------------------------------------------------------------------- hostile files (issue 20)
+@pytest.mark.parametrize(
+    "which, make, message",
+    [
+        ("json", lambda p: p.symlink_to("/dev/zero"), "character device, not a regular file"),
+        ("json", lambda p: __import__("os").mkfifo(p), "FIFO"),
+        ("msgpack", lambda p: p.symlink_to("/dev/zero"), "character device, not a regular file"),
+        ("msgpack", lambda p: __import__("os").mkfifo(p), "FIFO"),
+        ("json", lambda p: p.write_text("[" * 200_000 + "]" * 200_000), "nested too deeply"),
+        ("json", lambda p: p.write_bytes(b'{"name": "\xff"}'), "not UTF-8"),
+        ("json", lambda p: p.write_text('{"sims": ' + "1" * 5000 + "}"), "not valid JSON"),
+    ],
+)
+def test_links_to_devices_fifos_and_deep_json_are_refused_without_reading_them(
+    env, params, tmp_path, which, make, message
+):
+    write(params, tmp_path)
+    path = tmp_path / f"tiny.{which}"
+    path.unlink()
+    make(path)
+    with pytest.raises(CheckpointError, match=message):
+        baselines.load_baseline("tiny", env, tmp_path)
+    if which == "json":
+        assert baselines.baseline_variant("tiny", tmp_path) is None  # the CLI's variant guess: no hang, no crash
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("sims", 10**12, r"sims >= 1 and at most 10,000"),
+        ("sims", -1, "sims >= 0"),
+        ("step", 10**40, "not a checkpoint number"),
+        ("variant", "nosuch", "names variant 'nosuch', which this version does not know"),
+        ("network", {"channels": 10**9, "blocks": 1, "value_hidden": 8}, "at most channels=1,024"),
+        ("train_config", {"sims": 2.9}, "train_config' is invalid"),
+    ],
+)
+def test_metadata_values_are_bounded(env, params, tmp_path, field, value, message):
+    searching = field == "sims" and value > 0
+    write(params, tmp_path, algorithm="alphazero" if searching else "ppo", sims=4 if searching else 0)
+    meta = json.loads((tmp_path / "tiny.json").read_text())
+    meta[field] = value
+    (tmp_path / "tiny.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=message) as err:
+        baselines.load_baseline("tiny", env, tmp_path)
+    assert "--variant nosuch" not in str(err.value) and "--resume" not in str(err.value)
+
+
+def test_non_finite_parameters_with_a_matching_hash_are_refused(env, params, tmp_path):
+    poisoned = jax.tree.map(lambda x: np.asarray(x).copy(), params)
+    leaf = jax.tree.leaves(poisoned)[0]
+    leaf.flat[0] = np.nan
+    data = serialization.to_bytes(poisoned)
+    write(params, tmp_path)
+    (tmp_path / "tiny.msgpack").write_bytes(data)
+    meta = json.loads((tmp_path / "tiny.json").read_text())
+    meta["sha256"] = __import__("hashlib").sha256(data).hexdigest()  # an attacker who recomputes the hash
+    (tmp_path / "tiny.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="non-finite parameters"):
+        baselines.load_baseline("tiny", env, tmp_path)
+
+
+def test_spec_sims_are_bounded(shelf, env):
+    with pytest.raises(AgentSpecError, match="from 1 to 10,000"):
+        resolve_agent("baseline:tiny,sims=1000000000", env)
+
+
+def test_export_into_an_unwritable_place_is_a_clear_error(params, tmp_path, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(CheckpointError, match="cannot write baseline 'tiny' into .*choose a writable directory"):
+        write(params, blocker / "shelf")
+    with pytest.raises(CheckpointError, match="cannot write baseline 'tiny' into"):
+        write(params, blocker)
+    # a write that fails half-way (a full disk) leaves the old pair as it was: both files are written first
+    write(params, tmp_path / "shelf")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "shelf").iterdir()}
+    real, calls = __import__("os").fsync, []
+
+    def fsync(fd):  # the second file's data does not reach the disk
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr("os.fsync", fsync)
+    with pytest.raises(CheckpointError, match="No space left"):
+        write(params, tmp_path / "shelf", notes="new", overwrite=True)
+    monkeypatch.setattr("os.fsync", real)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "shelf").iterdir()} == before
+
+
+def test_export_script_reports_an_unwritable_out_without_a_traceback(tmp_path, capsys):
+    import importlib.util
+
+    script = Path(__file__).parents[1] / "benchmarks" / "export_baseline.py"
+    spec = importlib.util.spec_from_file_location("export_baseline", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert module.main([str(tmp_path), "x", "--command", "train", "--out", str(blocker)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err

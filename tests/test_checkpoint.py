@@ -249,3 +249,132 @@ def test_upgrade_rewrites_format_1_checkpoints_so_that_they_resume(tmp_path, tra
     same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
     assert all(jax.tree.leaves(same))
     assert (tmp_path / "checkpoints_format1" / "1").is_dir()
+
+
+# ------------------------------------------------------------------------------- run directories under stress (20)
+def test_odd_checkpoint_folder_names_do_not_confuse_step_listing(saved):
+    root = saved / "checkpoints"
+    for name in ("²", "0007", "٣", "7.orbax-checkpoint-tmp-1", "-1", "1e3", " 5"):
+        (root / name).mkdir()
+    (root / "9").write_text("a file, not a checkpoint")
+    assert checkpoint.latest_step(saved) == 1 and checkpoint._steps(saved) == [1]
+    assert checkpoint.load_config(saved) == TINY
+    with pytest.raises(CheckpointError, match="no checkpoint 7 in"):
+        checkpoint.load_config(saved, 7)
+    with pytest.raises(CheckpointError, match="no checkpoint '1'"):
+        checkpoint.load_config(saved, "1")
+    assert checkpoint.load_config(saved, np.int64(1)) == TINY
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("dev_zero", "character device, not a regular file"),
+        ("fifo", "FIFO"),
+        ("deep", "nested too deeply"),
+        ("not_utf8", "not UTF-8"),
+        ("huge_int", "not valid JSON|invalid config"),
+        ("big_config_int", "invalid config"),
+        ("float_for_int", "invalid config.*channels"),
+        ("numpy_style", "invalid config"),
+        ("bad_hash", "no valid 'sha256'"),
+        ("huge", "over the 1,048,576-byte limit"),
+    ],
+)
+def test_edited_metadata_is_a_checkpoint_error_never_a_traceback_or_a_hang(saved, trained, kind, message):
+    import os
+
+    meta = saved / "checkpoints" / "1" / "meta" / "metadata"
+    original = json.loads(meta.read_text())
+    meta.unlink()
+    if kind == "dev_zero":
+        meta.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(meta)
+    elif kind == "deep":
+        meta.write_text("[" * 200_000 + "]" * 200_000)
+    elif kind == "not_utf8":
+        meta.write_bytes(b'{"format_version": 2, "x": "\xff"}')
+    elif kind == "huge_int":
+        meta.write_text(json.dumps(original).replace('"seed": 0', '"seed": ' + "9" * 5000))
+    elif kind == "big_config_int":
+        meta.write_text(json.dumps({**original, "config": {**original["config"], "seed": 10**20}}))
+    elif kind == "float_for_int":
+        meta.write_text(json.dumps({**original, "config": {**original["config"], "channels": 4.0}}))
+    elif kind == "numpy_style":
+        meta.write_text(json.dumps({**original, "config": {**original["config"], "num_envs": True}}))
+    elif kind == "bad_hash":
+        meta.write_text(json.dumps({**original, "sha256": {"params": "x" * 64, "state": "y"}}))
+    else:
+        meta.write_bytes(b" " * (checkpoint.MAX_META_BYTES + 1))
+    for load in (checkpoint.load_config, checkpoint.load_params, lambda d: checkpoint.restore(d, trained[0])):
+        with pytest.raises(CheckpointError, match=message):
+            load(saved)
+
+
+def test_non_finite_parameters_with_a_matching_hash_are_refused(tmp_path, trained):
+    trainer, runner = trained
+    for bad in (np.nan, np.inf, -np.inf):
+        run_dir = tmp_path / f"run_{bad}"
+        poisoned = runner.replace(params=jax.tree.map(lambda x: x.at[(0,) * x.ndim].set(bad), runner.params))
+        checkpoint.save(run_dir, poisoned, TINY)  # hashes are computed over the poisoned arrays: they match
+        with pytest.raises(CheckpointError, match="non-finite parameters"):
+            checkpoint.load_params(run_dir)
+        with pytest.raises(CheckpointError, match="non-finite parameters"):
+            checkpoint.restore(run_dir, trainer)
+        with pytest.raises(CheckpointError, match="non-finite parameters"):
+            load_policy(str(run_dir), blokus_jax.make("simple"))
+
+
+def test_each_missing_run_context_says_what_it_needed(tmp_path, capsys):
+    from blokus_agents import baselines, cli, train
+    from blokus_agents.policies import AgentSpecError, resolve_agent
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = blokus_jax.make("simple")
+    with pytest.raises(CheckpointError, match="--resume .*needs a checkpoint.*start a new run without --resume"):
+        checkpoint.restore(empty, make_train(TINY))
+    for spec, needed in ((str(empty), f"agent '{empty}' needs"), (f"az:{empty}", f"agent 'az:{empty}' needs")):
+        with pytest.raises(AgentSpecError, match=f"{needed} a trained run directory, but no checkpoint") as err:
+            resolve_agent(spec, env)
+        assert "--resume" not in str(err.value)
+    with pytest.raises(CheckpointError, match="exporting .* needs a trained run") as err:
+        baselines.export_baseline(empty, "x", tmp_path / "shelf", command="train")
+    assert "--resume" not in str(err.value)
+    with pytest.raises(CheckpointError, match="--init-from .* needs a trained run to copy its network") as err:
+        train.run(TINY, tmp_path / "new", init_from=empty, eval_every=0, progress=False, mesh=None)
+    assert "--resume" not in str(err.value) and not (tmp_path / "new").exists()
+    for argv, needed in (
+        (["train", "--out", str(empty), "--resume"], "--resume (resume=True) needs a checkpoint"),
+        (["train", "--out", str(tmp_path / "n2"), "--init-from", str(empty)], "--init-from .* needs a trained run"),
+        (["eval", "--agents", str(empty), "random"], "needs a trained run directory"),
+        (["play", "--opponent", f"az:{empty}"], "needs a trained run directory"),
+    ):
+        assert cli.main([*argv, "--no-progress"] if argv[0] != "play" else argv) == 2
+        err = capsys.readouterr().err
+        assert needed.split(".*")[0] in err and len(err.strip().splitlines()) == 1, err
+        if argv[0] != "train" or "--resume" not in argv:
+            assert "--resume" not in err
+
+
+def test_a_refused_init_from_leaves_the_run_directory_untouched(tmp_path, trained, saved):
+    from blokus_agents import train
+
+    source = tmp_path / "source"
+    checkpoint.save(source, trained[1], TINY)
+    out = tmp_path / "out"
+    out.mkdir()
+    metrics = out / "metrics.jsonl"
+    metrics.write_text('{"update": 0, "env_steps": 0, "win_rate_vs_random": 0.5}\n')  # a run killed early
+    before = metrics.read_bytes()
+    with pytest.raises(CheckpointError, match="has a network of channels=4.*give the same sizes"):
+        train.run(TINY.replace(channels=8), out, init_from=source, eval_every=0, progress=False, mesh=None)
+    assert metrics.read_bytes() == before and sorted(p.name for p in out.iterdir()) == ["metrics.jsonl"]
+    # a resumed run reads its log before it is accepted: a malformed line is an error naming it, nothing is changed
+    metrics = saved / "metrics.jsonl"
+    metrics.write_text('{"update": 0, "env_steps": 0}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    before = metrics.read_bytes()
+    with pytest.raises(CheckpointError, match="metrics.jsonl', line 2 is nested too deeply"):
+        train.run(TINY, saved, resume=True, until_update=2, eval_every=0, progress=False, mesh=None)
+    assert metrics.read_bytes() == before and checkpoint.latest_step(saved) == 1

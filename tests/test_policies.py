@@ -8,7 +8,7 @@ import pytest
 import blokus_jax
 from blokus_agents import policies
 from blokus_agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
-from blokus_jax.errors import BlokusError, CheckpointError
+from blokus_jax.errors import BlokusError
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +49,11 @@ def test_bad_specs_are_agent_spec_errors(env, spec, message):
 
 def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
     assert "az" in policies._PREFIXES and "mcts" in policies.agent_names()
-    with pytest.raises(CheckpointError, match="no checkpoint in 'runs/x'"):
+    with pytest.raises(AgentSpecError, match="agent 'az:runs/x' needs a trained run.*no checkpoint in 'runs/x'"):
         resolve_agent("az:runs/x,sims=8", env)
-    with pytest.raises(CheckpointError, match="no checkpoint in 'runs/x'"):  # a target without options
+    with pytest.raises(AgentSpecError, match="no checkpoint in 'runs/x'") as err:  # a target without options
         resolve_agent("az:runs/x", env)
+    assert "--resume" not in str(err.value)
     with pytest.raises(AgentSpecError, match="bad option ''"):  # a trailing comma is still malformed
         resolve_agent("az:runs/x,", env)
     with pytest.raises(AgentSpecError, match="unknown option 'depth'"):
@@ -166,7 +167,7 @@ def test_a_run_path_with_a_comma_is_given_quoted(env, tmp_path, monkeypatch):
     assert policies.split_target('az:"runs/a,b"') == ("runs/a,b", None)
     assert policies.split_target("az:runs/x,sims=8") == ("runs/x", "sims=8")
     # the quoted target reaches the loader whole: the error names the directory, not 'runs/a'
-    with pytest.raises(CheckpointError, match=r"no checkpoint in 'runs/a,b'"):
+    with pytest.raises(AgentSpecError, match=r"no checkpoint in 'runs/a,b'"):
         resolve_agent('az:"runs/a,b",sims=8', env)
     with pytest.raises(AgentSpecError, match=r"contains a comma.*quote the target: az:\"runs/a,b\""):
         resolve_agent("az:runs/a,b", env)
@@ -181,7 +182,7 @@ def test_a_run_directory_named_like_a_bot_gets_a_warning_and_an_explicit_path_pl
     monkeypatch.chdir(tmp_path)
     with pytest.warns(UserWarning, match=r"registered agent 'greedy', not the directory.*'\./greedy'"):
         resolve_agent("greedy", env)
-    with pytest.raises(CheckpointError, match=r"no checkpoint in '\./greedy'"):  # the path goes to the run loader
+    with pytest.raises(AgentSpecError, match=r"no checkpoint in '\./greedy'"):  # the path goes to the run loader
         resolve_agent("./greedy", env)
 
 

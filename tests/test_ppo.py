@@ -290,13 +290,13 @@ def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_pat
 
 
 def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_taken_over(tmp_path):
-    from blokus_agents.train import LOCK_FILE
+    from blokus_agents.train import LOCK_FILE, run_lock
 
     out = tmp_path / "locked"
     out.mkdir()
-    (out / LOCK_FILE).write_text(f"{os.getpid()} {__import__('socket').gethostname()}\n")  # a live trainer
-    with pytest.raises(CheckpointError, match=f"in use by another trainer \\(pid {os.getpid()}\\)"):
-        run(TINY, out, eval_every=0, progress=False, mesh=None)
+    with run_lock(out):  # a live trainer holds the directory (an flock, not just a file with a pid)
+        with pytest.raises(CheckpointError, match=f"in use by another trainer \\(pid {os.getpid()}\\)"):
+            run(TINY, out, eval_every=0, progress=False, mesh=None)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (out / LOCK_FILE).write_text(f"{dead.pid} {__import__('socket').gethostname()}\n")

@@ -21,10 +21,14 @@ Each baseline is two data files in this directory: ``NAME.msgpack``, the network
 ``notes``          free text (may be empty)
 ================== ====================================================================================================
 
-:func:`load_baseline` checks everything before trusting it: file sizes (:data:`MAX_FILE_BYTES`) before reading, each
-metadata field and its type, the variant and observation layout, the hash, and every array's shape and dtype against
-the network the metadata describes. :func:`export_baseline` writes the two files from a training run directory
-(``benchmarks/export_baseline.py`` is its command line). Importing this module registers the ``baseline:`` prefix of
+:func:`load_baseline` checks everything before trusting it: both are regular files (a link to ``/dev/zero`` or a FIFO
+is refused) of at most :data:`MAX_FILE_BYTES` (no more is ever read, whatever size the file claims), the JSON nests at
+most a few levels, each metadata field has its type and a bounded value (``sims`` at most
+:data:`~blokus_agents.configs.MAX_SIMS`, the network's sizes within those of a training config, ``train_config`` a
+valid config of its ``algorithm``), the variant and observation layout match, the hash matches, and every array has the
+shape and dtype of the network the metadata describes and only finite values. :func:`export_baseline` writes the two
+files from a training run directory (``benchmarks/export_baseline.py`` is its command line; both files are written in
+full before either replaces an old one). Importing this module registers the ``baseline:`` prefix of
 :func:`blokus_agents.policies.resolve_agent` (``baseline:duo``, ``baseline:duo,sims=128``); see :func:`baseline_policy`.
 """
 
@@ -44,10 +48,12 @@ import numpy as np
 from flax import serialization
 
 import blokus_jax
-from blokus_agents.configs import CONFIGS
+from blokus_agents.checkpoint import check_finite, require_run
+from blokus_agents.configs import CONFIGS, MAX_SIMS, PPOConfig
 from blokus_agents.networks import PolicyValueNet, make_network
 from blokus_agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
 from blokus_agents.search import network_search_policy
+from blokus_jax import fileio
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
@@ -89,23 +95,26 @@ def available(directory: str | os.PathLike | None = None) -> list[str]:
     root = Path(directory) if directory is not None else PACKAGE_DIR
     if not root.is_dir():
         return []
-    return sorted(
-        p.stem for p in root.glob("*.json") if _NAME.fullmatch(p.stem) and p.with_suffix(".msgpack").is_file()
-    )
+    return sorted(p.stem for p in root.glob("*.json") if _NAME.fullmatch(p.stem) and p.with_suffix(".msgpack").exists())
 
 
 def _read_capped(path: Path) -> bytes:
-    """The bytes of ``path``, refusing a file over :data:`MAX_FILE_BYTES` before reading it."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CheckpointError(
-                f"baseline file {str(path)!r} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit; "
-                f"it is not a blokus-jax baseline (re-export it with benchmarks/export_baseline.py)"
-            )
-        return path.read_bytes()
-    except OSError as exc:
-        raise CheckpointError(f"cannot read baseline file {str(path)!r}: {exc}") from exc
+    """The bytes of regular file ``path``, at most :data:`MAX_FILE_BYTES` of them (refused before reading when the
+    file says it is larger, and never read past the limit when it lies)."""
+    return fileio.read_bytes(path, MAX_FILE_BYTES, what="baseline file", error=CheckpointError)
+
+
+def _read_meta_file(path: Path, name: str) -> Any:
+    """The parsed ``NAME.json`` at ``path`` (bounded read, nesting at most 8 levels); ``CheckpointError`` otherwise."""
+    return fileio.load_json(
+        _read_capped(path), max_depth=8, what=f"baseline {name!r}: its metadata {path.name}", error=CheckpointError
+    )
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters (edited metadata can hold anything)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"<int of {len(str(value))} digits>"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_meta(meta: Any, name: str) -> dict:
@@ -121,37 +130,49 @@ def check_meta(meta: Any, name: str) -> dict:
     for key, kind in _FIELDS.items():
         value = meta[key]
         if type(value) is not kind:
-            raise CheckpointError(f"{where}: metadata field {key!r} is {value!r}, not a {kind.__name__}")
+            raise CheckpointError(f"{where}: metadata field {key!r} is {_brief(value)}, not a {kind.__name__}")
     if meta["format_version"] != FORMAT_VERSION:
         raise CheckpointError(
             f"{where} has format {meta['format_version']}, this version reads format {FORMAT_VERSION}; "
             f"use a matching blokus-jax version"
         )
     if meta["name"] != name:
-        raise CheckpointError(f"{where}: its metadata names it {meta['name']!r}; the files were renamed")
+        raise CheckpointError(f"{where}: its metadata names it {_brief(meta['name'])}; the files were renamed")
     if meta["algorithm"] not in ALGORITHMS:
-        raise CheckpointError(f"{where}: algorithm {meta['algorithm']!r} is not one of {list(ALGORITHMS)}")
+        raise CheckpointError(f"{where}: algorithm {_brief(meta['algorithm'])} is not one of {list(ALGORITHMS)}")
+    if meta["variant"] not in blokus_jax.VARIANTS:
+        raise CheckpointError(
+            f"{where}: its metadata names variant {_brief(meta['variant'])}, which this version does not know "
+            f"(known: {sorted(blokus_jax.VARIANTS)}); the file is corrupt or from another version"
+        )
     network = meta["network"]
+    limits = PPOConfig.int_limits
     if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
-        type(network[k]) is int and network[k] >= 1 for k in _NETWORK_FIELDS
+        type(network[k]) is int and max(1, limits[k][0]) <= network[k] <= limits[k][1] for k in _NETWORK_FIELDS
     ):
         raise CheckpointError(
-            f"{where}: metadata field 'network' is {network!r}; it needs positive ints {list(_NETWORK_FIELDS)}"
+            f"{where}: metadata field 'network' is {_brief(network)}; it needs positive ints {list(_NETWORK_FIELDS)} "
+            f"(at most {', '.join(f'{k}={limits[k][1]:,}' for k in _NETWORK_FIELDS)})"
         )
     low = 1 if meta["algorithm"] == "alphazero" else 0
-    if meta["sims"] < low:
+    if not low <= meta["sims"] <= MAX_SIMS:
         raise CheckpointError(
-            f"{where}: metadata field 'sims' is {meta['sims']}; a {meta['algorithm']} baseline needs sims >= {low} "
-            f"(its default search budget)"
+            f"{where}: metadata field 'sims' is {_brief(meta['sims'])}; a {meta['algorithm']} baseline needs "
+            f"sims >= {low} and at most {MAX_SIMS:,} (its default search budget)"
         )
-    if meta["step"] < 0:
-        raise CheckpointError(f"{where}: metadata field 'step' is {meta['step']}, not a checkpoint number")
+    if not 0 <= meta["step"] < 2**31:
+        raise CheckpointError(f"{where}: metadata field 'step' is {_brief(meta['step'])}, not a checkpoint number")
+    if meta["train_config"]:
+        try:
+            CONFIGS[meta["algorithm"]].from_dict(meta["train_config"])
+        except CheckpointError as exc:
+            raise CheckpointError(f"{where}: metadata field 'train_config' is invalid: {exc}") from None
     if not re.fullmatch(r"[0-9a-f]{64}", meta["sha256"]):
-        raise CheckpointError(f"{where}: metadata field 'sha256' is {meta['sha256']!r}, not a sha256 hex digest")
+        raise CheckpointError(f"{where}: metadata field 'sha256' is {_brief(meta['sha256'])}, not a sha256 hex digest")
     try:
         datetime.date.fromisoformat(meta["date"])
     except ValueError:
-        raise CheckpointError(f"{where}: metadata field 'date' is {meta['date']!r}, not an ISO date") from None
+        raise CheckpointError(f"{where}: metadata field 'date' is {_brief(meta['date'])}, not an ISO date") from None
     return meta
 
 
@@ -177,6 +198,7 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
         if not isinstance(leaf, np.ndarray) or leaf.shape != want.shape or leaf.dtype != want.dtype:
             got = f"{leaf.dtype}{list(leaf.shape)}" if isinstance(leaf, np.ndarray) else type(leaf).__name__
             raise CheckpointError(f"{where}: parameter {shown} is {got}, expected {want.dtype}{list(want.shape)}")
+    check_finite(raw, where)
     return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in leaves])
 
 
@@ -190,11 +212,7 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
     if name not in names:
         raise AgentSpecError(f"unknown baseline {name!r}; the available baselines are {names}")
     where = f"baseline {name!r}"
-    try:
-        meta = json.loads(_read_capped(root / f"{name}.json"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{where}: its metadata {name}.json is not valid JSON ({exc})") from exc
-    meta = check_meta(meta, name)
+    meta = check_meta(_read_meta_file(root / f"{name}.json", name), name)
     if meta["variant"] != env.variant.name:
         raise CheckpointError(
             f"{where} plays variant {meta['variant']!r}, not {env.variant.name!r}; use --variant {meta['variant']}"
@@ -228,8 +246,10 @@ def baseline_policy(
     its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
     simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
     search's options and matter only when it searches."""
-    if sims < 0:
-        raise AgentSpecError(f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations >= 1")
+    if not 0 <= sims <= MAX_SIMS:
+        raise AgentSpecError(
+            f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
+        )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
     if budget == 0:
@@ -246,8 +266,8 @@ def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> s
     if name not in available(root):
         return None
     try:
-        return check_meta(json.loads(_read_capped(root / f"{name}.json")), name)["variant"]
-    except (CheckpointError, ValueError):
+        return check_meta(_read_meta_file(root / f"{name}.json", name), name)["variant"]
+    except CheckpointError:
         return None
 
 
@@ -309,11 +329,25 @@ def write_baseline(
     env = blokus_jax.make(variant)
     _, abstract = _network_for(env, record)
     _check_params(name, serialization.msgpack_restore(data), abstract)  # the network the metadata describes
-    root.mkdir(parents=True, exist_ok=True)
-    for suffix, payload in ((".msgpack", data), (".json", (json.dumps(record, indent=2) + "\n").encode())):
-        tmp = paths[suffix].with_suffix(suffix + ".tmp")
-        tmp.write_bytes(payload)
-        os.replace(tmp, paths[suffix])
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CheckpointError(
+            f"cannot write baseline {name!r} into {str(root)!r}: {exc.strerror or exc}; choose a writable directory "
+            f"(--out)"
+        ) from exc
+    meta_text = (json.dumps(record, indent=2) + "\n").encode()
+    # both files are written in full (and synced) before either replaces an old one: a failure leaves the old pair
+    writers = [
+        fileio.atomic_writer(paths[suffix], overwrite=overwrite, what="baseline file", error=CheckpointError)
+        for suffix in (".msgpack", ".json")
+    ]
+    with writers[0] as params_file, writers[1] as meta_file:
+        params_file.write(data)
+        meta_file.write(meta_text)
+        for f in (params_file, meta_file):  # both on disk before the first rename (the .json, then the .msgpack)
+            f.flush()
+            os.fsync(f.fileno())
     _, loaded, _ = load_baseline(name, env, root)
     if serialization.to_bytes(jax.device_get(loaded)) != data:
         raise CheckpointError(f"baseline {name!r} did not load back bit-exactly from {str(root)!r}")
@@ -339,6 +373,11 @@ def export_baseline(
     :func:`write_baseline` does and ``CheckpointError`` for a run without a usable checkpoint."""
     from blokus_agents import checkpoint
 
+    require_run(
+        run_dir,
+        f"exporting {str(run_dir)!r} as baseline {name!r} needs a trained run",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint",
+    )
     meta = checkpoint.read_meta(run_dir, step)
     algorithm = meta["algorithm"]
     if algorithm not in ALGORITHMS:
