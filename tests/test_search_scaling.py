@@ -183,8 +183,8 @@ def simple():
 
 def test_seconds_budget_is_kept_at_batch_one(simple):
     """``mcts:seconds=S`` never spends more than 1.2 S on a move at batch 1 after compilation (a whole game of
-    ``simple``); a move that overruns is timed once more, so a moment of load from another process on the machine
-    is not read as the search overrunning."""
+    ``simple``); a move that overruns is timed up to twice more (the fastest counts), so a moment of load from
+    another process on the machine (the suite runs one per core) is not read as the search overrunning."""
     budget = 0.4
     policy = jax.jit(mcts_policy(simple, seconds=budget, k=8, playouts=1, considered=8))
     state = simple.init(jax.random.key(0))
@@ -194,7 +194,7 @@ def test_seconds_budget_is_kept_at_batch_one(simple):
     while not bool(state.terminated):
         key = jax.random.key(moves)
         spent = []
-        for _ in range(2):
+        for _ in range(3):
             start = time.perf_counter()
             action = jax.block_until_ready(policy(key, state))
             spent.append(time.perf_counter() - start)

@@ -197,8 +197,10 @@ def variant_parameter(variant: Variant) -> str:
 
 
 # --------------------------------------------------------------------------------------------------- the game
-def _game_type(name: str) -> pyspiel.GameType:
-    players = get_variant(GAMES[name]).num_players
+def _game_type(name: str, players: int | None = None) -> pyspiel.GameType:
+    """The OpenSpiel game type of registered game ``name``, for ``players`` players (default: its variant's; a
+    custom variant given as a game parameter may have another number)."""
+    players = get_variant(GAMES[name]).num_players if players is None else players
     return pyspiel.GameType(
         short_name=name,
         long_name=f"Blokus ({GAMES[name]}, blokus-jax)",
@@ -241,9 +243,7 @@ class BlokusGame(pyspiel.Game):
         rules = _rules(self._rules_key)
         self.core: Env = rules.env
         self.variant: Variant = rules.env.variant
-        game_type = _game_type(name)
-        if custom and self.variant.num_players != game_type.max_num_players:
-            game_type = _with_players(game_type, self.variant.num_players)
+        game_type = _game_type(name, self.variant.num_players)
         info = pyspiel.GameInfo(
             num_distinct_actions=self.core.num_actions,
             max_chance_outcomes=0,
@@ -267,26 +267,6 @@ class BlokusGame(pyspiel.Game):
         from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
         return IIGObserverForPublicInfoGame(iig_obs_type, params)
-
-
-def _with_players(game_type: pyspiel.GameType, players: int) -> pyspiel.GameType:
-    """``game_type`` for a custom variant with another number of players."""
-    return pyspiel.GameType(
-        short_name=game_type.short_name,
-        long_name=game_type.long_name,
-        dynamics=game_type.dynamics,
-        chance_mode=game_type.chance_mode,
-        information=game_type.information,
-        utility=game_type.utility,
-        reward_model=game_type.reward_model,
-        max_num_players=players,
-        min_num_players=players,
-        provides_information_state_string=True,
-        provides_information_state_tensor=False,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification=dict(PARAMETERS),
-    )
 
 
 class BlokusState(pyspiel.State):
