@@ -7,7 +7,9 @@ arguments and returns the handler ``(args) -> exit code``. Adding a subcommand i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
+import functools
 import importlib
 import json
 import math
@@ -479,15 +481,17 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
         env = make(_variant(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
-        for spec in dict.fromkeys([args.opponent, args.hint_bot]):
-            if spec.partition(":")[0] == "strong" or "seconds=" in spec:
-                print(
-                    f"calibrating {spec!r} to its time budget on this machine (two compilations) ...", file=sys.stderr
-                )
+        if _timed(args.opponent):
+            print(f"calibrating {args.opponent!r} to its time budget here (two compilations) ...", file=sys.stderr)
+        opponent = resolve_agent(args.opponent, env)
+        if _timed(args.hint_bot):  # built at the first 'hint', so that a game without hints starts at once
+            hint_bot: Policy | Deferred = Deferred(functools.partial(resolve_agent, args.hint_bot, env), args.hint_bot)
+        else:
+            hint_bot = resolve_agent(args.hint_bot, env)
         return play_game(
             env,
-            resolve_agent(args.opponent, env),
-            resolve_agent(args.hint_bot, env),
+            opponent,
+            hint_bot,
             args.seat,
             args.seed,
             sys.stdin,
@@ -497,10 +501,36 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
     return run
 
 
-def play_game(env: Env, opponent: Policy, hint_bot: Policy, seat: int, seed: int, stdin: TextIO, out: TextIO) -> int:
+def _timed(spec: str) -> bool:
+    """Whether agent ``spec`` has a time budget (``strong``, ``seconds=``), which is calibrated when it is built."""
+    return spec.partition(":")[0] == "strong" or "seconds=" in spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Deferred:
+    """A policy built when it is first needed: ``build() -> Policy`` (``spec`` names it in the line said then)."""
+
+    build: Callable[[], Policy]
+    spec: str
+
+
+def play_game(
+    env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
+) -> int:
     """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
     seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
-    step, bot, hint, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(hint_bot), jax.jit(env.is_legal)
+    step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
+    hints: list[Callable] = []  # the jitted hint policy, built at the first 'hint' when it is Deferred
+
+    def hint(key: jax.Array, state: State) -> jax.Array:
+        if not hints:
+            policy = hint_bot
+            if isinstance(hint_bot, Deferred):
+                print(f"calibrating {hint_bot.spec!r} for hints (two compilations, once) ...", file=sys.stderr)
+                policy = hint_bot.build()
+            hints.append(jax.jit(policy))
+        return hints[0](key, state)
+
     key = jax.random.key(seed)
     state = env.init(key)
     history: list[State] = []

@@ -357,3 +357,18 @@ def test_view_open_without_a_browser_says_so(tmp_path, monkeypatch, capsys):
     assert cli.main(["view", str(path), "--open"]) == 0
     captured = capsys.readouterr()
     assert "--open: no web browser found" in captured.err and str(path.with_suffix(".html")) in captured.out
+
+
+def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, capsys):
+    """The default hint bot (strong) is calibrated at the first 'hint', so a game without hints starts at once."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
+    assert "calibrating" not in capsys.readouterr().err
+    built = []
+    monkeypatch.setattr(cli, "resolve_agent", lambda spec, env: built.append(spec) or get_bot("corners", env))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hint\nhint\nquit\n"))
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
+    captured = capsys.readouterr()
+    assert built == ["greedy", "strong:seconds=1"]  # built once, at the first hint
+    assert captured.err.count("calibrating 'strong:seconds=1' for hints") == 1
+    assert captured.out.count("hint: ") == 2
