@@ -428,11 +428,11 @@ class _Session:
                     f"{str(out)!r} already holds checkpoints; pass resume=True to continue that run or choose another "
                     f"output directory"
                 )
-            if self.primary:
-                rundir.truncate_metrics(out, -1)  # metrics of a run killed before its first checkpoint
             runner = trainer.init(np.asarray(jax.random.PRNGKey(self.config.seed)))
             if init_from is not None:
                 runner = warm_start(trainer, runner, init_from)
+            if self.primary:  # metrics of a run killed before its first checkpoint, once this run is accepted
+                rundir.truncate_metrics(out, -1)
         if self.primary:
             _write_settings(out, self.settings)
         return runner

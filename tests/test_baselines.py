@@ -348,7 +348,7 @@ def test_non_finite_parameters_with_a_matching_hash_are_refused(env, params, tmp
 
 
 def test_spec_sims_are_bounded(shelf, env):
-    with pytest.raises(AgentSpecError, match="from 1 to 10,000"):
+    with pytest.raises(AgentSpecError, match="sims=1000000000 must be between 0 and 10000"):
         resolve_agent("baseline:tiny,sims=1000000000", env)
 
 

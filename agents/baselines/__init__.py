@@ -406,7 +406,7 @@ from blokus_agents.options import Option  # noqa: E402
 from blokus_agents.search import SEARCH_OPTIONS, search_memory  # noqa: E402
 
 # "baseline:duo", "baseline:duo,sims=128": the search's declared options, sims 0 meaning the baseline's own budget
-_OPTIONS = {**SEARCH_OPTIONS, "sims": Option(int, 0, 10**6, doc="0 plays the baseline's own budget")}
+_OPTIONS = {**SEARCH_OPTIONS, "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget")}
 register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=search_memory)
 
 __all__ = [
