@@ -21,10 +21,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "pettingzoo": ("pettingzoo", "gymnasium"),
     "render": ("matplotlib", "PIL"),
     "train": ("orbax.checkpoint", "matplotlib"),
+    "pgx": ("pgx",),
+    "openspiel": ("pyspiel",),
     "notebooks": ("nbconvert", "jupyterlab", "ipykernel"),
 }
 #: The distribution that provides a module, where its name differs.
-DISTRIBUTIONS = {"orbax.checkpoint": "orbax-checkpoint", "PIL": "pillow"}
+DISTRIBUTIONS = {"orbax.checkpoint": "orbax-checkpoint", "PIL": "pillow", "pyspiel": "open-spiel"}
 
 
 def install_hint(extra: str) -> str:

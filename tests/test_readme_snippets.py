@@ -42,7 +42,7 @@ def test_the_extras_are_what_the_readme_and_the_checks_say():
     from blokus_jax import _extras
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert extras["all"] == ["blokus-jax[gym,pettingzoo,render,train]"]  # lean: no test tools, no Jupyter
+    assert extras["all"] == ["blokus-jax[gym,pettingzoo,pgx,openspiel,render,train]"]  # lean: no test tools, no Jupyter
     assert any(d.startswith("jupyterlab") for d in extras["notebooks"])
     assert set(_extras.EXTRAS) <= set(extras)
     for extra in _extras.EXTRAS:

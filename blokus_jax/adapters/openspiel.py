@@ -59,13 +59,15 @@ from typing import Any
 
 import jax
 import numpy as np
-import pyspiel
 
-from blokus_jax import render
+from blokus_jax import _extras, render
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError, IllegalActionError, RecordError, VariantError
 from blokus_jax.rollout import max_game_length
 from blokus_jax.variants import Variant, get_variant
+
+_extras.require("openspiel", "blokus_jax.adapters.openspiel (the OpenSpiel adapter)")
+import pyspiel  # noqa: E402 (after the check that names the extra)
 
 #: OpenSpiel game name -> registered variant name.
 GAMES: dict[str, str] = {

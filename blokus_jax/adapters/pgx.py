@@ -51,13 +51,16 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import pgx
 from flax import struct
 
+from blokus_jax import _extras
 from blokus_jax import env as core_env
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError
 from blokus_jax.variants import Variant, get_variant
+
+_extras.require("pgx", "blokus_jax.adapters.pgx (the Pgx adapter)")
+import pgx  # noqa: E402 (after the check that names the extra)
 
 #: Version of this adapter's behaviour (bumped when the observation, rewards or ids change).
 VERSION = "v0"
