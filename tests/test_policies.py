@@ -114,7 +114,7 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
         ("az:runs/x,gumbel_scale=-0.5", r"gumbel_scale=-0.5 must be between 0 and 100"),
         ("az:runs/x,sims=99999999999999999999", r"sims=99999999999999999999 must be between 1 and 1000000"),
         ("baseline:simple,gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
-        ("baseline:simple,sims=-1", r"sims=-1 must be between 0 and 1000000"),
+        ("baseline:simple,sims=-1", r"sims=-1 must be between 0 and 10000 "),
         ("baseline:simple,k=5000", r"k=5000 must be between 1 and 1372"),
         ("mobility:k=99999", r"k=99999 must be between 1 and 1372"),
         ("minimax:depth=3", r"depth=3 must be between 1 and 2"),
