@@ -1,17 +1,25 @@
 """Training checkpoints with orbax (never pickle), verified on load.
 
-A run directory holds ``checkpoints/<update>/`` with three items: ``params`` (the network), ``state`` (every other field
-of the runner: optimiser state with the learning-rate schedule, the games in progress, the PRNG key, the update counter
-and, for AlphaZero, the replay buffer: everything a resumed run needs to continue exactly) and ``meta`` (JSON: format
-version, observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`blokus_agents.algorithms`),
-its config (:class:`~blokus_agents.ppo.PPOConfig` or :class:`~blokus_agents.alphazero.AZConfig`), and ``sha256``: the
-content hashes of ``params`` and of ``state``, each over the config and the item's arrays).
+A run directory holds ``checkpoints/<update>/`` with the items ``params`` (the network), ``state`` (every other field
+of the runner but the replay buffer: optimiser state with the learning-rate schedule, the games in progress, the PRNG
+key, the update counter), for AlphaZero ``buffer`` (the replay buffer), and ``meta`` (JSON: format version,
+observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`blokus_agents.algorithms`), its
+config (:class:`~blokus_agents.ppo.PPOConfig` or :class:`~blokus_agents.alphazero.AZConfig`), and ``sha256``: the
+content hashes of ``params``, ``state`` and ``buffer``, each over the config and the item's arrays). Together they are
+everything a resumed run needs to continue exactly.
+
+**Only the newest checkpoint keeps the replay buffer** (:data:`NEWEST_ONLY`; about 67 MiB of arrays for a Duo run
+with the default :class:`~blokus_agents.alphazero.AZConfig`, several times its network and optimiser): saving a
+checkpoint deletes the ``buffer`` of every older one, which keeps its params, state and metadata (and its hash of the
+buffer it had), so it still plays (:func:`load_params`) but can no longer be resumed (:func:`restore` says so).
 
 Loading checks the metadata (fields and types), the array shapes against the config, and the hashes: a missing,
 corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
-message (the underlying exception is chained as ``__cause__``). Format 1 checkpoints (written before content
-hashes, by blokus-jax up to commit 340b448) still load for *playing* (:func:`load_params`), unverified and with a
-one-line warning; resuming them is refused until :func:`upgrade` has rewritten them in the current format.
+message (the underlying exception is chained as ``__cause__``). Format 2 checkpoints (before the buffer had its own
+item: AlphaZero's lay inside ``state`` in every kept checkpoint) load and resume as they are. Format 1 checkpoints
+(written before content hashes, by blokus-jax up to commit 340b448) still load for *playing* (:func:`load_params`),
+unverified and with a one-line warning; resuming them is refused until :func:`upgrade` has rewritten them in the
+current format.
 """
 
 from __future__ import annotations
@@ -34,16 +42,22 @@ import orbax.checkpoint as ocp
 from blokus_agents.configs import PPOConfig, config_class
 from blokus_agents.networks import make_network
 from blokus_agents.ppo import Runner, make_train
-from blokus_agents.scaffold import host_array
+from blokus_agents.scaffold import host_array, is_primary
 from blokus_jax import fileio
 from blokus_jax.env import make
 from blokus_jax.errors import BlokusError, CheckpointError
 from blokus_jax.observe import OBS_VERSION
 
 #: Version of the checkpoint layout described above; bump it when the layout changes.
-FORMAT_VERSION = 2
-#: Older formats that :func:`load_params` still reads (for play only).
-PLAYABLE_FORMATS = (1, 2)
+FORMAT_VERSION = 3
+#: Older formats that :func:`load_params` still reads (format 1 for play only).
+PLAYABLE_FORMATS = (1, 2, 3)
+#: Formats that :func:`restore` resumes (format 2: the replay buffer inside ``state``).
+RESUMABLE_FORMATS = (2, 3)
+#: Runner fields saved as their own item and kept only in the newest checkpoint (resuming needs them, playing not).
+NEWEST_ONLY = ("buffer",)
+#: What a ``NEWEST_ONLY`` item folder is renamed to before it is deleted (a kill mid-delete leaves no half item).
+_DROPPED = ".dropped"
 SUBDIR = "checkpoints"
 #: The largest metadata file read (a checkpoint's metadata takes about a kilobyte).
 MAX_META_BYTES = 1 << 20
@@ -70,7 +84,7 @@ def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = Fa
     with _quiet():
         options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=create, enable_async_checkpointing=False)
         manager = ocp.CheckpointManager(
-            Path(run_dir).absolute() / SUBDIR, options=options, item_names=("params", "state", "meta")
+            Path(run_dir).absolute() / SUBDIR, options=options, item_names=("params", "state", "meta", *NEWEST_ONLY)
         )
         try:
             yield manager
@@ -103,22 +117,30 @@ def content_hash(config: Any, tree: Any) -> str:
     return digest.hexdigest()
 
 
-def _state_item(runner: Any) -> dict[str, Any]:
-    """Every field of a runner but ``params``, by name (the checkpoint's ``state`` item)."""
-    return {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name != "params"}
+def _state_item(runner: Any, legacy: bool = False) -> dict[str, Any]:
+    """Every field of a runner but ``params`` and the :data:`NEWEST_ONLY` ones, by name (the checkpoint's ``state``
+    item); ``legacy``: with those too, as format 2 saved it."""
+    skip = ("params",) if legacy else ("params", *NEWEST_ONLY)
+    return {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name not in skip}
+
+
+def _newest_items(runner: Any) -> dict[str, Any]:
+    """The :data:`NEWEST_ONLY` fields that ``runner`` has (an AlphaZero runner's ``buffer``; none for PPO)."""
+    return {name: getattr(runner, name) for name in NEWEST_ONLY if name in runner.__dataclass_fields__}
 
 
 def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None = 3) -> int:
     """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
-    ``keep``), with content hashes; returns the update number saved. Saving the same update twice is a no-op."""
+    ``keep``), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
+    returns the update number saved. Saving the same update twice is a no-op."""
     step = int(runner.update)
-    state = _state_item(runner)
+    items = {"params": runner.params, "state": _state_item(runner), **_newest_items(runner)}
     meta = {
         "format_version": FORMAT_VERSION,
         "obs_version": OBS_VERSION,
         "algorithm": config.algorithm,
         "config": config.to_dict(),
-        "sha256": {"params": content_hash(config, runner.params), "state": content_hash(config, state)},
+        "sha256": {name: content_hash(config, tree) for name, tree in items.items()},
     }
     with _manager(run_dir, keep, create=True) as manager:
         if step in manager.all_steps():
@@ -127,13 +149,31 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
             manager.save(
                 step,
                 args=ocp.args.Composite(
-                    params=ocp.args.StandardSave(runner.params),
-                    state=ocp.args.StandardSave(state),
+                    **{name: ocp.args.StandardSave(tree) for name, tree in items.items()},
                     meta=ocp.args.JsonSave(meta),
                 ),
             )
             manager.wait_until_finished()
+    if is_primary():  # every process saves together (orbax); one of them deletes
+        _drop_older_buffers(run_dir)
     return step
+
+
+def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
+    """Delete the :data:`NEWEST_ONLY` items of every checkpoint but the newest (each folder is renamed first, so that
+    a kill part-way leaves a checkpoint without the item rather than with half of it; leftovers of such a kill are
+    deleted too)."""
+    import shutil
+
+    steps = _steps(run_dir)
+    for step in steps[:-1]:
+        folder = Path(run_dir) / SUBDIR / str(step)
+        for name in NEWEST_ONLY:
+            item, dropped = folder / name, folder / (name + _DROPPED)
+            if item.is_dir() and not item.is_symlink():
+                os.replace(item, dropped)
+            if dropped.is_dir() and not dropped.is_symlink():
+                shutil.rmtree(dropped)
 
 
 def _steps(run_dir: str | os.PathLike) -> list[int]:
@@ -264,11 +304,12 @@ def _read_meta(run_dir: str | os.PathLike, step: int, shown: str | None = None) 
         raise CheckpointError(f"{where} has an invalid config: {exc}") from exc
     if version >= 2:
         hashes = meta.get("sha256")
+        valid = lambda k: isinstance(hashes.get(k), str) and _SHA256.fullmatch(hashes[k])  # noqa: E731
         if not (
             isinstance(hashes, dict)
-            and all(
-                isinstance(hashes.get(k), str) and re.fullmatch(r"[0-9a-f]{64}", hashes[k]) for k in ("params", "state")
-            )
+            and valid("params")
+            and valid("state")
+            and all(valid(k) for k in NEWEST_ONLY if k in hashes)
         ):
             raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no valid 'sha256' hashes")
     return meta
@@ -396,13 +437,14 @@ def check_finite(params: Any, where: str) -> None:
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
     """The verified runner (:class:`Runner` or :class:`~blokus_agents.alphazero.AZRunner`) of checkpoint ``step``
     (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over ``trainer.mesh`` if
-    any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt or of format 1, or its config differs from
+    any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt, of format 1 or without its replay buffer
+    (an AlphaZero checkpoint older than the newest, see the module doc), or its config differs from
     ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
     learning-rate horizon stays as saved)."""
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)
-        if meta["format_version"] < FORMAT_VERSION:
+        if meta["format_version"] not in RESUMABLE_FORMATS:
             raise CheckpointError(
                 f"checkpoint {step} in {str(run_dir)!r} has the old format "
                 f"{meta['format_version']} (no content hash, another optimiser state): it can be "
@@ -425,8 +467,35 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
                 f"(field: (saved, requested)) {diff}; resume with the saved settings"
             )
         target = _target(trainer)
-        items = _restore_items(manager, run_dir, step, meta, {"params": target.params, "state": _state_item(target)})
-    return type(target)(params=items["params"], **items["state"])
+        items = _restore_items(manager, run_dir, step, meta, _resume_targets(run_dir, step, meta, target))
+    newest = {name: items[name] for name in NEWEST_ONLY if name in items}
+    return type(target)(params=items["params"], **items["state"], **newest)
+
+
+def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: Any) -> dict[str, Any]:
+    """The items (name -> restore target) that resuming checkpoint ``step`` reads for the runner ``target``: params,
+    state and the :data:`NEWEST_ONLY` items (inside ``state`` in format 2). Raises ``CheckpointError`` when one of
+    those is gone (an older checkpoint, whose replay buffer was deleted when a newer one was saved)."""
+    if meta["format_version"] == 2:
+        return {"params": target.params, "state": _state_item(target, legacy=True)}
+    where = f"checkpoint {step} in {str(run_dir)!r}"
+    items = {"params": target.params, "state": _state_item(target)}
+    for name, tree in _newest_items(target).items():
+        if name not in meta["sha256"]:
+            raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'sha256' hash of {name!r}")
+        if not (Path(run_dir) / SUBDIR / str(step) / name).is_dir():
+            newest = _steps(run_dir)[-1]
+            if newest != step:
+                raise CheckpointError(
+                    f"{where} cannot be resumed: it no longer holds its replay buffer ({name!r}), which only the "
+                    f"newest checkpoint of a run keeps (update {newest}); resume from that one, or play this one"
+                )
+            raise CheckpointError(
+                f"{where} cannot be resumed: its replay buffer ({name}/) is missing; it can still be played, or "
+                f"start a new run from its network with --init-from {str(run_dir)!r}"
+            )
+        items[name] = tree
+    return items
 
 
 def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[Any, Any]:
@@ -437,7 +506,7 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[An
     meta = read_meta(run_dir, step)
     config = meta["config"]
     with _manager(run_dir) as manager:
-        if meta["format_version"] < FORMAT_VERSION:
+        if meta["format_version"] < 2:
             _log.warning(
                 "checkpoint %s in %r has the old format %s without a content hash: loaded unverified",
                 step,
@@ -462,7 +531,7 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
     done = []
     for step in _steps(run_dir):
         meta = read_meta(run_dir, step)
-        if meta["format_version"] >= FORMAT_VERSION:
+        if meta["format_version"] in RESUMABLE_FORMATS:
             continue
         config: PPOConfig = meta["config"]
         trainer = make_train(config)

@@ -435,3 +435,118 @@ def test_a_checkpoint_saved_before_a_config_field_existed_still_verifies_and_rea
     assert config.root_noise == 0.0 and config.root_alpha == TINY.root_alpha  # trained without noise
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(loaded)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+# ------------------------------------------------------------------------- small checkpoints (issue 19, item 4)
+def _bytes(path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _at(runner, update: int):
+    """A copy of ``runner`` with its update counter set to ``update`` (saving it makes checkpoint ``update``)."""
+    return jax.tree.map(jnp.copy, runner.replace(update=jnp.asarray(update, runner.update.dtype)))
+
+
+def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(tmp_path, trainer, played):
+    runner, _ = played
+    for update in (5, 6, 7):
+        checkpoint.save(tmp_path, _at(runner, update), TINY)
+    root = tmp_path / "checkpoints"
+    assert [int(p.name) for p in sorted(root.iterdir())] == [5, 6, 7]
+    assert [(root / str(u) / "buffer").is_dir() for u in (5, 6, 7)] == [False, False, True]
+    newest, buffer = _bytes(root / "7"), _bytes(root / "7" / "buffer")
+    assert buffer > 0 and all(_bytes(root / str(u)) < newest for u in (5, 6))
+    assert _bytes(root) < 3 * newest - buffer  # keeping the buffer everywhere would take 3 * newest
+    assert set(checkpoint.read_meta(tmp_path)["sha256"]) == {"params", "state", "buffer"}
+
+    # resume from the newest: every field, the buffer included, and the next update are exact
+    restored = checkpoint.restore(tmp_path, trainer)
+    saved = _at(runner, 7)
+    same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), saved, restored)
+    assert all(jax.tree.leaves(same)) and int(restored.buffer.length.sum()) > 0
+    (a, _), (b, _) = trainer.update(saved), trainer.update(restored)  # update donates its runner
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+    # an older checkpoint plays (its params are intact) but is not resumed
+    config, params = checkpoint.load_params(tmp_path, 5)
+    for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    from blokus_agents.search import network_search_policy
+
+    env = trainer.env
+    policy = network_search_policy(env, trainer.network.apply, params, sims=2, k=4)
+    state = env.init()
+    assert bool(env.is_legal(state, jax.jit(policy.fn)(policy.params, jax.random.key(0), state)))
+    with pytest.raises(CheckpointError, match=r"checkpoint 5 .*no longer holds its replay buffer .*update 7"):
+        checkpoint.restore(tmp_path, trainer, step=5)
+
+
+def test_a_missing_or_tampered_buffer_is_refused_for_resume_but_not_for_play(tmp_path, trainer, played):
+    runner, _ = played
+    checkpoint.save(tmp_path, _at(runner, 5), TINY)
+    meta_file = tmp_path / "checkpoints" / "5" / "meta" / "metadata"
+    original = json.loads(meta_file.read_text())
+    meta_file.write_text(json.dumps({**original, "sha256": {**original["sha256"], "buffer": "0" * 64}}))
+    with pytest.raises(CheckpointError, match="content hash of its 'buffer' does not match"):
+        checkpoint.restore(tmp_path, trainer)
+    hashes = {k: v for k, v in original["sha256"].items() if k != "buffer"}
+    meta_file.write_text(json.dumps({**original, "sha256": hashes}))
+    with pytest.raises(CheckpointError, match="no 'sha256' hash of 'buffer'"):
+        checkpoint.restore(tmp_path, trainer)
+    meta_file.write_text(json.dumps(original))
+    import shutil
+
+    shutil.rmtree(tmp_path / "checkpoints" / "5" / "buffer")
+    with pytest.raises(CheckpointError, match=r"cannot be resumed: its replay buffer \(buffer/\) is missing"):
+        checkpoint.restore(tmp_path, trainer)
+    checkpoint._cached_meta.cache_clear()
+    assert checkpoint.load_params(tmp_path)[0] == TINY  # playing needs only the params
+
+
+def _save_format_2(run_dir, runner, config):
+    """A checkpoint as written before the buffer had its own item (format 2): the buffer inside ``state``, in every
+    kept checkpoint, and the hash of ``state`` over it."""
+    import orbax.checkpoint as ocp
+
+    from blokus_jax.observe import OBS_VERSION
+
+    state = {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name != "params"}
+    meta = {
+        "format_version": 2,
+        "obs_version": OBS_VERSION,
+        "algorithm": "alphazero",
+        "config": config.to_dict(),
+        "sha256": {
+            "params": checkpoint.content_hash(config, runner.params),
+            "state": checkpoint.content_hash(config, state),
+        },
+    }
+    manager = ocp.CheckpointManager(
+        run_dir.absolute() / "checkpoints",
+        item_names=("params", "state", "meta"),
+        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
+    )
+    manager.save(
+        int(runner.update),
+        args=ocp.args.Composite(
+            params=ocp.args.StandardSave(runner.params),
+            state=ocp.args.StandardSave(state),
+            meta=ocp.args.JsonSave(meta),
+        ),
+    )
+    manager.wait_until_finished()
+    manager.close()
+
+
+def test_format_2_checkpoints_with_the_buffer_inside_the_state_still_play_and_resume(tmp_path, trainer, played):
+    runner, _ = played
+    _save_format_2(tmp_path, _at(runner, 4), TINY)
+    restored = checkpoint.restore(tmp_path, trainer)
+    same = jax.tree.map(lambda a, b: bool(np.array_equal(a, b)), _at(runner, 4), restored)
+    assert all(jax.tree.leaves(same))
+    assert checkpoint.load_params(tmp_path)[0] == TINY
+    # the resumed run saves the new format: its newest checkpoint carries the buffer as its own item
+    checkpoint.save(tmp_path, _at(runner, 5), TINY)
+    assert (tmp_path / "checkpoints" / "5" / "buffer").is_dir()
+    assert int(checkpoint.restore(tmp_path, trainer).update) == 5
