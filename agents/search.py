@@ -9,7 +9,9 @@ function, so there is no learned dynamics model and every position in the tree i
              mean final result of ``playouts`` batched playouts to the end of the game with a fast playout policy
              (``greedy``: a largest placeable piece, random among those; or ``random``). This is the agent ``mcts``.
 ``network``  prior = a policy-value network's logits restricted to the candidates, value = its value head. The
-             agent ``az:RUN_DIR`` plays a trained run's network this way.
+             agent ``az:RUN_DIR`` plays a trained run's network this way; ``az:RUN_DIR,mix=L``
+             (:func:`mixed_evaluator`) values a leaf ``(1 - L) * value head + L * playout result`` (the ``rollout``
+             value).
 =========== =====================================================================================================
 
 **Candidates.** mctx sizes its tree arrays ``[batch, simulations + 1, num_actions]``; with 17,837 (Duo) or 36,401
@@ -168,28 +170,20 @@ def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array
 
 
 # ------------------------------------------------------------------------------------------------------ evaluators
-def rollout_evaluator(
-    env: Env,
-    playouts: int = 8,
-    playout: str = "greedy",
-    temperature: float = 1.0,
-    margin: float = 0.0,
-    margin_scale: float = 10.0,
-    size_weight: float = 1.0,
-) -> Evaluator:
-    """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = mean over ``playouts``
-    games played to the end from the position by the ``playout`` policy (``"greedy"``, ``"random"`` or ``"block"``:
-    greedy, preferring placements that cover an opponent's corner cells; see :func:`blokus_jax.rules.playout`), each
-    scored by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with
-    ``tanh(score margin / margin_scale)`` of the root's player against the best other (a denser signal than win or
-    loss when playouts are few), and signed for the mover's side. Returns an :data:`Evaluator`."""
+def playout_value(
+    env: Env, playouts: int = 8, playout: str = "greedy", margin: float = 0.0, margin_scale: float = 10.0
+) -> Callable[[jax.Array, State, jax.Array], jax.Array]:
+    """The value of the ``rollout`` evaluator, ``(key, state, root_player) -> f32``: the mean over ``playouts`` games
+    played to the end from the position by the ``playout`` policy (``"greedy"``, ``"random"`` or ``"block"``: greedy,
+    preferring placements that cover an opponent's corner cells; see :func:`blokus_jax.rules.playout`), each scored
+    by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with ``tanh(score margin /
+    margin_scale)`` of the root's player against the best other (a denser signal than win or loss when playouts are
+    few), and signed for the mover's side (0 for a finished game). Used by :func:`rollout_evaluator` and
+    :func:`mixed_evaluator`."""
     if playout not in PLAYOUTS:
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
         raise VariantError(f"playouts must be a positive int, got {playouts!r}")
-    if not float(temperature) > 0:
-        raise VariantError(f"temperature must be positive, got {temperature!r}")
-    scores = corner_move_scores(env, size_weight)
     greedy, block = playout in ("greedy", "block"), playout == "block"
     playouts, margin = int(playouts), float(margin)
 
@@ -216,11 +210,32 @@ def rollout_evaluator(
         done = state.terminated | state.truncated
         return jnp.where(done, 0.0, result)
 
+    def value(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
+        results = _batched(play_out, (0, None, None))(jax.random.split(key, playouts), state, root_player)
+        return side_sign(state.current_player, root_player) * jnp.mean(results)
+
+    return value
+
+
+def rollout_evaluator(
+    env: Env,
+    playouts: int = 8,
+    playout: str = "greedy",
+    temperature: float = 1.0,
+    margin: float = 0.0,
+    margin_scale: float = 10.0,
+    size_weight: float = 1.0,
+) -> Evaluator:
+    """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = :func:`playout_value`
+    with these ``playouts``, ``playout`` policy and ``margin`` blend. Returns an :data:`Evaluator`."""
+    value_of = playout_value(env, playouts, playout, margin, margin_scale)
+    if not float(temperature) > 0:
+        raise VariantError(f"temperature must be positive, got {temperature!r}")
+    scores = corner_move_scores(env, size_weight)
+
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del params
-        results = _batched(play_out, (0, None, None))(jax.random.split(key, playouts), state, root_player)
-        value = side_sign(state.current_player, root_player) * jnp.mean(results)
-        return scores(state) / temperature, value
+        return scores(state) / temperature, value_of(key, state, root_player)
 
     return evaluate
 
@@ -234,6 +249,37 @@ def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
         del key, root_player
         logits, value = apply_fn(params, env.observe(state))
         return logits[: env.pass_action], value
+
+    return evaluate
+
+
+def mixed_evaluator(
+    env: Env,
+    apply_fn: Callable,
+    mix: float,
+    *,
+    playouts: int = 8,
+    playout: str = "greedy",
+    margin: float = 0.5,
+    margin_scale: float = 10.0,
+) -> Evaluator:
+    """The ``network`` evaluator whose leaf value mixes in playouts (AlphaGo's lambda): prior = the network's logits,
+    value = ``(1 - mix) * value head + mix * playout result``, the playout result being :func:`playout_value` (the
+    ``rollout`` evaluator's value, with its ``margin`` blend) of ``playouts`` games by the ``playout`` policy.
+    ``mix=0`` is exactly :func:`network_evaluator` (no playouts are run); ``mix=1`` values leaves by playouts alone
+    under the network's prior. Raises ``VariantError`` for a ``mix`` outside ``[0, 1]``. Returns an
+    :data:`Evaluator`."""
+    mix = float(mix)
+    if not 0.0 <= mix <= 1.0:
+        raise VariantError(f"mix must be a weight between 0 and 1, got {mix!r}")
+    network = network_evaluator(env, apply_fn)
+    if mix == 0.0:
+        return network
+    value_of = playout_value(env, playouts, playout, margin, margin_scale)
+
+    def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
+        logits, value = network(params, key, state, root_player)
+        return logits, (1 - mix) * value + mix * value_of(key, state, root_player)
 
     return evaluate
 
@@ -473,31 +519,56 @@ def network_search_policy(
     k: int = 16,
     considered: int = 16,
     gumbel_scale: float = 0.0,
+    mix: float = 0.0,
+    playouts: int = 8,
+    playout: str = "greedy",
+    margin: float = 0.5,
 ) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
     -> (logits, value)``. Returns a :class:`~blokus_agents.policies.ParamPolicy` (a policy ``(key, state) -> int32``
     whose ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move;
     self-play training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel
-    sampling)."""
-    search = make_search(
-        env, network_evaluator(env, apply_fn), sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale
-    )
+    sampling). ``mix > 0`` mixes playouts into the leaf values (:func:`mixed_evaluator` with ``playouts``,
+    ``playout`` and ``margin``; unused at ``mix=0``)."""
+    evaluator = mixed_evaluator(env, apply_fn, mix, playouts=playouts, playout=playout, margin=margin)
+    search = make_search(env, evaluator, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale)
     return ParamPolicy(_single(search), params)
 
 
 def az_policy(
-    env: Env, run_dir: str, *, sims: int = 64, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
+    env: Env,
+    run_dir: str,
+    *,
+    sims: int = 64,
+    k: int = 16,
+    considered: int = 16,
+    gumbel_scale: float = 0.0,
+    mix: float = 0.0,
+    playouts: int = 8,
+    playout: str = "greedy",
+    margin: float = 0.5,
 ) -> ParamPolicy:
-    """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``): the newest checkpoint of a training run directory played
-    with :func:`network_search_policy` and these options (the play budget; independent of the ``sims`` an AlphaZero run
-    trained with). An AlphaZero run directory given as an agent plays the same way. Raises ``CheckpointError`` when the
+    """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``, ``az:runs/duo,mix=0.5``): the newest checkpoint of a
+    training run directory played with :func:`network_search_policy` and these options (the play budget; independent
+    of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
+    values). An AlphaZero run directory given as an agent plays the same way. Raises ``CheckpointError`` when the
     run's checkpoint is corrupt or was trained on another variant, and ``AgentSpecError`` when there is none."""
     from blokus_agents.checkpoint import require_agent_run
 
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
     return network_search_policy(
-        env, network.apply, params, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale
+        env,
+        network.apply,
+        params,
+        sims=sims,
+        k=k,
+        considered=considered,
+        gumbel_scale=gumbel_scale,
+        mix=mix,
+        playouts=playouts,
+        playout=playout,
+        margin=margin,
     )
 
 
@@ -532,6 +603,11 @@ MCTS_OPTIONS = {
     "seconds": Option(float, 0.0, 3600.0, doc="time budget per move at batch 1 (replaces sims); 0: off"),
 }
 STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
+AZ_OPTIONS = {
+    **SEARCH_OPTIONS,
+    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; 0: the value head alone"),
+    **{name: MCTS_OPTIONS[name] for name in ("playouts", "playout", "margin")},
+}
 
 
 def search_memory(env: Env, options: dict) -> int:
@@ -547,11 +623,19 @@ register_agent(
     options=STRONG_OPTIONS,
     memory=lambda env, options: search_memory(env, {**STRONG, **options}),
 )  # "strong", "strong:seconds=5"
-register_prefix("az", az_policy, options=SEARCH_OPTIONS, memory=search_memory)  # "az:runs/duo,sims=64"
+
+
+def az_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's ``az:`` search with ``options``: the tree, and playouts only when ``mix > 0``."""
+    return search_memory(env, {**options, "playouts": options["playouts"] if options["mix"] else 0})
+
+
+register_prefix("az", az_policy, options=AZ_OPTIONS, memory=az_memory)  # "az:runs/duo,sims=64", "az:runs/duo,mix=0.5"
 # An AlphaZero run directory given as an agent ("runs/az") plays with its search, like "az:runs/az".
 register_run_kind("alphazero", lambda run_dir, env, **options: az_policy(env, run_dir, **options))
 
 __all__ = [
+    "AZ_OPTIONS",
     "MCTS_OPTIONS",
     "PLAYOUTS",
     "SEARCH_OPTIONS",
@@ -560,13 +644,16 @@ __all__ = [
     "Evaluator",
     "Node",
     "SearchOutput",
+    "az_memory",
     "az_policy",
     "calibrate_sims",
     "full_action_weights",
     "make_search",
     "mcts_policy",
+    "mixed_evaluator",
     "network_evaluator",
     "network_search_policy",
+    "playout_value",
     "rollout_evaluator",
     "root_utility",
     "search_memory",
