@@ -480,6 +480,12 @@ def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(
     assert bool(env.is_legal(state, jax.jit(policy.fn)(policy.params, jax.random.key(0), state)))
     with pytest.raises(CheckpointError, match=r"checkpoint 5 .*no longer holds its replay buffer .*update 7"):
         checkpoint.restore(tmp_path, trainer, step=5)
+    # what a kill in the middle of a deletion leaves behind goes with the next save
+    leftover = root / "6" / "buffer.dropped"
+    leftover.mkdir()
+    (leftover / "part").write_bytes(b"x")
+    checkpoint.save(tmp_path, _at(runner, 8), TINY)
+    assert not leftover.exists() and [(root / str(u) / "buffer").is_dir() for u in (6, 7, 8)] == [False, False, True]
 
 
 def test_a_missing_or_tampered_buffer_is_refused_for_resume_but_not_for_play(tmp_path, trainer, played):
