@@ -40,6 +40,7 @@ policies ``(key, state) -> action`` that can be jitted and vmapped, so thousands
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -295,17 +296,22 @@ def make_search(
     gumbel_scale: float = 1.0,
     root_noise: float = 0.0,
     root_alpha: float = 0.3,
+    value_scale: float = 0.1,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search ``(params, key, states) -> SearchOutput`` (``states`` with a leading batch axis) running
     ``sims`` simulations of Gumbel MuZero over the top-``k`` candidates of every node, with sequential halving over
     ``considered`` root candidates and Gumbel noise scaled by ``gumbel_scale`` (0: deterministic given the
-    priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``).
+    priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``). ``value_scale`` is mctx's
+    ``completed Q`` scale (:func:`mctx.qtransform_completed_by_mix_value`, default 0.1): a child's Q enters the
+    improved policy as ``(50 + max visits) * value_scale * Q`` (Q rescaled to [0, 1] among the node's children)
+    against the prior logits, so larger values let the values overrule the prior after fewer visits.
 
     ``root_noise`` (self-play exploration, 0 to play): the root's prior becomes ``(1 - root_noise) * p + root_noise
     * Dirichlet(root_alpha)`` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
     once a trained network's logits are far apart (on small boards self-play then collapses to one game); the
     mixture keeps every candidate's prior probability bounded below."""
     sims, k, considered = int(sims), int(k), int(considered)
+    qtransform = functools.partial(mctx.qtransform_completed_by_mix_value, value_scale=float(value_scale))
     if sims < 1 or k < 1 or considered < 1:
         raise VariantError(
             f"sims, k and considered must be positive ints, got sims={sims}, k={k}, considered={considered}"
@@ -350,6 +356,7 @@ def make_search(
                 invalid_actions=~nodes.valid,
                 max_num_considered_actions=min(considered, k),
                 gumbel_scale=gumbel_scale,
+                qtransform=qtransform,
             )
             return out.action, out.action_weights, out.search_tree.node_values[:, 0]
 
@@ -422,6 +429,7 @@ def mcts_policy(
     temperature: float = 1.0,
     margin: float = 0.5,
     gumbel_scale: float = 0.0,
+    value_scale: float = 0.1,
     seconds: float = 0.0,
 ) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
@@ -436,11 +444,15 @@ def mcts_policy(
     evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
 
     def build(n: int) -> Callable[[jax.Array, State], jax.Array]:
-        act = _single(make_search(env, evaluator, sims=n, k=k, considered=considered, gumbel_scale=gumbel_scale))
+        act = _single(
+            make_search(
+                env, evaluator, sims=n, k=k, considered=considered, gumbel_scale=gumbel_scale, value_scale=value_scale
+            )
+        )
         return lambda key, state: act(None, key, state)
 
     if seconds:
-        options = (k, playouts, playout, considered, temperature, margin, gumbel_scale)
+        options = (k, playouts, playout, considered, temperature, margin, gumbel_scale, value_scale)
         return build(calibrate_sims(env, build, seconds, ("mcts",) + options))
     return build(sims)
 
@@ -600,6 +612,7 @@ MCTS_OPTIONS = {
     "playout": Option(str, choices=PLAYOUTS, doc="the playout policy"),
     "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
     "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
+    "value_scale": Option(float, 1e-3, 100.0, doc="weight of Q against the prior in the tree (mctx's, 0.1)"),
     "seconds": Option(float, 0.0, 3600.0, doc="time budget per move at batch 1 (replaces sims); 0: off"),
 }
 STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}

@@ -274,3 +274,26 @@ def test_network_search_plays_legal_moves(duo):
     keys = jax.random.split(jax.random.key(3), states.board.shape[0])
     actions = jax.jit(jax.vmap(policy))(keys, states)
     assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()
+
+
+def test_value_scale_sets_how_soon_values_overrule_the_prior():
+    """A prior that strongly favours a losing move: with a large ``value_scale`` the search's values overrule it
+    and it plays a winning move; with a tiny one the prior decides and it plays the losing move."""
+    env = blokus_jax.make("duo")
+    state, wins, losses = solved_endgame(env, seed=0)
+    base = rollout_evaluator(env, playouts=2)
+    favourite = losses[0]
+
+    def misleading(params, key, s, root_player):
+        logits, value = base(params, key, s, root_player)
+        return logits.at[favourite].add(8.0), value
+
+    batch = jax.tree.map(lambda x: x[None], state)
+    chosen = {}
+    for scale in (1e-3, 100.0):
+        search = jax.jit(
+            make_search(env, misleading, sims=32, k=16, considered=16, gumbel_scale=0.0, value_scale=scale)
+        )
+        chosen[scale] = int(search(None, jax.random.key(0), batch).action[0])
+    assert chosen[1e-3] == favourite
+    assert chosen[100.0] in wins
