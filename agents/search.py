@@ -443,13 +443,25 @@ def mcts_policy(
     playouts per leaf blended with the score margin, no Gumbel noise when playing."""
     evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
 
+    built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
+
     def build(n: int) -> Callable[[jax.Array, State], jax.Array]:
-        act = _single(
-            make_search(
-                env, evaluator, sims=n, k=k, considered=considered, gumbel_scale=gumbel_scale, value_scale=value_scale
+        # One policy object per budget: the calibration's compiled search of the chosen budget is the one the caller
+        # jits again (JAX shares the compilation of a function object), so a seconds= agent compiles it once.
+        if n not in built:
+            act = _single(
+                make_search(
+                    env,
+                    evaluator,
+                    sims=n,
+                    k=k,
+                    considered=considered,
+                    gumbel_scale=gumbel_scale,
+                    value_scale=value_scale,
+                )
             )
-        )
-        return lambda key, state: act(None, key, state)
+            built[n] = lambda key, state: act(None, key, state)
+        return built[n]
 
     if seconds:
         options = (k, playouts, playout, considered, temperature, margin, gumbel_scale, value_scale)

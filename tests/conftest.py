@@ -30,6 +30,12 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 _MIN_TIME, _MIN_SIZE = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
 os.environ.setdefault(_MIN_TIME, "0")  # cache every executable, however quick its compilation
 os.environ.setdefault(_MIN_SIZE, "0")
+# Most of the suite's time is XLA compiling small programs that then run for milliseconds: compile with most of XLA's
+# optimisations off (JAX's own `jax_disable_most_optimizations`: LLVM at -O0 and no expensive passes), which cuts the
+# suite's CPU time by about a third (benchmarks/RESULTS.md, "CI time"). Results do not depend on it; tests that
+# measure speed compare runs made under the same setting. The notebooks run as a user runs them, optimised
+# (tests/test_notebooks.py). `JAX_DISABLE_MOST_OPTIMIZATIONS=0 python -m pytest ...` tests optimised code.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
 if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator: none may take 75 % of its memory
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
@@ -39,6 +45,8 @@ import jax  # noqa: E402  (after the cache settings above)
 jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
 jax.config.update("jax_persistent_cache_min_compile_time_secs", float(os.environ[_MIN_TIME]))
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", int(os.environ[_MIN_SIZE]))
+_FAST_COMPILE = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].lower() in ("1", "true")
+jax.config.update("jax_disable_most_optimizations", _FAST_COMPILE)
 
 #: ``BLOKUS_TEST_TIMES=path.jsonl python -m pytest ...`` appends one JSON line per test: wall seconds, CPU seconds
 #: of the pytest process (all its threads) and of the subprocesses it waited for, set-up and teardown included.

@@ -17,7 +17,10 @@ def test_notebooks_exist():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path: Path):
+def test_notebook_runs(path: Path, monkeypatch):
+    # the kernel runs the notebook as a user's Jupyter would: XLA optimised (the suite's compile-speed setting in
+    # tests/conftest.py is not inherited; the training notebook's run time, not its compilation, dominates)
+    monkeypatch.delenv("JAX_DISABLE_MOST_OPTIMIZATIONS", raising=False)
     notebook = nbformat.read(path, as_version=4)
     # run from notebooks/, as a person opening it in Jupyter would; notebooks write only to temporary folders
     client = NotebookClient(
