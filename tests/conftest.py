@@ -71,6 +71,30 @@ def pytest_runtest_protocol(item, nextitem):
         handle.write(json.dumps(row) + "\n")
 
 
+#: The heaviest test files, most CPU time first (``python benchmarks/ci_times.py``, benchmarks/RESULTS.md "CI
+#: time"). They are collected first, so that pytest-xdist's ``--dist loadfile`` hands them out before the many short
+#: files (longest first keeps the workers' finishing times close); every other file keeps its place after them.
+HEAVY_FILES = (
+    "test_notebooks.py",
+    "test_alphazero.py",
+    "test_search_scaling.py",
+    "test_search.py",
+    "test_distributed.py",
+    "test_ppo.py",
+    "test_accelerator.py",
+    "test_bots.py",
+    "test_pgx.py",
+    "test_contract.py",
+    "test_networks.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Collect :data:`HEAVY_FILES` first, in that order (a stable sort: tests keep their order within a file)."""
+    rank = {name: i for i, name in enumerate(HEAVY_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FILES)))
+
+
 DATA_DIR = Path(__file__).parent / "data"
 
 #: Pentobi variant ids of the reference files and the registered blokus_jax names they correspond to.
