@@ -72,8 +72,9 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 #: The heaviest test files, most CPU time first (``python benchmarks/ci_times.py``, benchmarks/RESULTS.md "CI
-#: time"). They are collected first, so that pytest-xdist's ``--dist loadfile`` hands them out before the many short
-#: files (longest first keeps the workers' finishing times close); every other file keeps its place after them.
+#: time"). They are collected first and pytest-xdist's ``--dist loadfile`` hands files out in collection order (see
+#: :func:`pytest_configure`), so the longest files start first and the workers finish close together; every other
+#: file keeps its place after them.
 HEAVY_FILES = (
     "test_notebooks.py",
     "test_alphazero.py",
@@ -87,6 +88,14 @@ HEAVY_FILES = (
     "test_contract.py",
     "test_networks.py",
 )
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, hand test files out in collection order (:data:`HEAVY_FILES` first) rather than xdist's
+    default of the files with the most tests first, which starts 80 quick tests before a 5-minute notebook (the same
+    as passing ``--no-loadscope-reorder``)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(session, config, items):
