@@ -104,6 +104,27 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FILES)))
 
 
+def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:
+    """Write checkpoint ``step`` under ``run_dir`` with orbax directly, as older formats of
+    ``blokus_agents.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for the
+    tests that old checkpoints still load."""
+    import orbax.checkpoint as ocp
+
+    manager = ocp.CheckpointManager(
+        run_dir.absolute() / "checkpoints",
+        item_names=("params", "state", "meta"),
+        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
+    )
+    manager.save(
+        step,
+        args=ocp.args.Composite(
+            params=ocp.args.StandardSave(params), state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
+        ),
+    )
+    manager.wait_until_finished()
+    manager.close()
+
+
 DATA_DIR = Path(__file__).parent / "data"
 
 #: Pentobi variant ids of the reference files and the registered blokus_jax names they correspond to.

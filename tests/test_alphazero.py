@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import write_old_checkpoint
 
 from blokus_agents import checkpoint
 from blokus_agents.alphazero import (
@@ -513,8 +514,6 @@ def test_a_missing_or_tampered_buffer_is_refused_for_resume_but_not_for_play(tmp
 def _save_format_2(run_dir, runner, config):
     """A checkpoint as written before the buffer had its own item (format 2): the buffer inside ``state``, in every
     kept checkpoint, and the hash of ``state`` over it."""
-    import orbax.checkpoint as ocp
-
     from blokus_jax.observe import OBS_VERSION
 
     state = {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name != "params"}
@@ -528,21 +527,7 @@ def _save_format_2(run_dir, runner, config):
             "state": checkpoint.content_hash(config, state),
         },
     }
-    manager = ocp.CheckpointManager(
-        run_dir.absolute() / "checkpoints",
-        item_names=("params", "state", "meta"),
-        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
-    )
-    manager.save(
-        int(runner.update),
-        args=ocp.args.Composite(
-            params=ocp.args.StandardSave(runner.params),
-            state=ocp.args.StandardSave(state),
-            meta=ocp.args.JsonSave(meta),
-        ),
-    )
-    manager.wait_until_finished()
-    manager.close()
+    write_old_checkpoint(run_dir, int(runner.update), runner.params, state, meta)
 
 
 def test_format_2_checkpoints_with_the_buffer_inside_the_state_still_play_and_resume(tmp_path, trainer, played):

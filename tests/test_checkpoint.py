@@ -8,6 +8,7 @@ import json
 import jax
 import numpy as np
 import pytest
+from conftest import write_old_checkpoint
 
 import blokus_jax
 from blokus_agents import checkpoint
@@ -177,15 +178,8 @@ def test_changed_hash_or_ill_typed_meta_is_a_checkpoint_error(saved, trained):
 def _save_format_1(run_dir, runner):
     """A checkpoint as written before content hashes (format 1, commit 340b448): params, an old-style state and
     meta without hashes."""
-    import orbax.checkpoint as ocp
-
     from blokus_jax.observe import OBS_VERSION
 
-    manager = ocp.CheckpointManager(
-        run_dir.absolute() / "checkpoints",
-        item_names=("params", "state", "meta"),
-        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
-    )
     meta = {"format_version": 1, "obs_version": OBS_VERSION, "config": TINY.to_dict()}
     state = {
         "opt_state": runner.opt_state.inner_state[:2],
@@ -194,16 +188,7 @@ def _save_format_1(run_dir, runner):
         "update": runner.update,
         "lr_horizon": runner.lr_horizon,
     }  # optax.chain(clip, adam) and the horizon
-    manager.save(
-        1,
-        args=ocp.args.Composite(
-            params=ocp.args.StandardSave(runner.params),
-            state=ocp.args.StandardSave(state),
-            meta=ocp.args.JsonSave(meta),
-        ),
-    )
-    manager.wait_until_finished()
-    manager.close()
+    write_old_checkpoint(run_dir, 1, runner.params, state, meta)
 
 
 def test_format_1_checkpoints_still_play_with_a_warning_but_do_not_resume(tmp_path, trained, caplog):
