@@ -159,6 +159,46 @@ def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Ar
     return scores
 
 
+def _centre_distance(env: Env, points: np.ndarray) -> np.ndarray:
+    """Euclidean distance of board points ``[..., 2]`` (row, column) from the board's centre point."""
+    rows, cols = env.board_shape
+    return np.linalg.norm(points - np.array([(rows - 1) / 2, (cols - 1) / 2]), axis=-1).astype(np.float32)
+
+
+def _board_points(env: Env) -> np.ndarray:
+    """``int[H, W, 2]``: the (row, column) of every cell."""
+    rows, cols = env.board_shape
+    return np.stack(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"), axis=-1)
+
+
+def centre_distances(env: Env) -> np.ndarray:
+    """``float32[O, H, W]``: for the placement of orientation ``o`` with its bounding box's corner at ``(r, c)``, the
+    distance from the board's centre point to the placement's nearest cell (cells off the board count where they
+    would lie; such placements are never legal). A static table, built once per variant."""
+    anchors = _board_points(env)[:, :, None, :]  # [H, W, 1, 2]
+    return np.stack([_centre_distance(env, anchors + cells).min(-1) for cells in env.tables.orientation_cells])
+
+
+def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
+    """``state -> float32[O * H * W]``: how much closer to the board's centre each placement brings the colour to
+    move, ``max(0, d_own - d_move)``: ``d_move`` is the distance from the centre to the placement's nearest cell
+    (:func:`centre_distances`), ``d_own`` that of the colour's nearest cell on the board (the board's half-diagonal
+    before its first piece). Positive only for moves that advance towards the centre, so it fades out by itself once
+    a colour has reached it: Pentobi's "distance to the centre early on" as a move feature, which breaks the ties of
+    the ``corners`` score in the opening."""
+    rows, cols = env.board_shape
+    move_distance = jnp.asarray(centre_distances(env))
+    cell_distance = jnp.asarray(_centre_distance(env, _board_points(env)))
+    far = float(np.hypot(rows, cols) / 2)
+
+    def scores(state: State) -> jax.Array:
+        own = state.board == (state.current_color + 1).astype(state.board.dtype)
+        d_own = jnp.min(jnp.where(own, cell_distance, far))
+        return jnp.maximum(0.0, d_own - move_distance).reshape(-1)
+
+    return scores
+
+
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
     """A policy maximising the corner-balance change of :func:`corner_scores` plus ``size_weight`` times the piece
     size (integer ``size_weight`` keeps ties exact); returns ``policy(key, state) -> int32``."""

@@ -5,9 +5,10 @@ function, so there is no learned dynamics model and every position in the tree i
 *evaluator* supplies, for any position, prior logits over the placements and a value:
 
 =========== =====================================================================================================
-``rollout``  prior = the ``corners`` move score divided by ``temperature`` (a softmax over the candidates); value =
-             mean final result of ``playouts`` batched playouts to the end of the game with a fast playout policy
-             (``greedy``: a largest placeable piece, random among those; or ``random``). This is the agent ``mcts``.
+``rollout``  prior = the ``corners`` move score (plus ``centre`` times the approach to the board's centre, 0 by
+             default) divided by ``temperature`` (a softmax over the candidates); value = mean final result of
+             ``playouts`` batched playouts to the end of the game with a fast playout policy (``greedy``: a largest
+             placeable piece, random among those; or ``random``). This is the agent ``mcts``.
 ``network``  prior = a policy-value network's logits restricted to the candidates, value = its value head. The
              agent ``az:RUN_DIR`` plays a trained run's network this way; ``az:RUN_DIR,mix=L``
              (:func:`mixed_evaluator`) values a leaf ``(1 - L) * value head + L * playout result`` (the ``rollout``
@@ -50,7 +51,7 @@ import jax.numpy as jnp
 import mctx
 from flax import struct
 
-from blokus_agents.bots import corner_move_scores
+from blokus_agents.bots import centre_move_scores, corner_move_scores
 from blokus_agents.networks import MASKED_LOGIT
 from blokus_agents.policies import ParamPolicy, Policy, load_network, register_agent, register_prefix, register_run_kind
 from blokus_jax import rules
@@ -226,13 +227,25 @@ def rollout_evaluator(
     margin: float = 0.0,
     margin_scale: float = 10.0,
     size_weight: float = 1.0,
+    centre: float = 0.0,
 ) -> Evaluator:
-    """The ``rollout`` evaluator: logits = ``corners`` move scores / ``temperature``; value = :func:`playout_value`
-    with these ``playouts``, ``playout`` policy and ``margin`` blend. Returns an :data:`Evaluator`."""
+    """The ``rollout`` evaluator: logits = (``corners`` move scores + ``centre`` times the centre-approach score of
+    :func:`~blokus_agents.bots.centre_move_scores`) / ``temperature``; value = :func:`playout_value` with these
+    ``playouts``, ``playout`` policy and ``margin`` blend. Returns an :data:`Evaluator`."""
     value_of = playout_value(env, playouts, playout, margin, margin_scale)
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
-    scores = corner_move_scores(env, size_weight)
+    if not 0.0 <= float(centre) < float("inf"):
+        raise VariantError(f"centre must be a non-negative weight, got {centre!r}")
+    corners = corner_move_scores(env, size_weight)
+    if centre:
+        towards_centre, weight = centre_move_scores(env), float(centre)
+
+        def scores(state: State) -> jax.Array:
+            return corners(state) + weight * towards_centre(state)
+
+    else:
+        scores = corners
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del params
@@ -430,6 +443,7 @@ def mcts_policy(
     margin: float = 0.5,
     gumbel_scale: float = 0.0,
     value_scale: float = 0.1,
+    centre: float = 0.0,
     seconds: float = 0.0,
 ) -> Policy:
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
@@ -441,7 +455,9 @@ def mcts_policy(
 
     Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
     playouts per leaf blended with the score margin, no Gumbel noise when playing."""
-    evaluator = rollout_evaluator(env, playouts=playouts, playout=playout, temperature=temperature, margin=margin)
+    evaluator = rollout_evaluator(
+        env, playouts=playouts, playout=playout, temperature=temperature, margin=margin, centre=centre
+    )
 
     built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
 
@@ -464,7 +480,7 @@ def mcts_policy(
         return built[n]
 
     if seconds:
-        options = (k, playouts, playout, considered, temperature, margin, gumbel_scale, value_scale)
+        options = (k, playouts, playout, considered, temperature, margin, gumbel_scale, value_scale, centre)
         return build(calibrate_sims(env, build, seconds, ("mcts",) + options))
     return build(sims)
 
@@ -625,6 +641,7 @@ MCTS_OPTIONS = {
     "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
     "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
     "value_scale": Option(float, 1e-3, 100.0, doc="weight of Q against the prior in the tree (mctx's, 0.1)"),
+    "centre": Option(float, 0.0, 100.0, doc="prior weight of moving towards the centre (per cell); 0: off"),
     "seconds": Option(float, 0.0, 3600.0, doc="time budget per move at batch 1 (replaces sims); 0: off"),
 }
 STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}

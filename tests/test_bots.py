@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.bots import BOTS, _CornerKernels, corner_scores, get_bot
+from blokus_agents.bots import BOTS, _CornerKernels, centre_move_scores, corner_scores, get_bot
 from blokus_jax.errors import VariantError
 
 BATCH = 4
@@ -202,3 +202,41 @@ def test_minimax_rejects_more_than_two_players_and_bad_depth():
 def test_unknown_bot_names_the_valid_ones():
     with pytest.raises(ValueError, match="valid bots are"):
         get_bot("alphazero", blokus_jax.make("simple"))
+
+
+def _brute_centre_scores(env, state) -> dict[int, float]:
+    """The centre-approach score of every legal placement, from the placements' cells one at a time."""
+    rows, cols = env.board_shape
+    centre = np.array([(rows - 1) / 2, (cols - 1) / 2])
+    board = np.asarray(state.board)
+    own = np.argwhere(board == int(state.current_color) + 1)
+    d_own = np.linalg.norm(own - centre, axis=1).min() if len(own) else np.hypot(rows, cols) / 2
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask[: env.pass_action]))
+    return {int(a): max(0.0, d_own - np.linalg.norm(env.action_cells(int(a)) - centre, axis=1).min()) for a in legal}
+
+
+@pytest.mark.parametrize("variant", ["duo", "classic"])
+def test_centre_score_is_the_approach_to_the_centre(variant):
+    env, states = env_and_positions(variant)
+    scores = jax.jit(jax.vmap(centre_move_scores(env)))(states)
+    for i in (0, BATCH, 2 * BATCH + 1):  # the start, 3 and 9 random moves in
+        state = jax.tree.map(lambda x: x[i], states)
+        expected = _brute_centre_scores(env, state)
+        got = np.asarray(scores[i])
+        np.testing.assert_allclose([got[a] for a in expected], list(expected.values()), atol=1e-5)
+
+
+def test_centre_score_fades_once_the_centre_is_reached():
+    env = blokus_jax.make("duo")
+    score = jax.jit(centre_move_scores(env))
+    state = env.init()
+    first = np.asarray(score(state))
+    reach = env.action_from_cells([(4, 4), (4, 5), (4, 6), (5, 6), (6, 6)])  # covers (6, 6), next to the centre
+    short = env.action_from_cells([(4, 4)])  # the monomino on the start point
+    assert first[reach] > first[short] > 0
+    state = env.step(state, reach)
+    state = env.step(state, env.sample_action(jax.random.key(0), state))  # the opponent's reply
+    assert int(state.current_color) == 0
+    after = np.asarray(score(state))
+    legal = np.asarray(state.legal_action_mask[: env.pass_action])
+    assert legal.any() and np.all(after[legal] == 0.0)  # no move gets closer than (6, 6) already is
