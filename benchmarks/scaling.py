@@ -86,9 +86,17 @@ def _sims(spec: str) -> int:
     return int(options.get("sims", 128))
 
 
+def _without_sims(spec: str) -> str:
+    """An agent spec with its ``sims=`` option removed (the agent's settings apart from its budget)."""
+    name, _, options = spec.partition(":")
+    rest = ",".join(x for x in options.split(",") if x and not x.startswith("sims="))
+    return f"{name}:{rest}" if rest else name
+
+
 def plot(path: str, out: str) -> None:
-    """Strength against budget: A's win rate (with its interval) against the simulations of A, one line per
-    opponent B and per setting of A's other options, from the pooled rows of ``path``; written to ``out``."""
+    """Strength against budget: A's win rate (with its interval) against the simulations of A, from the pooled rows
+    of ``path``, written to ``out``. Matches of a setting against itself at another budget (``2N`` against ``N``)
+    form one line per setting, the budget-against-budget curve; every other opponent B gets a line of its own."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -107,16 +115,18 @@ def plot(path: str, out: str) -> None:
                 p[1] += row["games"]
     for (a, b), (wins, games) in pooled.items():
         lo, hi = wilson_interval(wins, games)
-        rest = ",".join(x for x in a.partition(":")[2].split(",") if not x.startswith("sims="))
-        series[(rest, b)].append((_sims(a), wins / games, lo, hi))
+        rest = _without_sims(a)
+        against = f"itself at {_sims(b) / _sims(a):g}x the budget" if _without_sims(b) == rest else b
+        series[(rest, against)].append((_sims(a), wins / games, lo, hi))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for (rest, b), points in sorted(series.items()):
         points.sort()
         x = [p[0] for p in points]
         y = [p[1] for p in points]
         err = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{rest or 'defaults'} vs {b}")
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{rest} vs {b}")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.axhline(0.6, color="green", lw=0.8, ls=":", label="Agents V target for 2N against N (0.60)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("simulations per move of agent A")
     ax.set_ylabel("A's win rate (95 % interval)")

@@ -223,7 +223,11 @@ def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, she
     assert resolve_agent("baseline:tiny_az", env) == "searching policy"
     assert resolve_agent("baseline:tiny_az,sims=32,k=8", env) == "searching policy"
     assert resolve_agent("baseline:tiny,sims=2", env) == "searching policy"  # a ppo baseline with search
-    assert [(c["sims"], c["k"]) for c in calls] == [(4, 16), (32, 8), (2, 16)]
+    assert resolve_agent("baseline:tiny_az,mix=0.5,playouts=2", env) == "searching policy"  # playouts in the leaves
+    assert [(c["sims"], c["k"]) for c in calls] == [(4, 16), (32, 8), (2, 16), (4, 16)]
+    assert [(c["mix"], c["playouts"]) for c in calls] == [(0.0, 8), (0.0, 8), (0.0, 8), (0.5, 2)]
+    with pytest.raises(AgentSpecError, match="mix"):
+        resolve_agent("baseline:tiny_az,mix=1.5", env)
 
 
 def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):

@@ -236,7 +236,17 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
 
 
 def baseline_policy(
-    env: Env, target: str, *, sims: int = 0, k: int = 16, considered: int = 16, gumbel_scale: float = 0.0
+    env: Env,
+    target: str,
+    *,
+    sims: int = 0,
+    k: int = 16,
+    considered: int = 16,
+    gumbel_scale: float = 0.0,
+    mix: float = 0.0,
+    playouts: int = 8,
+    playout: str = "greedy",
+    margin: float = 0.5,
 ) -> ParamPolicy:
     """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
     :func:`load_baseline`) as a :class:`~blokus_agents.policies.ParamPolicy`.
@@ -245,7 +255,8 @@ def baseline_policy(
     :func:`~blokus_agents.search.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0 in
     its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
     simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
-    search's options and matter only when it searches."""
+    search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
+    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``)."""
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
@@ -255,7 +266,17 @@ def baseline_policy(
     if budget == 0:
         return network_policy(env, network, params, greedy=True)
     return network_search_policy(
-        env, network.apply, params, sims=budget, k=k, considered=considered, gumbel_scale=gumbel_scale
+        env,
+        network.apply,
+        params,
+        sims=budget,
+        k=k,
+        considered=considered,
+        gumbel_scale=gumbel_scale,
+        mix=mix,
+        playouts=playouts,
+        playout=playout,
+        margin=margin,
     )
 
 
@@ -403,11 +424,12 @@ def export_baseline(
 
 
 from blokus_agents.options import Option  # noqa: E402
-from blokus_agents.search import SEARCH_OPTIONS, search_memory  # noqa: E402
+from blokus_agents.search import AZ_OPTIONS, az_memory  # noqa: E402
 
-# "baseline:duo", "baseline:duo,sims=128": the search's declared options, sims 0 meaning the baseline's own budget
-_OPTIONS = {**SEARCH_OPTIONS, "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget")}
-register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=search_memory)
+# "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
+# the baseline's own budget
+_OPTIONS = {**AZ_OPTIONS, "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget")}
+register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=az_memory)
 
 __all__ = [
     "FORMAT_VERSION",
