@@ -27,6 +27,14 @@ An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one
    the squared error of the value head. Adam with gradient clipping and the linearly decaying learning rate of
    :func:`blokus_agents.scaffold.make_optimizer`.
 
+**Expert iteration** (``AZConfig.teacher``, ``--teacher SPEC``). On a cheap machine a fresh network's search is
+weak and so are its targets. A teacher, the network-free ``mcts`` search of :mod:`blokus_agents.search` with the
+spec's settings, then plays the self-play moves of the first ``teacher_updates`` updates: its moves make the games
+and its improved policy over the candidates is the policy target, while the value targets stay the games' results.
+The network learns both as usual; from update ``teacher_updates`` on, its own search plays (the metric
+``by_teacher`` says which one played an update). The teacher explores with the run's ``gumbel_scale`` and
+``root_noise`` and uses its ``k``, so the buffer's targets keep their compact shape.
+
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
 devices but the gradient all-reduce, and the algorithm does not depend on the device count (the results agree up to
@@ -45,6 +53,7 @@ search needs with two players; the paranoid search of 3-4 players would need eac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,8 +66,9 @@ from jax.sharding import Mesh
 
 from blokus_agents.configs import AZConfig
 from blokus_agents.networks import PolicyValueNet, masked_logits
+from blokus_agents.policies import AgentSpecError
 from blokus_agents.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm, runner_shardings
-from blokus_agents.search import SearchOutput, make_search, network_evaluator, root_utility
+from blokus_agents.search import SearchOutput, make_search, network_evaluator, root_utility, teacher_search
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError
@@ -194,8 +204,9 @@ class AZTrainer:
     """What :func:`make_train` returns (the same surface as :class:`blokus_agents.ppo.PPOTrainer`): ``init(key) ->
     AZRunner`` and ``update(runner) -> (runner, metrics)`` jitted (``init_pure``/``update_pure`` unjitted),
     ``train(key)`` every update of the config in one jitted ``lax.scan``; ``search`` the batched self-play search
-    ``(params, key, states) -> SearchOutput``, ``play_step(params, key, states, buffer)`` one self-play move of every
-    game and ``loss(params, sample)``, exposed for tests and benchmarks. ``update`` donates its runner (pass each
+    ``(params, key, states) -> SearchOutput`` (``teacher`` the teacher's, or ``None``), ``play_step(params, key,
+    states, buffer)`` one self-play move of every game and ``loss(params, sample)``, exposed for tests and
+    benchmarks. ``update`` donates its runner (pass each
     runner once and use the one returned). With ``mesh`` the games
     and their buffer slots are split across its devices as ``shardings`` says."""
 
@@ -213,6 +224,7 @@ class AZTrainer:
     loss: Callable[..., tuple[jax.Array, dict]]
     train: Callable[[jax.Array], tuple[AZRunner, dict]]
     shardings: AZRunner | None = None
+    teacher: Callable[[Any, jax.Array, State], SearchOutput] | None = None
 
     def __call__(self, key: jax.Array) -> tuple[AZRunner, dict[str, jax.Array]]:
         return self.train(key)
@@ -239,6 +251,14 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         root_noise=c.root_noise,
         root_alpha=c.root_alpha,
     )
+    teacher = None
+    if c.teacher:
+        try:
+            teacher = teacher_search(
+                env, c.teacher, k=c.k, gumbel_scale=c.gumbel_scale, root_noise=c.root_noise, root_alpha=c.root_alpha
+            )
+        except AgentSpecError as exc:
+            raise ConfigError(f"AZConfig.teacher: {exc}") from exc
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
     per_env = c.batch_size // c.num_envs
@@ -249,10 +269,11 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             **fresh_runner_fields(parts, c.num_envs, key), buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k)
         )
 
-    def play_step(params: Any, key: jax.Array, states: State, buf: Buffer):
-        """One self-play move of every game: search, store the position and its targets, step (auto-reset), and
-        finish the games that ended. Returns ``(states, buffer, rewards, done, root_value)``."""
-        out = search(params, key, states)
+    def play_step(params: Any, key: jax.Array, states: State, buf: Buffer, by: Callable | None = None):
+        """One self-play move of every game: search (the network's, or the search ``by``, e.g. the teacher's), store
+        the position and its targets, step (auto-reset), and finish the games that ended. Returns ``(states, buffer,
+        rewards, done, root_value)``."""
+        out = (by or search)(params, key, states)
         buf = jax.vmap(buffer_write)(
             buf, observe(states), states.legal_bits, out.candidates, out.candidate_weights, states.current_player
         )
@@ -262,14 +283,22 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     def update(runner: AZRunner) -> tuple[AZRunner, dict[str, jax.Array]]:
         key, play_key, train_key = jax.random.split(runner.key, 3)
 
-        # 1. self-play with the current network
-        def play(carry, step_key):
-            states, buf, rewards, done, value = play_step(runner.params, step_key, *carry)
-            return (states, buf), (done, value)
+        # 1. self-play with the current network (or, for the first teacher_updates updates, with the teacher)
+        def self_play(by: Callable, carry: tuple) -> tuple:
+            def play(carry, step_key):
+                states, buf, rewards, done, value = play_step(runner.params, step_key, *carry, by=by)
+                return (states, buf), (done, value)
 
-        (env_state, buf), (done, root_value) = jax.lax.scan(
-            play, (runner.env_state, runner.buffer), jax.random.split(play_key, c.num_steps)
-        )
+            return jax.lax.scan(play, carry, jax.random.split(play_key, c.num_steps))
+
+        carry = (runner.env_state, runner.buffer)
+        taught = runner.update < c.teacher_updates
+        if teacher is None:
+            (env_state, buf), (done, root_value) = self_play(search, carry)
+        else:
+            (env_state, buf), (done, root_value) = jax.lax.cond(
+                taught, functools.partial(self_play, teacher), functools.partial(self_play, search), carry
+            )
 
         # 2. optimiser steps on positions replayed from every env's finished games
         def train_step(carry, step_key):
@@ -290,6 +319,8 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             root_value=jnp.mean(root_value),
             param_norm=param_norm(params),
         )
+        if teacher is not None:
+            metrics["by_teacher"] = taught.astype(jnp.float32)
         runner = runner.replace(
             params=params, opt_state=opt_state, env_state=env_state, buffer=buf, key=key, update=runner.update + 1
         )
@@ -335,6 +366,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         loss=loss,
         train=jitted.train,
         shardings=jitted.shardings,
+        teacher=teacher,
     )
 
 

@@ -689,6 +689,18 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         help="alphazero: positions per optimiser step, a multiple of --num-envs (default 4 x --num-envs)",
     )
     parser.add_argument(
+        "--teacher",
+        metavar="SPEC",
+        help="alphazero: an mcts agent spec (e.g. mcts:sims=64,playouts=4) whose search plays the self-play moves "
+        "and gives the policy targets for the first --teacher-updates updates; then the network's own search plays",
+    )
+    parser.add_argument(
+        "--teacher-updates",
+        type=positive_int,
+        metavar="N",
+        help="alphazero, with --teacher: the updates the teacher plays before it hands over to the network",
+    )
+    parser.add_argument(
         "--init-from",
         metavar="RUN_DIR",
         help="start from the network of another run (e.g. a PPO run for alphazero); its size is used unless given",
@@ -736,6 +748,11 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
 
     def run(args: argparse.Namespace) -> int:
         train = importlib.import_module("blokus_agents.train")
+        if (args.teacher is None) != (args.teacher_updates is None):
+            raise ConfigError(
+                "--teacher SPEC and --teacher-updates N go together: the teacher plays the first N updates, then "
+                "hands over to the network's own search; give both or neither"
+            )
         _start_jax(args)
         out = args.out or _default_out(args.algo, args.variant)
         config = _resumed_config(args, out) if args.resume else _new_config(args)
@@ -787,6 +804,8 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
         "total_steps": args.total_steps,
         "sims": args.sims,
         "batch_size": args.batch_size,
+        "teacher": args.teacher,
+        "teacher_updates": args.teacher_updates,
     }
     return {k: v for k, v in given.items() if v is not None}
 

@@ -221,11 +221,15 @@ class AZConfig(RunConfig):
     keeps ``games_per_env`` slots per parallel game (``num_envs * (games_per_env - 1)`` finished games in all, one
     slot being written); keep ``num_steps`` below ``(games_per_env - 1)`` times the shortest game, or an env can
     finish and overwrite a game before any optimiser step sees it.
+
+    ``teacher`` (expert iteration; an ``mcts`` agent spec, empty for none) plays the self-play moves of the first
+    ``teacher_updates`` updates with its network-free search, whose visit weights are the policy targets the network
+    learns; from update ``teacher_updates`` on, the network's own search plays (the hand-over).
     """
 
     algorithm: ClassVar[str] = "alphazero"
     #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
-    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0}
+    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0, "teacher": "", "teacher_updates": 0}
 
     variant: str = "simple"
     reward: str = "winloss"
@@ -249,12 +253,15 @@ class AZConfig(RunConfig):
     blocks: int = 2
     value_hidden: int = 64
     seed: int = 0
+    teacher: str = ""
+    teacher_updates: int = 0
 
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {
         "num_envs": (1, 2**20),
         "num_steps": (1, 2**16),
         "total_steps": (1, MAX_TOTAL_STEPS),
         "sims": (1, MAX_SIMS),
+        "teacher_updates": (0, MAX_TOTAL_STEPS),
         "k": (1, 4096),
         "considered": (1, 4096),
         "games_per_env": (2, 4096),
@@ -286,6 +293,18 @@ class AZConfig(RunConfig):
         if not self.root_alpha > 0:
             raise ConfigError(
                 f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}"
+            )
+        teacher = self.teacher.strip()
+        if teacher and teacher.partition(":")[0] != "mcts":
+            raise ConfigError(
+                f"AZConfig.teacher {_shown(self.teacher)} must be an 'mcts' agent spec (e.g. "
+                f"'mcts:sims=64,playouts=4'), the network-free search the network learns from; leave it empty for none"
+            )
+        if bool(teacher) != (self.teacher_updates > 0):
+            raise ConfigError(
+                f"AZConfig.teacher and teacher_updates go together: a teacher plays the first teacher_updates "
+                f"updates (>= 1), no teacher plays none; got teacher={_shown(self.teacher)}, "
+                f"teacher_updates={self.teacher_updates}"
             )
         if self.batch_size % self.num_envs:
             raise ConfigError(

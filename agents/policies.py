@@ -333,12 +333,12 @@ def _declared(factory: Callable) -> _Declared:
         return _Declared({}, None)
 
 
-def _build(
-    spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], *target: str
-) -> Policy:
-    """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
-    factory's default) and checked against its declared range, and the memory estimate checked, first."""
-    params, open_ended = _parameters(factory, 1 + len(target))
+def _typed_options(
+    spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], targets: int = 0
+) -> dict[str, Any]:
+    """The ``options`` of ``spec`` converted to their declared types (else the type of the factory's default) and
+    checked against their declared ranges; raises :class:`AgentSpecError` naming the first bad one."""
+    params, open_ended = _parameters(factory, 1 + targets)
     described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
     typed = {}
     for key, text in options.items():
@@ -357,6 +357,32 @@ def _build(
             doc = f" ({option.doc})" if option is not None and option.doc else ""
             raise AgentSpecError(f"bad options for agent {name!r} in {spec!r}: option {key}={text} {problem}{doc}")
         typed[key] = value
+    return typed
+
+
+def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
+    """``(name, options)`` of the spec of a registered agent (``mcts:sims=64,playouts=4`` -> ``("mcts", {"sims":
+    64, "playouts": 4})``), each option typed and range-checked as :func:`resolve_agent` would, nothing built: for
+    settings that name an agent without playing it (the AlphaZero trainer's ``teacher``). Raises
+    :class:`AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
+    option."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()}")
+    name, colon, rest = spec.partition(":")
+    if name not in _AGENTS:
+        raise AgentSpecError(f"{spec!r} is not a registered agent; give one of {agent_names()} with its options")
+    options = _parse_options(spec, rest) if colon else {}
+    factory = _AGENTS[name]
+    return name, _typed_options(spec, name, factory, _declared(factory), env, options)
+
+
+def _build(
+    spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], *target: str
+) -> Policy:
+    """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
+    factory's default) and checked against its declared range, and the memory estimate checked, first."""
+    params, _ = _parameters(factory, 1 + len(target))
+    typed = _typed_options(spec, name, factory, entry, env, options, len(target))
     if entry.memory is not None:
         defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
         need = int(entry.memory(env, {**defaults, **typed}))

@@ -612,6 +612,55 @@ def az_policy(
     )
 
 
+def teacher_search(
+    env: Env, spec: str, *, k: int, gumbel_scale: float, root_noise: float, root_alpha: float
+) -> Callable[[Any, jax.Array, State], SearchOutput]:
+    """The batched search of an AlphaZero run's ``teacher`` (an ``mcts`` agent spec, ``mcts:sims=64,playouts=4``):
+    :func:`make_search` with the ``rollout`` evaluator and the spec's settings (the defaults of :func:`mcts_policy`
+    for those not given), ``(params, key, states) -> SearchOutput`` like the network's search (``params`` unused).
+    The run's ``k`` sizes the stored targets and its ``gumbel_scale``, ``root_noise`` and ``root_alpha`` explore, so
+    the spec may not set ``k`` or ``gumbel_scale``, nor ``seconds`` (a time budget would make the run depend on the
+    machine). Raises ``AgentSpecError`` for any other agent or a bad option."""
+    import inspect
+
+    from blokus_agents.policies import AgentSpecError, agent_options
+
+    name, options = agent_options(spec, env)
+    if name != "mcts":
+        raise AgentSpecError(
+            f"teacher {spec!r}: a teacher is the network-free search 'mcts' with its options (e.g. "
+            f"'mcts:sims=64,playouts=4'), whose moves and visit weights the network learns from"
+        )
+    fixed = sorted({"k", "gumbel_scale", "seconds"} & set(options))
+    if fixed:
+        raise AgentSpecError(
+            f"teacher {spec!r}: {', '.join(fixed)} cannot be set for a teacher: the run's k sizes its stored "
+            f"targets, its gumbel_scale and root_noise explore, and a time budget would make training depend on the "
+            f"machine (give sims)"
+        )
+    defaults = {n: p.default for n, p in inspect.signature(mcts_policy).parameters.items() if n != "env"}
+    o = {**defaults, **options}
+    evaluator = rollout_evaluator(
+        env,
+        playouts=o["playouts"],
+        playout=o["playout"],
+        temperature=o["temperature"],
+        margin=o["margin"],
+        centre=o["centre"],
+    )
+    return make_search(
+        env,
+        evaluator,
+        sims=o["sims"],
+        k=k,
+        considered=o["considered"],
+        gumbel_scale=gumbel_scale,
+        root_noise=root_noise,
+        root_alpha=root_alpha,
+        value_scale=o["value_scale"],
+    )
+
+
 #: The search settings of the agent ``strong`` (its budget is ``seconds``): chosen by the scaling measurements of
 #: ``benchmarks/RESULTS.md`` ("Search that scales").
 STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
@@ -701,6 +750,7 @@ __all__ = [
     "search_memory",
     "side_sign",
     "strong_policy",
+    "teacher_search",
     "top_candidates",
     "transition_signs",
 ]

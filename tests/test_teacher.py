@@ -1,0 +1,126 @@
+"""Expert iteration (``AZConfig.teacher``, ``train --teacher``): the teacher's search plays the first
+``teacher_updates`` updates and gives their policy targets, then the network's own search takes over; bad teachers
+are refused in the config's and the CLI's words."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from blokus_agents import checkpoint
+from blokus_agents.alphazero import make_train
+from blokus_agents.configs import AZConfig
+from blokus_agents.train import read_metrics
+from blokus_jax.errors import ConfigError
+
+TEACHER = "mcts:sims=2,playouts=1,considered=4"
+# The settings of the CLI run below (the CLI's defaults for the rest), so that it loads the compiled update from the
+# suite's compilation cache.
+TAUGHT = AZConfig(
+    variant="simple",
+    num_envs=4,
+    num_steps=4,
+    total_steps=32,
+    sims=2,
+    batch_size=8,
+    channels=4,
+    blocks=1,
+    teacher=TEACHER,
+    teacher_updates=1,
+)
+
+
+@pytest.fixture(scope="module")
+def trainer():
+    return make_train(TAUGHT)
+
+
+def _with_other_params(runner):
+    """A copy of ``runner`` (the update donates its argument) with a different network: every weight scaled and
+    shifted."""
+    copy = jax.tree.map(lambda x: x.copy(), runner)
+    return copy.replace(params=jax.tree.map(lambda x: 3.0 * x + 0.1, copy.params))
+
+
+def _self_play(runner) -> tuple:
+    """What self-play left in a runner: boards, candidates and weights of every stored position."""
+    return tuple(np.asarray(x) for x in (runner.env_state.board, runner.buffer.candidates, runner.buffer.weights))
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
+    a = trainer.init(jax.random.key(0))
+    b = _with_other_params(a)
+    # update 0: the teacher plays, so two different networks leave the same games and targets
+    a1, metrics_a = trainer.update(a)
+    b1, metrics_b = trainer.update(b)
+    assert float(metrics_a["by_teacher"]) == 1.0 == float(metrics_b["by_teacher"])
+    assert _same(_self_play(a1), _self_play(b1))
+    # from update 1 on each network's own search plays: the two runs part
+    a2, metrics_a = trainer.update(a1)
+    b2, _ = trainer.update(b1)
+    assert float(metrics_a["by_teacher"]) == 0.0
+    assert not _same(_self_play(a2), _self_play(b2))
+
+
+def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
+    runner = trainer.init(jax.random.key(1))
+    states = runner.env_state
+    # the update's key schedule: (next key, self-play key, training key), then one key per self-play move
+    _, play_key, _ = jax.random.split(runner.key, 3)
+    first_move_key = jax.random.split(play_key, TAUGHT.num_steps)[0]
+    expected = jax.jit(trainer.teacher)(runner.params, first_move_key, states)
+    after, _ = trainer.update(runner)
+    np.testing.assert_array_equal(np.asarray(after.buffer.candidates[:, 0, 0]), np.asarray(expected.candidates))
+    np.testing.assert_array_equal(np.asarray(after.buffer.weights[:, 0, 0]), np.asarray(expected.candidate_weights))
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"teacher": "minimax"}, "must be an 'mcts' agent spec"),
+        ({"teacher_updates": 0}, "go together"),
+        ({"teacher": ""}, "go together"),
+    ],
+)
+def test_config_refuses_a_teacher_that_is_not_mcts_or_has_no_schedule(changes, message):
+    with pytest.raises(ConfigError, match=message):
+        TAUGHT.replace(**changes)
+
+
+@pytest.mark.parametrize(
+    "teacher, message",
+    [
+        ("mcts:k=8", "k cannot be set"),
+        ("mcts:seconds=1", "seconds cannot be set"),
+        ("mcts:sims=0", "sims=0"),
+        ("mcts:depth=2", "unknown option 'depth'"),
+    ],
+)
+def test_trainer_refuses_teacher_options_it_cannot_honour(teacher, message):
+    with pytest.raises(ConfigError, match=message):
+        make_train(TAUGHT.replace(teacher=teacher))
+
+
+def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
+    from blokus_agents import cli
+
+    small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
+    args = ["train", "--algo", "alphazero", *small, "--sims", "2", "--batch-size", "8", "--total-steps", "32"]
+    quiet = ["--eval-every", "0", "--no-progress", "--cpu-devices", "1"]
+    out = tmp_path / "taught"
+    code = cli.main([*args, "--teacher", TEACHER, "--teacher-updates", "1", "--out", str(out), *quiet])
+    assert code == 0, capsys.readouterr().err
+    assert [r["by_teacher"] for r in read_metrics(out)] == [1.0, 0.0]
+    config = checkpoint.load_config(out)
+    assert (config.teacher, config.teacher_updates) == (TEACHER, 1)
+    capsys.readouterr()
+    assert cli.main([*args, "--teacher", TEACHER, "--out", str(tmp_path / "x"), *quiet]) == 2
+    err = capsys.readouterr().err
+    assert "--teacher SPEC and --teacher-updates N go together" in err and "Traceback" not in err
+    assert cli.main([*args, "--teacher", "greedy", "--teacher-updates", "1", "--out", str(tmp_path / "y"), *quiet]) == 2
+    assert "must be an 'mcts' agent spec" in capsys.readouterr().err
