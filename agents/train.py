@@ -95,7 +95,7 @@ def win_rates_text(record: dict, sep: str = ", ") -> str:
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
     """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
     state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
-    has another shape (``--channels``/``--blocks``/``--value-hidden`` must match), or it has no checkpoint. When
+    has another shape (``--channels``, ``--blocks`` and ``value_hidden`` must match), or it has no checkpoint. When
     only the value head's size differs (a PPO run's scalar critic warm-starting AlphaZero's per-seat head with 3-4
     players, :meth:`~blokus_agents.configs.RunConfig.value_dim`), everything but the value head's output layer is
     copied and that layer keeps its fresh initialisation."""
