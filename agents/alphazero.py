@@ -13,10 +13,13 @@ An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one
 2. **Targets**: each position stores the mover's egocentric observation, the packed legal bits, the root's candidate
    action ids and the search's improved-policy weights over them (``k`` ids and ``k`` weights, never a dense
    ``num_actions`` vector), and the seat that moved. When the game ends, every position of it gets its **value
-   target: the final result of the seat that moved there**, as the search scores results
+   target**. With two players: **the final result of the seat that moved there**, as the search scores results
    (:func:`blokus_agents.search.root_utility` of the env's final rewards from that seat's view: +1 win, -1 loss, 0
-   shared first place with two players; the paranoid result with more). Credit is per seat, as in PPO: a position's
-   target depends only on how its own mover fared, whichever seat made the last move.
+   shared first place). With 3 or 4 players: **every seat's final reward, in the egocentric seat order of the seat
+   that moved there** (:func:`blokus_agents.search.egocentric_seats`: that seat first, then the next players in
+   turn order; ``num_players`` floats a position), from which the search computes the paranoid value of any side
+   (:func:`blokus_agents.search.network_side_value`). Credit is per seat, as in PPO: a position's target is seen
+   from its own mover, whichever seat made the last move.
 3. **Replay** (:class:`Buffer`): a fixed-size ring on device. Each parallel game owns ``games_per_env`` slots of
    ``max_game_length`` positions; a game is written into its env's current slot as it is played and becomes
    sampleable when it ends (its ``length`` is set); the oldest slot is reused (and invalidated) when the next game
@@ -24,8 +27,8 @@ An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one
 4. **Learning**: ``train_steps`` optimiser steps, each on ``batch_size`` positions drawn uniformly from the finished
    games, ``batch_size / num_envs`` from every env's own slots. Loss: cross-entropy of the search weights against the
    network's policy (softmax over all legal actions; forced passes carry no policy loss), plus ``value_coef`` times
-   the squared error of the value head. Adam with gradient clipping and the linearly decaying learning rate of
-   :func:`blokus_agents.scaffold.make_optimizer`.
+   the squared error of the value head (with 3-4 players its mean over the seats). Adam with gradient clipping and
+   the linearly decaying learning rate of :func:`blokus_agents.scaffold.make_optimizer`.
 
 **Expert iteration** (``AZConfig.teacher``, ``--teacher SPEC``). On a cheap machine a fresh network's search is
 weak and so are its targets. A teacher, the network-free ``mcts`` search of :mod:`blokus_agents.search` with the
@@ -42,9 +45,11 @@ the summation order of that all-reduce; the test suite compares 4 host devices w
 with 1 process of 4). The optimiser, mesh, shardings and jit wiring come from :mod:`blokus_agents.scaffold`;
 ``trainer.update`` donates its runner, so the replay buffer is updated in place rather than copied every update.
 
-**Two players only.** The value head predicts one number, the result of the seat to move. That is exactly what the
-search needs with two players; the paranoid search of 3-4 players would need each seat's result (a vector head), so
-:func:`make_train` refuses those variants for now (PPO trains them).
+**Every variant.** With two players the value head predicts one number, the result of the seat to move, exactly
+what the search needs. With 3 or 4 players the search is paranoid (the root's player against all the others, see
+:mod:`blokus_agents.search`), and which seats those others are changes with the root, so the head predicts every
+seat's result (``value_dim = num_players``, :meth:`blokus_agents.configs.RunConfig.value_dim`) and the search
+reduces that vector for whichever side it needs.
 
 ``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`blokus_agents.ppo.PPOTrainer`
 (``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`blokus_agents.train`,
@@ -68,7 +73,14 @@ from blokus_agents.configs import AZConfig
 from blokus_agents.networks import PolicyValueNet, masked_logits
 from blokus_agents.policies import AgentSpecError
 from blokus_agents.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm, runner_shardings
-from blokus_agents.search import SearchOutput, make_search, network_evaluator, root_utility, teacher_search
+from blokus_agents.search import (
+    SearchOutput,
+    egocentric_seats,
+    make_search,
+    network_evaluator,
+    root_utility,
+    teacher_search,
+)
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError
@@ -91,7 +103,9 @@ class Buffer(struct.PyTreeNode):
     candidates: jax.Array  # int32[N, G, L, k] root candidate action ids
     weights: jax.Array  # f32[N, G, L, k] search policy over the candidates
     player: jax.Array  # int32[N, G, L] seat that moved
-    value: jax.Array  # f32[N, G, L] value target (final result of that seat), set when the game ends
+    # value target, set when the game ends: f32[N, G, L] the final result of that seat (two players), or
+    # f32[N, G, L, num_players] every seat's final reward in that seat's egocentric order (3-4 players)
+    value: jax.Array
     length: jax.Array  # int32[N, G] positions of the finished game in the slot, 0 if none
     games: jax.Array  # int32[N]
     t: jax.Array  # int32[N]
@@ -109,8 +123,11 @@ class Sample(struct.PyTreeNode):
     valid: jax.Array
 
 
-def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int) -> Buffer:
-    """An empty :class:`Buffer` for ``num_envs`` games of ``env`` with ``games_per_env`` slots each."""
+def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int, value_dim: int | None = None) -> Buffer:
+    """An empty :class:`Buffer` for ``num_envs`` games of ``env`` with ``games_per_env`` slots each, whose value
+    targets have ``value_dim`` entries a position (default: the size of AlphaZero's value head for ``env``,
+    :meth:`AZConfig.value_dim`; 1 stores scalar targets)."""
+    value_dim = AZConfig.value_dim(env.num_players) if value_dim is None else int(value_dim)
     rows, cols = env.board_shape
     colors, pieces = env.num_colors, env.num_pieces
     lead = (num_envs, games_per_env, max_game_length(env.variant))
@@ -122,7 +139,7 @@ def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int) -> Buffer:
         candidates=jnp.zeros((*lead, k), jnp.int32),
         weights=jnp.zeros((*lead, k), jnp.float32),
         player=jnp.zeros(lead, jnp.int32),
-        value=jnp.zeros(lead, jnp.float32),
+        value=jnp.zeros(lead if value_dim == 1 else (*lead, value_dim), jnp.float32),
         length=jnp.zeros(lead[:2], jnp.int32),
         games=jnp.zeros(lead[:1], jnp.int32),
         t=jnp.zeros(lead[:1], jnp.int32),
@@ -153,12 +170,14 @@ def buffer_write(
 
 def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array) -> Buffer:
     """One env's buffer after a step with ``rewards`` (``f32[num_players]``) that ended its game when ``done``: the
-    game's positions get their value targets (``root_utility(rewards, player)`` of each position's mover: the result
-    as the search values it) and become sampleable,
-    and the next slot is cleared for the next game (the oldest game is dropped). Unchanged when not ``done``."""
+    game's positions get their value targets and become sampleable, and the next slot is cleared for the next game
+    (the oldest game is dropped). Unchanged when not ``done``. A scalar target (a buffer of :func:`empty_buffer` with
+    ``value_dim=1``) is ``root_utility(rewards, player)`` of each position's mover, the result as the search values
+    it; a per-seat target is ``egocentric_seats(rewards, player)``, the rewards in the mover's seat order."""
     slots = buf.length.shape[0]
     slot = buf.games % slots
-    results = jax.vmap(root_utility, in_axes=(None, 0))(rewards, buf.player[slot])
+    target = root_utility if buf.value.ndim == 2 else egocentric_seats  # [G, L] scalar or [G, L, n] per seat
+    results = jax.vmap(target, in_axes=(None, 0))(rewards, buf.player[slot])
     value = buf.value.at[slot].set(jnp.where(done, results, buf.value[slot]))
     length = buf.length.at[slot].set(jnp.where(done, buf.t, buf.length[slot]))
     games = buf.games + done.astype(jnp.int32)
@@ -236,11 +255,6 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts
-    if env.num_players != 2:
-        raise ConfigError(
-            f"AlphaZero trains two-player variants (simple, duo, junior, classic_2p); {c.variant!r} has "
-            f"{env.num_players} players, whose paranoid search needs a per-seat value head; train it with PPO"
-        )
     search = make_search(
         env,
         network_evaluator(env, network.apply),
@@ -266,7 +280,8 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
 
     def init(key: jax.Array) -> AZRunner:
         return AZRunner(
-            **fresh_runner_fields(parts, c.num_envs, key), buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k)
+            **fresh_runner_fields(parts, c.num_envs, key),
+            buffer=empty_buffer(env, c.num_envs, c.games_per_env, c.k, network.value_dim),
         )
 
     def play_step(params: Any, key: jax.Array, states: State, buf: Buffer, by: Callable | None = None):
@@ -329,8 +344,9 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     # 3. loss
     def loss(params: Any, batch: Sample) -> tuple[jax.Array, dict[str, jax.Array]]:
         """AlphaZero loss on a batch (any leading shape): policy cross-entropy against the search weights over the
-        candidates (positions with a choice only) plus ``value_coef`` times the value head's squared error.
-        Returns ``(total, terms)``; ``policy_kl`` is the cross-entropy minus the targets' entropy."""
+        candidates (positions with a choice only) plus ``value_coef`` times the value head's squared error (a
+        per-seat head: its mean over the seats). Returns ``(total, terms)``; ``policy_kl`` is the cross-entropy
+        minus the targets' entropy."""
         logits, value = network.apply(params, batch.obs)
         mask = rules.legal_mask(batch.legal_bits, width)
         log_probs = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
@@ -341,7 +357,8 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         w_pi, w_v = choice.astype(jnp.float32), batch.valid.astype(jnp.float32)
         mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
         policy_loss = mean(cross, w_pi)
-        value_loss = mean((value - batch.value) ** 2, w_v)
+        error = (value - batch.value) ** 2
+        value_loss = mean(error if error.ndim == w_v.ndim else error.mean(axis=-1), w_v)
         total = policy_loss + c.value_coef * value_loss
         return total, dict(
             policy_loss=policy_loss,

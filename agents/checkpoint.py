@@ -41,7 +41,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from blokus_agents.configs import PPOConfig, config_class
-from blokus_agents.networks import make_network
+from blokus_agents.networks import config_network
 from blokus_agents.ppo import Runner, make_train
 from blokus_agents.scaffold import host_array, is_primary
 from blokus_jax import fileio
@@ -361,7 +361,7 @@ def _params_target(config: Any) -> Any:
     """Abstract arrays (shape, dtype, default device) of the network parameters of ``config`` (either algorithm),
     the restore target of :func:`load_params`; no trainer is built."""
     env = make(config.variant)
-    network = make_network(env, config.channels, config.blocks, config.value_hidden)
+    network = config_network(config, env)
     obs = jax.tree.map(lambda x: x[None], env.observe(env.init()))
     abstract = jax.eval_shape(network.init, jax.random.PRNGKey(0), obs)
     device = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])

@@ -47,6 +47,18 @@ class RunConfig:
     float_limits: ClassVar[dict[str, tuple[float, float]]] = {}
     #: why a field has its lower limit, said when it is broken
     limit_reasons: ClassVar[dict[str, str]] = {"seed": "PRNG keys take 32 bits"}
+    #: Whether the algorithm's value head predicts every seat's result when there are more than two players (see
+    #: :meth:`value_dim`).
+    per_seat_values: ClassVar[bool] = False
+
+    @classmethod
+    def value_dim(cls, num_players: int) -> int:
+        """Outputs of the value head this algorithm trains for a variant of ``num_players`` players: 1 (the result
+        of the player to move) with one or two players or when the algorithm predicts the mover's result alone
+        (PPO's critic), else ``num_players`` (every seat's result in the mover's egocentric seat order, which
+        AlphaZero's paranoid search reduces; see :func:`blokus_agents.search.egocentric_seats`). The one rule that
+        builds a run's network (trainer, checkpoints, shipped baselines)."""
+        return int(num_players) if cls.per_seat_values and num_players > 2 else 1
 
     def _check(self) -> None:
         """Check every field's type and range, as :class:`~blokus_jax.variants.Variant` does: an ``int`` field takes
@@ -230,6 +242,8 @@ class AZConfig(RunConfig):
     algorithm: ClassVar[str] = "alphazero"
     #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
     legacy_defaults: ClassVar[dict] = {"root_noise": 0.0, "teacher": "", "teacher_updates": 0}
+    #: 3-4 players: the value head predicts every seat's result (:meth:`RunConfig.value_dim`).
+    per_seat_values: ClassVar[bool] = True
 
     variant: str = "simple"
     reward: str = "winloss"
@@ -364,7 +378,8 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
         }
     from blokus_agents.alphazero import empty_buffer
 
-    buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k))
+    value_dim = config.value_dim(env.num_players)
+    buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k, value_dim))
     return {
         **evaluation,
         "games": (games, ("num_envs",)),

@@ -10,8 +10,12 @@ of ``(o, r, c)`` at the centre cell of the placed piece's bounding box rather th
 table, one lookup per action), so every placement is scored by the features of the cells it covers. The pass logit
 is a constant 0: the pass is legal exactly when nothing else is, so it never competes with a placement.
 
-Value head: global mean and max pooling, an MLP, one scalar: the expected final reward of the player to move (the
-seat whose egocentric observation is given). Self-play routes each seat's decisions to this one head.
+Value head: global mean and max pooling, an MLP, and ``value_dim`` outputs. With ``value_dim=1`` (every two-player
+run, and PPO on every variant) one scalar: the expected result of the player to move (the seat whose egocentric
+observation is given). With ``value_dim=num_players`` (AlphaZero with 3 or 4 players) a vector: every seat's
+expected final reward in the mover's egocentric seat order (entry 0 the player to move, then the next players in
+turn order, :func:`blokus_agents.search.egocentric_seats`), which the search reduces to the value of the mover's
+side. Self-play routes each seat's decisions to this one head.
 
 The 3x3 convolutions have two implementations with one parameter tree (:class:`Conv3x3`): im2col (nine shifted
 copies and a matmul; fast on CPU) and XLA's native convolution (fast on GPU/TPU). ``conv="auto"`` picks by backend.
@@ -129,11 +133,13 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyValueNet(nn.Module):
-    """Residual conv policy-value network for one variant; ``__call__(obs) -> (logits f32[..., A], value f32[...])``.
+    """Residual conv policy-value network for one variant; ``__call__(obs) -> (logits f32[..., A], value)`` with
+    ``value`` ``f32[...]`` when ``value_dim`` is 1 and ``f32[..., value_dim]`` (per seat, egocentric) otherwise.
 
     ``logits`` covers every action (``A = num_orientations * H * W + 1``, pass last) *before* masking (see
     :func:`masked_logits`). Build it with :func:`make_network` so that the orientation centres match the variant.
     ``conv`` chooses how the 3x3 convolutions are computed (:class:`Conv3x3`); it does not change the parameters.
+    ``value_dim`` only changes the shape of the value head's last layer (``[value_hidden, value_dim]``).
     """
 
     centres: tuple[tuple[int, int], ...]
@@ -141,6 +147,7 @@ class PolicyValueNet(nn.Module):
     blocks: int = 2
     value_hidden: int = 64
     conv: str = "auto"
+    value_dim: int = 1
 
     @nn.compact
     def __call__(self, obs: Observation) -> tuple[jax.Array, jax.Array]:
@@ -161,17 +168,35 @@ class PolicyValueNet(nn.Module):
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
 
         pooled = jnp.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2)), extra], axis=-1)
-        value = nn.Dense(1)(nn.relu(nn.Dense(self.value_hidden)(pooled)))[:, 0]
-        return logits.reshape(*batch, -1), value.reshape(batch)
+        value = nn.Dense(self.value_dim)(nn.relu(nn.Dense(self.value_hidden)(pooled)))
+        if self.value_dim == 1:
+            return logits.reshape(*batch, -1), value[:, 0].reshape(batch)
+        return logits.reshape(*batch, -1), value.reshape(*batch, self.value_dim)
 
 
 def make_network(
-    env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64, conv: str = "auto"
+    env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64, conv: str = "auto", value_dim: int = 1
 ) -> PolicyValueNet:
     """A :class:`PolicyValueNet` for ``env``'s variant with ``channels`` conv channels and ``blocks`` residual
     blocks; returns the (unbound) flax module. ``conv`` ("auto", "im2col" or "native", see :class:`Conv3x3`) is
-    resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads."""
-    return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden, resolve_conv(conv))
+    resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads.
+    ``value_dim`` is 1 (a scalar value head) or ``env.num_players`` (a value per seat); ``ConfigError`` otherwise."""
+    value_dim = int(value_dim)
+    if value_dim not in (1, env.num_players):
+        raise ConfigError(
+            f"value_dim={value_dim}: the value head predicts the mover's result (1) or every seat's "
+            f"({env.num_players} for {env.variant.name!r})"
+        )
+    return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden, resolve_conv(conv), value_dim)
+
+
+def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
+    """The network of a training run's ``config`` (a :class:`~blokus_agents.configs.PPOConfig` or
+    :class:`~blokus_agents.configs.AZConfig`) for ``env`` (its variant): its ``channels``, ``blocks`` and
+    ``value_hidden``, and the value size of its algorithm (:meth:`~blokus_agents.configs.RunConfig.value_dim`).
+    Trainers, checkpoints and run-directory agents all build a run's network here."""
+    value_dim = config.value_dim(env.num_players)
+    return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim)
 
 
 def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:

@@ -51,7 +51,7 @@ import jax
 import jax.numpy as jnp
 
 from blokus_agents.bots import BOT_MEMORY, BOT_OPTIONS, BOTS, Policy
-from blokus_agents.networks import PolicyValueNet, make_network, masked_logits, sample_masked
+from blokus_agents.networks import PolicyValueNet, config_network, masked_logits, sample_masked
 from blokus_agents.options import Option, default_check, gib, machine_memory
 from blokus_jax import _extras
 from blokus_jax.env import Env, State
@@ -459,7 +459,7 @@ def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, 
             f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
             f"{env.variant.name!r}; use --variant {config.variant}"
         )
-    return make_network(env, config.channels, config.blocks, config.value_hidden), params
+    return config_network(config, env), params
 
 
 def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:

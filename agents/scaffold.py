@@ -37,7 +37,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from blokus_agents.networks import PolicyValueNet, make_network
+from blokus_agents.networks import PolicyValueNet, config_network
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError
 
@@ -279,7 +279,7 @@ def make_parts(config: Any, mesh: Mesh | None) -> Parts:
     if mesh is not None:
         check_split(config.num_envs, mesh.size)
     env = make(config.variant, reward=config.reward)
-    return Parts(env, make_network(env, config.channels, config.blocks, config.value_hidden), make_optimizer(config))
+    return Parts(env, config_network(config, env), make_optimizer(config))
 
 
 def fresh_runner_fields(parts: Parts, num_envs: int, key: jax.Array) -> dict[str, Any]:

@@ -32,8 +32,11 @@ opponent is out of moves).
 the others, who are assumed to play together against it. The result of a finished game for the root's side is
 ``u = (r_root - max_{q != root} r_q) / 2`` from the env's rewards (``+1`` for an outright win, ``0`` for a shared
 first place, ``-1`` when someone else wins alone under ``winloss``), every other player's side gets ``-u``. For two
-players this is exactly zero-sum and equals the ordinary result. The ``network`` evaluator's value head estimates
-the mover's own reward, which the reduction uses as the mover's side value.
+players this is exactly zero-sum and equals the ordinary result. The ``network`` evaluator reduces a network's
+value head the same way: a per-seat head (AlphaZero with 3-4 players: every seat's expected reward in the mover's
+egocentric seat order, :func:`egocentric_seats`) is turned back into absolute seats and scored by
+:func:`root_utility` (:func:`network_side_value`); a scalar head (two players, or a PPO run's critic) is the mover's
+side value as it is.
 
 Everything is pure and static-shaped: :func:`mcts_policy` and :func:`network_search_policy` return ordinary arena
 policies ``(key, state) -> action`` that can be jitted and vmapped, so thousands of searches run in one call.
@@ -107,6 +110,33 @@ def root_utility(rewards: jax.Array, root_player: jax.Array) -> jax.Array:
         return rewards[root_player]
     others = jnp.where(jnp.arange(n) == root_player, -jnp.inf, rewards).max()
     return (rewards[root_player] - others) / 2
+
+
+def egocentric_seats(values: jax.Array, player: jax.Array) -> jax.Array:
+    """``values`` (``f32[..., num_players]``, indexed by absolute seat, e.g. the env's final rewards) in ``player``'s
+    egocentric seat order: entry ``i`` is seat ``(player + i) % num_players`` (``player`` itself first, then the
+    next players in turn order, the order of :func:`blokus_jax.observe.observe`'s colours whenever a player places
+    its own colour). The value targets of AlphaZero's per-seat head; :func:`absolute_seats` is its inverse."""
+    n = values.shape[-1]
+    return jnp.take(values, (player + jnp.arange(n)) % n, axis=-1)
+
+
+def absolute_seats(values: jax.Array, player: jax.Array) -> jax.Array:
+    """The inverse of :func:`egocentric_seats`: ``values`` in ``player``'s egocentric seat order back by absolute
+    seat (entry ``q`` is egocentric entry ``(q - player) % num_players``)."""
+    n = values.shape[-1]
+    return jnp.take(values, (jnp.arange(n) - player) % n, axis=-1)
+
+
+def network_side_value(value: jax.Array, mover: jax.Array, root_player: jax.Array) -> jax.Array:
+    """``float32``: a value head's output for a position whose player to move is ``mover``, as the value of the
+    mover's side in the paranoid reduction of the search rooted at ``root_player``. A scalar ``value`` (two
+    players, or a head that predicts the mover's result) is that value as it is; a per-seat ``value``
+    (``f32[num_players]``, ``mover``'s egocentric order) is :func:`root_utility` of it in absolute seats, signed for
+    the mover's side (:func:`side_sign`)."""
+    if value.ndim == 0:
+        return value
+    return side_sign(mover, root_player) * root_utility(absolute_seats(value, mover), root_player)
 
 
 def side_sign(player: jax.Array, root_player: jax.Array) -> jax.Array:
@@ -255,14 +285,15 @@ def rollout_evaluator(
 
 
 def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
-    """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value f32)`` (a
-    :class:`~blokus_agents.networks.PolicyValueNet`'s ``apply``) on the mover's egocentric observation; logits of the
-    placements as the prior, the value head as the mover's side value. Returns an :data:`Evaluator`."""
+    """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value)`` (a
+    :class:`~blokus_agents.networks.PolicyValueNet`'s ``apply``; ``value`` a scalar or ``f32[num_players]`` per
+    seat) on the mover's egocentric observation; logits of the placements as the prior, the value head as the
+    mover's side value (:func:`network_side_value`). Returns an :data:`Evaluator`."""
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
-        del key, root_player
+        del key
         logits, value = apply_fn(params, env.observe(state))
-        return logits[: env.pass_action], value
+        return logits[: env.pass_action], network_side_value(value, state.current_player, root_player)
 
     return evaluate
 
@@ -735,15 +766,18 @@ __all__ = [
     "Evaluator",
     "Node",
     "SearchOutput",
+    "absolute_seats",
     "az_memory",
     "az_policy",
     "calibrate_sims",
+    "egocentric_seats",
     "full_action_weights",
     "make_search",
     "mcts_policy",
     "mixed_evaluator",
     "network_evaluator",
     "network_search_policy",
+    "network_side_value",
     "playout_value",
     "rollout_evaluator",
     "root_utility",

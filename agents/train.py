@@ -95,7 +95,10 @@ def win_rates_text(record: dict, sep: str = ", ") -> str:
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
     """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
     state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
-    has another shape (``--channels``/``--blocks``/value size must match), or it has no checkpoint."""
+    has another shape (``--channels``, ``--blocks`` and ``value_hidden`` must match), or it has no checkpoint. When
+    only the value head's size differs (a PPO run's scalar critic warm-starting AlphaZero's per-seat head with 3-4
+    players, :meth:`~blokus_agents.configs.RunConfig.value_dim`), everything but the value head's output layer is
+    copied and that layer keeps its fresh initialisation."""
     checkpoint.require_init_source(run_dir)
     source, params = checkpoint.load_params(run_dir)
     config = trainer.config
@@ -110,10 +113,26 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
             f"{', '.join(f'{f}={getattr(source, f)}' for f in shape)}; this run has "
             f"{', '.join(f'{f}={getattr(config, f)}' for f in shape)}; give the same sizes"
         )
-    params = jax.device_put(jax.device_get(params), jax.tree.map(lambda x: x.sharding, runner.params))
+    if source.value_dim(trainer.env.num_players) != config.value_dim(trainer.env.num_players):
+        params = _with_fresh_value_output(jax.device_get(params), jax.device_get(runner.params), run_dir)
+    params = jax.device_put(params, jax.tree.map(lambda x: x.sharding, runner.params))
     shardings = jax.tree.map(lambda x: x.sharding, runner.opt_state)
     opt_state = jax.jit(trainer.optimizer.init, out_shardings=shardings)(params)
     return runner.replace(params=params, opt_state=opt_state)
+
+
+def _with_fresh_value_output(source_params: Any, fresh_params: Any, run_dir: str | os.PathLike) -> Any:
+    """``source_params`` (of the ``--init-from`` run ``run_dir``) with the value head's output layer taken from
+    ``fresh_params``, a network of the same sizes but another value size: that layer's kernel and bias are the only
+    parameters whose shapes differ (``CheckpointError`` otherwise)."""
+    paths = jax.tree_util.tree_flatten_with_path(source_params)[0]
+    fresh = dict(jax.tree_util.tree_flatten_with_path(fresh_params)[0])
+    differ = {path for path, leaf in paths if path not in fresh or fresh[path].shape != leaf.shape}
+    if len(differ) != 2 or len(fresh) != len(paths):
+        raise CheckpointError(
+            f"--init-from {str(run_dir)!r}: its network differs from this run's in more than the value head's size"
+        )
+    return jax.tree_util.tree_map_with_path(lambda path, leaf: fresh[path] if path in differ else leaf, source_params)
 
 
 @functools.lru_cache(maxsize=16)

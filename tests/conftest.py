@@ -86,6 +86,7 @@ HEAVY_FILES = (
     "test_bots.py",
     "test_pgx.py",
     "test_contract.py",
+    "test_alphazero_seats.py",
     "test_networks.py",
 )
 

@@ -179,7 +179,8 @@ def check_meta(meta: Any, name: str) -> dict:
 def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
     """The network ``meta`` describes for ``env`` and the abstract (shape/dtype) tree of its params."""
     net = meta["network"]
-    network = make_network(env, net["channels"], net["blocks"], net["value_hidden"])
+    value_dim = CONFIGS[meta["algorithm"]].value_dim(env.num_players)  # the value size its algorithm trains
+    network = make_network(env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim)
     obs = jax.eval_shape(env.observe, env.init())
     abstract = jax.eval_shape(lambda o: network.init(jax.random.key(0), o), obs)
     return network, abstract
