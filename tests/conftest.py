@@ -85,6 +85,7 @@ HEAVY_FILES = (
     "test_accelerator.py",
     "test_bots.py",
     "test_pgx.py",
+    "test_teacher.py",
     "test_contract.py",
     "test_alphazero_seats.py",
     "test_networks.py",
