@@ -130,17 +130,22 @@ def test_block_playouts_end_with_consistent_scores(duo, duo_positions):
 
 
 # ------------------------------------------------------------------------------------- legal whatever the numbers
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e30])
-def test_search_plays_legal_moves_whatever_the_network_says(duo, duo_positions, bad):
-    """A diverged network (NaN, inf or huge logits and values) still gets a legal move from the search, never the
-    pass while placements are legal: legality comes from the mask alone."""
+@pytest.fixture(scope="module")
+def diverged_search(duo):
+    """A search whose "network" answers its parameter for every logit and for the value: one compilation serves
+    every bad number, which arrives at run time as a diverged network's outputs would."""
 
     def apply_fn(params, observation):
-        logits = jnp.full((duo.num_actions,), bad, jnp.float32).at[::7].set(params)
-        return logits, jnp.float32(bad)
+        return jnp.full((duo.num_actions,), params, jnp.float32), params
 
-    run = jax.jit(make_search(duo, network_evaluator(duo, apply_fn), sims=4, k=4, considered=4))
-    out = run(jnp.float32(bad), jax.random.key(0), duo_positions)
+    return jax.jit(make_search(duo, network_evaluator(duo, apply_fn), sims=4, k=4, considered=4))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e30])
+def test_search_plays_legal_moves_whatever_the_network_says(duo, duo_positions, diverged_search, bad):
+    """A diverged network (NaN, inf or huge logits and values) still gets a legal move from the search, never the
+    pass while placements are legal: legality comes from the mask alone."""
+    out = diverged_search(jnp.float32(bad), jax.random.key(0), duo_positions)
     live = ~np.asarray(duo_positions.terminated)
     legal = np.asarray(jax.vmap(duo.is_legal)(duo_positions, out.action))
     assert legal[live].all()
