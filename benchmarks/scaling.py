@@ -113,12 +113,22 @@ def plot(path: str, out: str) -> None:
                 p = pooled[(row["a"], row["b"])]
                 p[0] += row["wins"]
                 p[1] += row["games"]
+    # Options every agent of the file shares are said once, under the title; each label keeps what differs.
+    option_sets = [set(spec.partition(":")[2].split(",")) - {""} for pair in pooled for spec in pair]
+    shared = {o for o in set.intersection(*option_sets) if not o.startswith("sims=")} if option_sets else set()
+
+    def short(spec: str) -> str:
+        name, _, options = _without_sims(spec).partition(":")
+        rest = [o for o in options.split(",") if o and o not in shared]
+        return f"{name}:{','.join(rest)}" if rest else name
+
     for (a, b), (wins, games) in pooled.items():
         lo, hi = wilson_interval(wins, games)
-        rest = _without_sims(a)
-        against = f"itself at {_sims(b) / _sims(a):g}x the budget" if _without_sims(b) == rest else b
+        rest = short(a)
+        same = _without_sims(b) == _without_sims(a)
+        against = f"itself at {_sims(b) / _sims(a):g}x the budget" if same else f"{short(b)} at {_sims(b)}"
         series[(rest, against)].append((_sims(a), wins / games, lo, hi))
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     for (rest, b), points in sorted(series.items()):
         points.sort()
         x = [p[0] for p in points]
@@ -131,8 +141,9 @@ def plot(path: str, out: str) -> None:
     ax.set_xlabel("simulations per move of agent A")
     ax.set_ylabel("A's win rate (95 % interval)")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=6, loc="lower right")
-    ax.set_title("Duo: strength against search budget (seat-rotated arena, --opening 2)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, frameon=False)
+    title = "Duo: strength against search budget (seat-rotated arena, --opening 2)"
+    ax.set_title(f"{title}\nevery agent: {','.join(sorted(shared)) or 'its own settings'}", fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
 
