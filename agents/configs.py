@@ -348,9 +348,9 @@ def _nbytes(tree: Any) -> int:
 def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
     """A lower estimate of the device memory (bytes) that training ``config`` needs, by part: ``{part: (bytes,
     fields that scale it)}``. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
-    search tree, network activations and logits of a batch); XLA's temporaries come on top, so a run that is
-    refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all at once.
-    Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
+    search tree and a teacher's, network activations and logits of a batch); XLA's temporaries come on top, so a
+    run that is refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all
+    at once. Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
     import jax
 
     from blokus_jax.env import make
@@ -380,8 +380,19 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
 
     value_dim = config.value_dim(env.num_players)
     buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k, value_dim))
+    teacher = {}
+    if config.teacher:
+        from blokus_agents.policies import AgentSpecError
+        from blokus_agents.search import teacher_memory
+
+        try:
+            per_game = teacher_memory(env, config.teacher, config.k)
+        except AgentSpecError as exc:
+            raise ConfigError(f"AZConfig.teacher: {exc}") from exc
+        teacher = {"teacher search": (config.num_envs * per_game, ("teacher", "num_envs"))}
     return {
         **evaluation,
+        **teacher,
         "games": (games, ("num_envs",)),
         "search tree": (
             config.num_envs * (config.sims + 1) * (state_bytes + 24 * min(config.k, actions) + 64),
@@ -460,7 +471,8 @@ def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int
     available, what = memory_limit() if limit is None else (int(limit), "the given limit")
     if total > available:
         part, (size, fields) = max(parts.items(), key=lambda item: item[1][0])
-        shown = ", ".join(f"{f}={eval_games if f == 'eval_games' else getattr(config, f):,}" for f in fields)
+        values = {f: eval_games if f == "eval_games" else getattr(config, f) for f in fields}
+        shown = ", ".join(f"{f}={v:,}" if isinstance(v, int) else f"{f}={v!r}" for f, v in values.items())
         raise ConfigError(
             f"{name} needs at least {_gb(total)} of memory ({part}: {_gb(size)} with {shown}), more than the "
             f"{_gb(available)} of {what}; lower {' or '.join(fields)}"

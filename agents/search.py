@@ -643,15 +643,9 @@ def az_policy(
     )
 
 
-def teacher_search(
-    env: Env, spec: str, *, k: int, gumbel_scale: float, root_noise: float, root_alpha: float
-) -> Callable[[Any, jax.Array, State], SearchOutput]:
-    """The batched search of an AlphaZero run's ``teacher`` (an ``mcts`` agent spec, ``mcts:sims=64,playouts=4``):
-    :func:`make_search` with the ``rollout`` evaluator and the spec's settings (the defaults of :func:`mcts_policy`
-    for those not given), ``(params, key, states) -> SearchOutput`` like the network's search (``params`` unused).
-    The run's ``k`` sizes the stored targets and its ``gumbel_scale``, ``root_noise`` and ``root_alpha`` explore, so
-    the spec may not set ``k`` or ``gumbel_scale``, nor ``seconds`` (a time budget would make the run depend on the
-    machine). Raises ``AgentSpecError`` for any other agent or a bad option."""
+def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
+    """Every :func:`mcts_policy` setting of a teacher spec (the spec's options over the defaults), checked as
+    :func:`teacher_search` documents; raises ``AgentSpecError``."""
     import inspect
 
     from blokus_agents.policies import AgentSpecError, agent_options
@@ -670,7 +664,19 @@ def teacher_search(
             f"machine (give sims)"
         )
     defaults = {n: p.default for n, p in inspect.signature(mcts_policy).parameters.items() if n != "env"}
-    o = {**defaults, **options}
+    return {**defaults, **options}
+
+
+def teacher_search(
+    env: Env, spec: str, *, k: int, gumbel_scale: float, root_noise: float, root_alpha: float
+) -> Callable[[Any, jax.Array, State], SearchOutput]:
+    """The batched search of an AlphaZero run's ``teacher`` (an ``mcts`` agent spec, ``mcts:sims=64,playouts=4``):
+    :func:`make_search` with the ``rollout`` evaluator and the spec's settings (the defaults of :func:`mcts_policy`
+    for those not given), ``(params, key, states) -> SearchOutput`` like the network's search (``params`` unused).
+    The run's ``k`` sizes the stored targets and its ``gumbel_scale``, ``root_noise`` and ``root_alpha`` explore, so
+    the spec may not set ``k`` or ``gumbel_scale``, nor ``seconds`` (a time budget would make the run depend on the
+    machine). Raises ``AgentSpecError`` for any other agent or a bad option."""
+    o = _teacher_settings(env, spec)
     evaluator = rollout_evaluator(
         env,
         playouts=o["playouts"],
@@ -692,6 +698,14 @@ def teacher_search(
     )
 
 
+def teacher_memory(env: Env, spec: str, k: int) -> int:
+    """Estimated bytes of one game's teacher search (:func:`teacher_search` of ``spec`` with the run's ``k``): its
+    tree and playouts, as :func:`blokus_agents.options.search_bytes` counts them but without XLA's working copies
+    (a lower estimate, like the trainer's other parts). Raises ``AgentSpecError`` for a bad spec."""
+    o = _teacher_settings(env, spec)
+    return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
+
+
 #: The search settings of the agent ``strong`` (its budget is ``seconds``): chosen by the scaling measurements of
 #: ``benchmarks/RESULTS.md`` ("Search that scales").
 STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
@@ -706,7 +720,7 @@ def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
 
 # Declared options of the search agents (type and range, checked when a spec is resolved, see
 # blokus_agents.options) and their memory estimate for one game (the tree of mctx, the playouts).
-from blokus_agents.options import PLACEMENTS, Option, search_bytes  # noqa: E402
+from blokus_agents.options import PLACEMENTS, XLA_OVERHEAD, Option, search_bytes  # noqa: E402
 
 SEARCH_OPTIONS = {
     "sims": Option(int, 1, 10**6, doc="simulations per move"),
@@ -784,6 +798,7 @@ __all__ = [
     "search_memory",
     "side_sign",
     "strong_policy",
+    "teacher_memory",
     "teacher_search",
     "top_candidates",
     "transition_signs",

@@ -129,6 +129,20 @@ def test_the_estimate_grows_with_every_size_field():
         assert 0.25 * measured < sum(size for size, _ in estimate_memory(config).values()) < measured
 
 
+def test_a_teacher_search_is_counted_and_a_too_large_one_refused():
+    base = estimate_memory(AZConfig(num_envs=64, batch_size=256))
+    taught = estimate_memory(AZConfig(num_envs=64, batch_size=256, teacher="mcts:sims=64", teacher_updates=2))
+    assert "teacher search" not in base
+    assert set(taught) - set(base) == {"teacher search"}
+    bigger = estimate_memory(AZConfig(num_envs=64, batch_size=256, teacher="mcts:sims=512", teacher_updates=2))
+    assert bigger["teacher search"][0] > 4 * taught["teacher search"][0]
+    huge = AZConfig(num_envs=4096, batch_size=4096, teacher="mcts:sims=10000", teacher_updates=2)
+    with pytest.raises(ConfigError, match=r"teacher search: .* with teacher='mcts:sims=10000', num_envs=4,096.*lower"):
+        check_trainable(huge, limit=16 * GIB)
+    with pytest.raises(ConfigError, match="AZConfig.teacher: .*sims"):
+        estimate_memory(AZConfig(teacher="mcts:sims=-3", teacher_updates=2))
+
+
 def test_memory_limit_is_the_machine():
     limit, what = configs.memory_limit()
     assert limit > 2**28 and what
