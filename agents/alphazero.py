@@ -36,7 +36,9 @@ spec's settings, then plays the self-play moves of the first ``teacher_updates``
 and its improved policy over the candidates is the policy target, while the value targets stay the games' results.
 The network learns both as usual; from update ``teacher_updates`` on, its own search plays (the metric
 ``by_teacher`` says which one played an update). The teacher explores with the run's ``gumbel_scale`` and
-``root_noise`` and uses its ``k``, so the buffer's targets keep their compact shape.
+``root_noise`` and uses its ``k``, so the buffer's targets keep their compact shape. ``AZConfig.root_value = B``
+(two players) makes a value target ``(1 - B) * result + B * root value`` of the search that played the position
+(the buffer holds the root value in the target's place until the game ends).
 
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
@@ -153,9 +155,14 @@ def buffer_write(
     candidates: jax.Array,
     weights: jax.Array,
     player: jax.Array,
+    root_value: jax.Array | None = None,
 ) -> Buffer:
-    """One env's buffer (no leading ``N`` axis; ``vmap`` it) with a position appended to its current game."""
+    """One env's buffer (no leading ``N`` axis; ``vmap`` it) with a position appended to its current game. With
+    ``root_value`` (the search's, from the mover's view; scalar value targets only) the position's value target
+    holds it until the game ends, for :func:`buffer_finish`'s blend."""
     slot, t = buf.games % buf.length.shape[0], jnp.minimum(buf.t, buf.player.shape[1] - 1)
+    if root_value is not None:
+        buf = buf.replace(value=buf.value.at[slot, t].set(root_value))
     return buf.replace(
         planes=buf.planes.at[slot, t].set(obs.planes.astype(bool)),
         pieces=buf.pieces.at[slot, t].set(obs.pieces),
@@ -168,16 +175,22 @@ def buffer_write(
     )
 
 
-def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array) -> Buffer:
+def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float = 0.0) -> Buffer:
     """One env's buffer after a step with ``rewards`` (``f32[num_players]``) that ended its game when ``done``: the
     game's positions get their value targets and become sampleable, and the next slot is cleared for the next game
     (the oldest game is dropped). Unchanged when not ``done``. A scalar target (a buffer of :func:`empty_buffer` with
     ``value_dim=1``) is ``root_utility(rewards, player)`` of each position's mover, the result as the search values
-    it; a per-seat target is ``egocentric_seats(rewards, player)``, the rewards in the mover's seat order."""
+    it; a per-seat target is ``egocentric_seats(rewards, player)``, the rewards in the mover's seat order.
+    ``blend > 0`` (a Python float, scalar targets only) makes a target ``(1 - blend) * result + blend * root value``
+    of the root values :func:`buffer_write` stored."""
     slots = buf.length.shape[0]
     slot = buf.games % slots
     target = root_utility if buf.value.ndim == 2 else egocentric_seats  # [G, L] scalar or [G, L, n] per seat
     results = jax.vmap(target, in_axes=(None, 0))(rewards, buf.player[slot])
+    if blend:
+        if buf.value.ndim != 2:
+            raise ValueError("a root-value blend needs scalar (two-player) value targets")
+        results = (1.0 - blend) * results + blend * buf.value[slot]
     value = buf.value.at[slot].set(jnp.where(done, results, buf.value[slot]))
     length = buf.length.at[slot].set(jnp.where(done, buf.t, buf.length[slot]))
     games = buf.games + done.astype(jnp.int32)
@@ -273,6 +286,11 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             )
         except AgentSpecError as exc:
             raise ConfigError(f"AZConfig.teacher: {exc}") from exc
+    if c.root_value and network.value_dim != 1:
+        raise ConfigError(
+            f"AZConfig.root_value={c.root_value} blends the search's root value into scalar value targets, but "
+            f"{c.variant!r} has {env.num_players} players, whose value head predicts every seat's result; use 0"
+        )
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
     per_env = c.batch_size // c.num_envs
@@ -290,10 +308,17 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         rewards, done, root_value)``."""
         out = (by or search)(params, key, states)
         buf = jax.vmap(buffer_write)(
-            buf, observe(states), states.legal_bits, out.candidates, out.candidate_weights, states.current_player
+            buf,
+            observe(states),
+            states.legal_bits,
+            out.candidates,
+            out.candidate_weights,
+            states.current_player,
+            out.value if c.root_value else None,
         )
         states, rewards, done = env_step(states, out.action)
-        return states, jax.vmap(buffer_finish)(buf, rewards, done), rewards, done, out.value
+        finish = functools.partial(buffer_finish, blend=c.root_value)
+        return states, jax.vmap(finish)(buf, rewards, done), rewards, done, out.value
 
     def update(runner: AZRunner) -> tuple[AZRunner, dict[str, jax.Array]]:
         key, play_key, train_key = jax.random.split(runner.key, 3)

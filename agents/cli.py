@@ -68,6 +68,17 @@ def nonnegative_int(text: str) -> int:
     return _integer(text, 0, "a whole number of at least 0")
 
 
+def unit_float(text: str) -> float:
+    """argparse type: a number from 0 to 1 (a weight or share)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a weight from 0 to 1 such as 0.5") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a weight from 0 to 1, e.g. 0.5")
+    return value
+
+
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (rejects nan and inf)."""
     try:
@@ -701,6 +712,13 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         help="alphazero, with --teacher: the updates the teacher plays before it hands over to the network",
     )
     parser.add_argument(
+        "--root-value",
+        type=unit_float,
+        metavar="B",
+        help="alphazero, two players: value targets blend the search's root value in, (1-B) x game result + B x "
+        "root value (default 0: the game result)",
+    )
+    parser.add_argument(
         "--init-from",
         metavar="RUN_DIR",
         help="start from the network of another run (e.g. a PPO run for alphazero); its size is used unless given",
@@ -806,6 +824,7 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
         "batch_size": args.batch_size,
         "teacher": args.teacher,
         "teacher_updates": args.teacher_updates,
+        "root_value": args.root_value,
     }
     return {k: v for k, v in given.items() if v is not None}
 

@@ -237,11 +237,14 @@ class AZConfig(RunConfig):
     ``teacher`` (expert iteration; an ``mcts`` agent spec, empty for none) plays the self-play moves of the first
     ``teacher_updates`` updates with its network-free search, whose visit weights are the policy targets the network
     learns; from update ``teacher_updates`` on, the network's own search plays (the hand-over).
+
+    ``root_value`` (two players) blends the search's root value into each position's value target:
+    ``(1 - root_value) * game result + root_value * root value`` (0: the game result alone, AlphaZero's target).
     """
 
     algorithm: ClassVar[str] = "alphazero"
     #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
-    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0, "teacher": "", "teacher_updates": 0}
+    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0, "teacher": "", "teacher_updates": 0, "root_value": 0.0}
     #: 3-4 players: the value head predicts every seat's result (:meth:`RunConfig.value_dim`).
     per_seat_values: ClassVar[bool] = True
 
@@ -269,6 +272,7 @@ class AZConfig(RunConfig):
     seed: int = 0
     teacher: str = ""
     teacher_updates: int = 0
+    root_value: float = 0.0
 
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {
         "num_envs": (1, 2**20),
@@ -294,6 +298,7 @@ class AZConfig(RunConfig):
         "final_lr_fraction": (0.0, 1.0),
         "value_coef": (0.0, math.inf),
         "max_grad_norm": (0.0, math.inf),
+        "root_value": (0.0, 1.0),
     }
 
     limit_reasons: ClassVar[dict[str, str]] = {

@@ -30,7 +30,7 @@ from blokus_agents.ppo import PPOConfig
 from blokus_agents.search import full_action_weights
 from blokus_agents.train import read_metrics, run, warm_start
 from blokus_jax import make, rules
-from blokus_jax.errors import CheckpointError
+from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
 
 TINY = AZConfig(
@@ -131,6 +131,46 @@ def test_value_targets_are_each_movers_own_final_result():
     # three seats, seats 0 and 2 share first place: (r_p - best other) / 2 per mover, the paranoid result
     buf = _play(_tiny_buffer(), [0, 1, 2, 0, 2], [0.5, -1.0, 0.5])
     np.testing.assert_array_equal(buf.value[0, :5], [0.0, -0.75, 0.0, 0.0, 0.0])
+
+
+def test_root_value_blend_mixes_each_positions_search_value_into_its_result():
+    """``AZConfig.root_value``: a target is ``(1 - B) * the mover's result + B * the root value its search gave``;
+    ``B = 0`` stores the result alone, and the root values of an earlier game in the slot do not leak."""
+    env = make("simple")
+    obs = env.observe(env.init())
+
+    def play(movers, roots, rewards, blend, buf=None):
+        buf = _tiny_buffer() if buf is None else buf
+        bits = jnp.zeros(buf.legal_bits.shape[-2:], jnp.uint32)
+        for i, (p, root) in enumerate(zip(movers, roots)):
+            args = (buf, obs, bits, jnp.asarray([0, 1, 2]), jnp.asarray([1.0, 0, 0]), jnp.int32(p))
+            buf = buffer_write(*args, jnp.float32(root) if blend else None)
+            last = i == len(movers) - 1
+            buf = buffer_finish(buf, jnp.asarray(rewards if last else [0.0, 0.0]), jnp.asarray(last), blend=blend)
+        return buf
+
+    movers, roots = [0, 1, 0, 1, 1], [0.2, -0.6, 1.0, 0.0, -1.0]
+    buf = play(movers, roots, [-1.0, 1.0], 0.25)
+    want = 0.75 * np.asarray([-1, 1, -1, 1, 1]) + 0.25 * np.asarray(roots)
+    np.testing.assert_allclose(buf.value[0, :5], want, rtol=1e-6)
+    assert int(buf.length[0]) == 5
+    # the next game in the other slot gets its own root values
+    buf = play([1, 0], [0.4, 0.8], [1.0, -1.0], 0.5, buf)
+    np.testing.assert_allclose(buf.value[1, :2], 0.5 * np.asarray([-1, 1]) + 0.5 * np.asarray([0.4, 0.8]), rtol=1e-6)
+    np.testing.assert_allclose(buf.value[0, :5], want, rtol=1e-6)
+    # blend 0 is AlphaZero's target, the result alone, exactly
+    np.testing.assert_array_equal(play(movers, roots, [-1.0, 1.0], 0.0).value[0, :5], [-1, 1, -1, 1, 1])
+    per_seat = empty_buffer(make("classic"), 1, 2, 3)
+    per_seat = jax.tree.map(lambda x: x[0], per_seat)
+    with pytest.raises(ValueError, match="scalar"):
+        buffer_finish(per_seat, jnp.zeros(4), jnp.asarray(True), blend=0.5)
+
+
+def test_root_value_blend_is_refused_where_values_are_per_seat():
+    with pytest.raises(ConfigError, match="root_value=0.5 .* 4 players"):
+        make_train(AZConfig(variant="classic", num_envs=2, batch_size=8, root_value=0.5))
+    with pytest.raises(ConfigError, match=r"root_value must be a finite number in \[0.0, 1.0\]"):
+        AZConfig(root_value=1.5)
 
 
 def test_positions_are_sampleable_only_once_their_game_has_ended():

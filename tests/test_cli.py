@@ -193,6 +193,8 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
         (["train", "--blocks", "-1"], "argument --blocks: '-1' is too small"),
         (["train", "--lr", "nan"], "argument --lr: 'nan' must be a finite number"),
         (["train", "--num-envs", "many"], "argument --num-envs: 'many' is not a whole number"),
+        (["train", "--root-value", "1.5"], "argument --root-value: '1.5' must be a weight from 0 to 1"),
+        (["train", "--root-value", "half"], "argument --root-value: 'half' is not a number"),
         (["bench", "--batch-sizes", "0"], "argument --batch-sizes: '0' is too small"),
         (["bench", "--repeats", "0"], "argument --repeats: '0' is too small"),
         (["eval", "--games", "-5"], "argument --games: '-5' is too small"),

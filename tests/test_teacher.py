@@ -16,7 +16,7 @@ from blokus_jax.errors import ConfigError
 
 TEACHER = "mcts:sims=2,playouts=1,considered=4"
 # The settings of the CLI run below (the CLI's defaults for the rest), so that it loads the compiled update from the
-# suite's compilation cache.
+# suite's compilation cache; the root-value blend of the value targets is on, so that its wiring is tested too.
 TAUGHT = AZConfig(
     variant="simple",
     num_envs=4,
@@ -28,6 +28,7 @@ TAUGHT = AZConfig(
     blocks=1,
     teacher=TEACHER,
     teacher_updates=1,
+    root_value=0.5,
 )
 
 
@@ -68,6 +69,8 @@ def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
 
 
 def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
+    """Policy targets, and (``root_value > 0``) the root value each position's value target will blend in once its
+    game ends."""
     runner = trainer.init(jax.random.key(1))
     states = runner.env_state
     # the update's key schedule: (next key, self-play key, training key), then one key per self-play move
@@ -77,6 +80,9 @@ def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
     after, _ = trainer.update(runner)
     np.testing.assert_array_equal(np.asarray(after.buffer.candidates[:, 0, 0]), np.asarray(expected.candidates))
     np.testing.assert_array_equal(np.asarray(after.buffer.weights[:, 0, 0]), np.asarray(expected.candidate_weights))
+    assert int(after.buffer.length.sum()) == 0  # no game has ended yet: the stored values are the root values
+    np.testing.assert_allclose(np.asarray(after.buffer.value[:, 0, 0]), np.asarray(expected.value), rtol=1e-6)
+    assert np.abs(np.asarray(expected.value)).max() > 0
 
 
 @pytest.mark.parametrize(
@@ -113,11 +119,12 @@ def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
     args = ["train", "--algo", "alphazero", *small, "--sims", "2", "--batch-size", "8", "--total-steps", "32"]
     quiet = ["--eval-every", "0", "--no-progress", "--cpu-devices", "1"]
     out = tmp_path / "taught"
-    code = cli.main([*args, "--teacher", TEACHER, "--teacher-updates", "1", "--out", str(out), *quiet])
+    taught = ["--teacher", TEACHER, "--teacher-updates", "1", "--root-value", "0.5"]
+    code = cli.main([*args, *taught, "--out", str(out), *quiet])
     assert code == 0, capsys.readouterr().err
     assert [r["by_teacher"] for r in read_metrics(out)] == [1.0, 0.0]
     config = checkpoint.load_config(out)
-    assert (config.teacher, config.teacher_updates) == (TEACHER, 1)
+    assert (config.teacher, config.teacher_updates, config.root_value) == (TEACHER, 1, 0.5)
     capsys.readouterr()
     assert cli.main([*args, "--teacher", TEACHER, "--out", str(tmp_path / "x"), *quiet]) == 2
     err = capsys.readouterr().err
