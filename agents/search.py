@@ -706,16 +706,25 @@ def teacher_memory(env: Env, spec: str, k: int) -> int:
     return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
 
 
-#: The search settings of the agent ``strong`` (its budget is ``seconds``): chosen by the scaling measurements of
-#: ``benchmarks/RESULTS.md`` ("Search that scales").
+#: The search settings of the agent ``strong`` (its budget is ``seconds``), chosen by the matches of
+#: ``benchmarks/RESULTS.md`` ("Search that scales"): today's default settings, except where a variant has measured
+#: better ones at the same time a move (:data:`STRONG_BY_VARIANT`).
 STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
+#: Variant name -> the settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre prior,
+#: the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
+STRONG_BY_VARIANT = {"duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0}}
+
+
+def strong_settings(env: Env) -> dict[str, Any]:
+    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside)."""
+    return STRONG_BY_VARIANT.get(env.variant.name, STRONG)
 
 
 def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
     """The agent ``strong`` (``strong``, ``strong:seconds=5``): the best player of the project at ``seconds`` a move
-    on this machine, on every variant; today :func:`mcts_policy` with :data:`STRONG` and that time budget (the
+    on this machine, on every variant: :func:`mcts_policy` with :func:`strong_settings` and that time budget (the
     simulations are calibrated once per process, which costs two extra compilations)."""
-    return mcts_policy(env, seconds=seconds, **STRONG)
+    return mcts_policy(env, seconds=seconds, **strong_settings(env))
 
 
 # Declared options of the search agents (type and range, checked when a spec is resolved, see
@@ -757,7 +766,7 @@ register_agent(
     "strong",
     strong_policy,
     options=STRONG_OPTIONS,
-    memory=lambda env, options: search_memory(env, {**STRONG, **options}),
+    memory=lambda env, options: search_memory(env, {**strong_settings(env), **options}),
 )  # "strong", "strong:seconds=5"
 
 
@@ -776,6 +785,7 @@ __all__ = [
     "PLAYOUTS",
     "SEARCH_OPTIONS",
     "STRONG",
+    "STRONG_BY_VARIANT",
     "STRONG_OPTIONS",
     "Evaluator",
     "Node",
@@ -798,6 +808,7 @@ __all__ = [
     "search_memory",
     "side_sign",
     "strong_policy",
+    "strong_settings",
     "teacher_memory",
     "teacher_search",
     "top_candidates",

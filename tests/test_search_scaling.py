@@ -241,6 +241,22 @@ def test_calibration_grows_with_the_budget_and_rejects_bad_budgets(simple):
             calibrate_sims(simple, build, bad)
 
 
+def test_strong_uses_its_variants_measured_settings_and_the_default_elsewhere(monkeypatch):
+    """``strong`` is ``mcts`` with a time budget and :func:`search.strong_settings`: Duo's wide candidates and
+    centre prior (measured better at the same time a move), today's defaults on variants without a measurement."""
+    built = []
+    monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
+    duo, classic = blokus_jax.make("duo"), blokus_jax.make("classic")
+    resolve_agent("strong:seconds=3", duo)
+    resolve_agent("strong", classic)
+    assert built[0] == {"seconds": 3.0, **search.STRONG, "k": 64, "considered": 32, "centre": 1.0}
+    assert built[1] == {"seconds": 2.0, **search.STRONG}
+    # the memory check sizes the wider Duo search
+    assert search.search_memory(duo, {**search.strong_settings(duo), "seconds": 2}) > search.search_memory(
+        duo, {**search.STRONG, "seconds": 2}
+    )
+
+
 @pytest.mark.parametrize("name", ["simple", "junior"])
 def test_strong_plays_legal_moves_including_pass_only_positions(name):
     env = blokus_jax.make(name)
