@@ -150,8 +150,23 @@ def _tensorboard(out_dir: Path):
     return SummaryWriter(str(out_dir / "tb"))
 
 
+def teacher_handover(records: list[dict]) -> int | None:
+    """The environment steps at the end of the last update a teacher played (``by_teacher`` 1) when a later
+    update was played by the network's own search (``by_teacher`` 0): where an AlphaZero run with ``--teacher``
+    handed over. ``None`` for a run without a teacher or one that has not handed over yet."""
+    last_taught = None
+    for record in records:
+        taught = record.get("by_teacher")
+        if taught == 1:
+            last_taught = record["env_steps"]
+        elif taught == 0 and last_taught is not None:
+            return last_taught
+    return None
+
+
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
-    """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``."""
+    """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``, with
+    a dashed line where a teacher handed over to the network (:func:`teacher_handover`)."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
     fig = Figure(figsize=(6, 4))
@@ -160,9 +175,12 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     for name in names:
         points = [(r["env_steps"], r[name]) for r in records if name in r]
         ax.plot(*zip(*points), marker="o", label=name.removeprefix("win_rate_"))
+    handover = teacher_handover(records)
+    if handover is not None:
+        ax.axvline(handover, color="grey", linestyle="--", label="teacher hands over")
     ax.set(xlabel="environment steps", ylabel="win rate (ties half)", ylim=(-0.02, 1.02), title=title)
     ax.grid(alpha=0.3)
-    if names:
+    if names or handover is not None:
         ax.legend()
     fig.tight_layout()
     buffer = io.BytesIO()

@@ -11,7 +11,7 @@ import pytest
 from blokus_agents import checkpoint
 from blokus_agents.alphazero import make_train
 from blokus_agents.configs import AZConfig
-from blokus_agents.train import read_metrics
+from blokus_agents.train import plot_win_rates, read_metrics, teacher_handover
 from blokus_jax.errors import ConfigError
 
 TEACHER = "mcts:sims=2,playouts=1,considered=4"
@@ -122,7 +122,9 @@ def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
     taught = ["--teacher", TEACHER, "--teacher-updates", "1", "--root-value", "0.5"]
     code = cli.main([*args, *taught, "--out", str(out), *quiet])
     assert code == 0, capsys.readouterr().err
-    assert [r["by_teacher"] for r in read_metrics(out)] == [1.0, 0.0]
+    records = read_metrics(out)
+    assert [r["by_teacher"] for r in records] == [1.0, 0.0]
+    assert teacher_handover(records) == records[0]["env_steps"] == 16
     config = checkpoint.load_config(out)
     assert (config.teacher, config.teacher_updates, config.root_value) == (TEACHER, 1, 0.5)
     capsys.readouterr()
@@ -131,3 +133,28 @@ def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
     assert "--teacher SPEC and --teacher-updates N go together" in err and "Traceback" not in err
     assert cli.main([*args, "--teacher", "greedy", "--teacher-updates", "1", "--out", str(tmp_path / "y"), *quiet]) == 2
     assert "must be an 'mcts' agent spec" in capsys.readouterr().err
+
+
+def test_the_handover_is_where_the_last_taught_update_ends():
+    taught = [{"env_steps": 8 * i, "by_teacher": 1.0} for i in (1, 2, 3)]
+    own = [{"env_steps": 8 * i, "by_teacher": 0.0} for i in (4, 5)]
+    evaluation = {"env_steps": 24, "win_rate_vs_greedy": 0.5}  # an evaluation record has no by_teacher
+    assert teacher_handover([*taught, evaluation, *own]) == 24
+    assert teacher_handover(taught) is None  # not handed over yet
+    assert teacher_handover(own) is None  # no teacher (a PPO run has no by_teacher at all)
+    assert teacher_handover([evaluation]) is None
+
+
+def test_the_win_rate_plot_marks_the_handover(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    lines = []
+    monkeypatch.setattr(Axes, "axvline", lambda self, x, **kw: lines.append((x, kw["label"])))
+    records = [
+        {"env_steps": 8, "by_teacher": 1.0, "win_rate_vs_greedy": 0.25},
+        {"env_steps": 16, "by_teacher": 0.0, "win_rate_vs_greedy": 0.5},
+    ]
+    plot_win_rates(records, tmp_path / "a.png", "taught")
+    plot_win_rates(records[1:], tmp_path / "b.png", "untaught")
+    assert lines == [(8, "teacher hands over")]
+    assert (tmp_path / "a.png").stat().st_size > 1000 and (tmp_path / "b.png").exists()
