@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="the baseline's name: lowercase letters, digits, '_' or '-' (e.g. duo)")
     parser.add_argument("--command", required=True, help="the exact training command that produced the run")
     parser.add_argument("--sims", type=int, help="default search budget (required for an alphazero run)")
+    parser.add_argument(
+        "--mix", type=float, default=0.0, help="default weight of playout results in the leaf values (alphazero; 0-1)"
+    )
     parser.add_argument("--step", type=int, help="checkpoint (update number) to export (default: the newest)")
     parser.add_argument("--source-run", help="how to name the run in the metadata (default: RUN_DIR)")
     parser.add_argument("--notes", default="", help="free text stored with the baseline")
@@ -41,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             step=args.step,
             source_run=args.source_run,
             notes=args.notes,
+            mix=args.mix,
             overwrite=args.force,
         )
     except (BlokusError, ValueError, OSError) as exc:

@@ -69,7 +69,7 @@ def test_a_written_baseline_loads_back_bit_exactly(env, params, tmp_path):
     assert serialization.to_bytes(loaded) == (tmp_path / "tiny.msgpack").read_bytes()
     assert (network.channels, network.blocks, network.value_hidden) == (4, 1, 8)
     assert meta["variant"] == "simple" and meta["algorithm"] == "ppo" and meta["sims"] == 0
-    assert set(json.loads(path.read_text())) == set(baselines._FIELDS)
+    assert set(json.loads(path.read_text())) == set(baselines._FIELDS) | set(baselines._OPTIONAL_FIELDS)
     with pytest.raises(FileExistsError, match="--force"):
         write(params, tmp_path)
     write(params, tmp_path, overwrite=True)
@@ -134,6 +134,10 @@ def test_a_consistently_rehashed_but_garbled_network_is_a_checkpoint_error(env, 
         ("sha256", "abc", "not a sha256 hex digest"),
         ("extra", 1, r"unknown fields \['extra'\]"),
         ("obs_version", -1, "observation layout -1"),
+        ("mix", 1.5, "'mix' is 1.5; it needs a number from 0 to 1"),
+        ("mix", "0.5", "'mix' is '0.5'; it needs a number"),
+        ("mix", True, "'mix' is True; it needs a number"),
+        ("mix", 0.5, "only an alphazero baseline searches"),  # tiny is a ppo baseline
     ],
 )
 def test_metadata_is_checked_field_by_field(env, params, tmp_path, field, value, message):
@@ -228,6 +232,33 @@ def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, she
     assert [(c["mix"], c["playouts"]) for c in calls] == [(0.0, 8), (0.0, 8), (0.0, 8), (0.5, 2)]
     with pytest.raises(AgentSpecError, match="mix"):
         resolve_agent("baseline:tiny_az,mix=1.5", env)
+
+
+def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(env, params, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, params, **options: calls.append(options))
+    monkeypatch.setattr(baselines, "PACKAGE_DIR", tmp_path)
+    write(params, tmp_path, "mixed", algorithm="alphazero", sims=4, mix=0.5)
+    assert json.loads((tmp_path / "mixed.json").read_text())["mix"] == 0.5
+    write(params, tmp_path, "old", algorithm="alphazero", sims=4)
+    meta = json.loads((tmp_path / "old.json").read_text())
+    del meta["mix"]  # as written before the field existed
+    (tmp_path / "old.json").write_text(json.dumps(meta))
+    assert baselines.load_baseline("old", env)[2]["mix"] == 0.0
+    for spec in ("baseline:mixed", "baseline:mixed,mix=0", "baseline:mixed,mix=1", "baseline:old"):
+        resolve_agent(spec, env)
+    assert [c["mix"] for c in calls] == [0.5, 0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="only an alphazero baseline searches"):
+        write(params, tmp_path, "ppo_mixed", mix=0.5)
+
+
+def test_the_memory_estimate_counts_playouts_when_the_mix_is_the_baselines(env):
+    from blokus_agents.search import az_memory
+
+    options = {"sims": 4, "k": 16, "considered": 16, "gumbel_scale": 0.0, "playouts": 8, "playout": "greedy"}
+    spec_mix = baselines._baseline_memory(env, {**options, "mix": None})
+    assert spec_mix == az_memory(env, {**options, "mix": 1.0}) > az_memory(env, {**options, "mix": 0.0})
+    assert baselines._baseline_memory(env, {**options, "mix": 0.0}) == az_memory(env, {**options, "mix": 0.0})
 
 
 def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):

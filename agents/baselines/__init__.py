@@ -19,6 +19,8 @@ Each baseline is two data files in this directory: ``NAME.msgpack``, the network
 ``train_config``   the run's full training config (a JSON object)
 ``date``           the export date (ISO ``YYYY-MM-DD``)
 ``notes``          free text (may be empty)
+``mix``            optional (0 when absent, as in files written before it existed): the default weight of playout
+                   results in an ``alphazero`` baseline's leaf values (``mix=L`` of ``az:RUN``), a number in [0, 1]
 ================== ====================================================================================================
 
 :func:`load_baseline` checks everything before trusting it: both are regular files (a link to ``/dev/zero`` or a FIFO
@@ -86,6 +88,8 @@ _FIELDS: dict[str, type] = {
     "date": str,
     "notes": str,
 }
+#: Metadata fields a file may leave out, and the value an absent one means.
+_OPTIONAL_FIELDS: dict[str, Any] = {"mix": 0.0}
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 
@@ -124,7 +128,7 @@ def check_meta(meta: Any, name: str) -> dict:
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where}: its metadata is a JSON {type(meta).__name__}, not an object")
     missing = sorted(set(_FIELDS) - set(meta))
-    extra = sorted(set(meta) - set(_FIELDS))
+    extra = sorted(set(meta) - set(_FIELDS) - set(_OPTIONAL_FIELDS))
     if missing or extra:
         raise CheckpointError(f"{where}: its metadata has missing fields {missing} and unknown fields {extra}")
     for key, kind in _FIELDS.items():
@@ -160,6 +164,15 @@ def check_meta(meta: Any, name: str) -> dict:
             f"{where}: metadata field 'sims' is {_brief(meta['sims'])}; a {meta['algorithm']} baseline needs "
             f"sims >= {low} and at most {MAX_SIMS:,} (its default search budget)"
         )
+    mix = meta.setdefault("mix", _OPTIONAL_FIELDS["mix"])
+    if type(mix) not in (int, float) or not 0 <= mix <= 1:
+        raise CheckpointError(
+            f"{where}: metadata field 'mix' is {_brief(mix)}; it needs a number from 0 to 1 (the weight of playout "
+            f"results in the leaf values)"
+        )
+    if mix and meta["algorithm"] != "alphazero":
+        raise CheckpointError(f"{where}: metadata field 'mix' is {mix}, but only an alphazero baseline searches")
+    meta["mix"] = float(mix)
     if not 0 <= meta["step"] < 2**31:
         raise CheckpointError(f"{where}: metadata field 'step' is {_brief(meta['step'])}, not a checkpoint number")
     if meta["train_config"]:
@@ -244,7 +257,7 @@ def baseline_policy(
     k: int = 16,
     considered: int = 16,
     gumbel_scale: float = 0.0,
-    mix: float = 0.0,
+    mix: float | None = None,
     playouts: int = 8,
     playout: str = "greedy",
     margin: float = 0.5,
@@ -257,13 +270,15 @@ def baseline_policy(
     its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
     simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
     search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
-    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``)."""
+    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``; by default the
+    baseline's own ``mix`` from its metadata)."""
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
         )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
+    mix = meta["mix"] if mix is None else mix
     if budget == 0:
         return network_policy(env, network, params, greedy=True)
     return network_search_policy(
@@ -307,6 +322,7 @@ def write_baseline(
     step: int = 0,
     train_config: dict | None = None,
     notes: str = "",
+    mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
     """Write ``params`` of a :func:`~blokus_agents.networks.make_network` network as baseline ``name``
@@ -343,6 +359,7 @@ def write_baseline(
         "train_config": dict(train_config or {}),
         "date": datetime.date.today().isoformat(),
         "notes": notes,
+        "mix": mix,
     }
     try:
         check_meta(record, name)
@@ -386,12 +403,14 @@ def export_baseline(
     step: int | None = None,
     source_run: str | None = None,
     notes: str = "",
+    mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
     """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
     :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
     command of the run; ``sims`` the default search budget (required for an ``alphazero`` run; default 0, no search,
-    for ``ppo``); ``source_run`` defaults to ``run_dir``. Returns the path of the ``.json``; raises as
+    for ``ppo``); ``mix`` the default weight of playout results in its leaf values (alphazero only); ``source_run``
+    defaults to ``run_dir``. Returns the path of the ``.json``; raises as
     :func:`write_baseline` does and ``CheckpointError`` for a run without a usable checkpoint."""
     from blokus_agents import checkpoint
 
@@ -420,6 +439,7 @@ def export_baseline(
         step=int(checkpoint.latest_step(run_dir) if step is None else step),
         train_config=config.to_dict(),
         notes=notes,
+        mix=mix,
         overwrite=overwrite,
     )
 
@@ -430,7 +450,19 @@ from blokus_agents.search import AZ_OPTIONS, az_memory  # noqa: E402
 # "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
 # the baseline's own budget
 _OPTIONS = {**AZ_OPTIONS, "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget")}
-register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=az_memory)
+_OPTIONS = {
+    **_OPTIONS,
+    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
+}
+
+
+def _baseline_memory(env: Env, options: dict) -> int:
+    """:func:`~blokus_agents.search.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
+    metadata is not read for an estimate)."""
+    return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
+
+
+register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=_baseline_memory)
 
 __all__ = [
     "FORMAT_VERSION",
