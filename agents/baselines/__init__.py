@@ -164,7 +164,7 @@ def check_meta(meta: Any, name: str) -> dict:
             f"{where}: metadata field 'sims' is {_brief(meta['sims'])}; a {meta['algorithm']} baseline needs "
             f"sims >= {low} and at most {MAX_SIMS:,} (its default search budget)"
         )
-    mix = meta.setdefault("mix", _OPTIONAL_FIELDS["mix"])
+    mix = meta.get("mix", _OPTIONAL_FIELDS["mix"])
     if type(mix) not in (int, float) or not 0 <= mix <= 1:
         raise CheckpointError(
             f"{where}: metadata field 'mix' is {_brief(mix)}; it needs a number from 0 to 1 (the weight of playout "
@@ -448,10 +448,10 @@ from blokus_agents.options import Option  # noqa: E402
 from blokus_agents.search import AZ_OPTIONS, az_memory  # noqa: E402
 
 # "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
-# the baseline's own budget
-_OPTIONS = {**AZ_OPTIONS, "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget")}
+# the baseline's own budget and mix defaulting to the baseline's own
 _OPTIONS = {
-    **_OPTIONS,
+    **AZ_OPTIONS,
+    "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget"),
     "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
 }
 
