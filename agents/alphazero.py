@@ -38,7 +38,10 @@ The network learns both as usual; from update ``teacher_updates`` on, its own se
 ``by_teacher`` says which one played an update). The teacher explores with the run's ``gumbel_scale`` and
 ``root_noise`` and uses its ``k``, so the buffer's targets keep their compact shape. ``AZConfig.root_value = B``
 (two players) makes a value target ``(1 - B) * result + B * root value`` of the search that played the position
-(the buffer holds the root value in the target's place until the game ends).
+(the buffer holds the root value in the target's place until the game ends). A teacher's root value is its rollout
+value, which blends the playouts' results with their score margin by its ``margin`` (0.5 unless the spec sets
+``margin=0``), so under a teacher the blended targets carry part of that margin signal; the network's own root value
+is its value head's.
 
 Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
 ``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between

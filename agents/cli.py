@@ -716,7 +716,8 @@ def _train(parser: argparse.ArgumentParser) -> Handler:
         type=unit_float,
         metavar="B",
         help="alphazero, two players: value targets blend the search's root value in, (1-B) x game result + B x "
-        "root value (default 0: the game result)",
+        "root value (default 0: the game result); a teacher's root value includes its playouts' score margin "
+        "(its margin option, 0.5 by default)",
     )
     parser.add_argument(
         "--init-from",

@@ -22,6 +22,9 @@ from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 MAX_SEED = 2**32 - 1
 #: The largest ``total_steps`` (the CLI's open-ended time-limited runs use 10**12).
 MAX_TOTAL_STEPS = 10**15
+#: The largest update count a trainer's ``int32`` counters hold (``teacher_updates``; the learning-rate schedule's
+#: horizon saturates there, :data:`blokus_agents.scaffold.MAX_HORIZON`).
+MAX_UPDATES = int(np.iinfo(np.int32).max)
 #: The largest search budget of an AlphaZero run (simulations per move).
 MAX_SIMS = 10_000
 
@@ -279,7 +282,7 @@ class AZConfig(RunConfig):
         "num_steps": (1, 2**16),
         "total_steps": (1, MAX_TOTAL_STEPS),
         "sims": (1, MAX_SIMS),
-        "teacher_updates": (0, MAX_TOTAL_STEPS),
+        "teacher_updates": (0, MAX_UPDATES),
         "k": (1, 4096),
         "considered": (1, 4096),
         "games_per_env": (2, 4096),
@@ -305,6 +308,7 @@ class AZConfig(RunConfig):
         **RunConfig.limit_reasons,
         "games_per_env": "one slot is always being written",
         "sims": "simulations per move",
+        "teacher_updates": "the update counter is an int32",
     }
 
     def __post_init__(self):
@@ -313,7 +317,12 @@ class AZConfig(RunConfig):
             raise ConfigError(
                 f"AZConfig.root_alpha must be a positive Dirichlet concentration, got {self.root_alpha!r}"
             )
-        teacher = self.teacher.strip()
+        teacher = self.teacher
+        if teacher != teacher.strip():
+            raise ConfigError(
+                f"AZConfig.teacher {_shown(self.teacher)} has spaces around it; give the agent spec alone, e.g. "
+                f"'mcts:sims=64,playouts=4'"
+            )
         if teacher and teacher.partition(":")[0] != "mcts":
             raise ConfigError(
                 f"AZConfig.teacher {_shown(self.teacher)} must be an 'mcts' agent spec (e.g. "

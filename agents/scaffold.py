@@ -37,6 +37,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from blokus_agents.configs import MAX_UPDATES
 from blokus_agents.networks import PolicyValueNet, config_network
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError
@@ -145,7 +146,7 @@ class LinearDecayState(NamedTuple):
 
 
 #: The largest horizon the schedule's ``int32`` state holds: longer (open-ended) runs saturate there.
-MAX_HORIZON = int(np.iinfo(np.int32).max)
+MAX_HORIZON = MAX_UPDATES
 
 
 @dataclass(frozen=True)

@@ -547,12 +547,13 @@ def calibrate_sims(
     """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
     this machine, measured after compilation on positions of every phase of a game (the slowest one counts; forced
     moves return at once): a probe search of ``probe`` simulations gives the time per simulation, the budget is
-    extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant
-    and budget. Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant,
+    budget, ``probe`` and ``max_sims``. Raises ``VariantError`` for a budget that is not a positive finite number of
+    seconds."""
     seconds = float(seconds)
     if not 0 < seconds <= 3600:
         raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
-    key = (env.variant, cache_key, seconds, jax.default_backend())
+    key = (env.variant, cache_key, seconds, probe, max_sims, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
     states = _calibration_positions(env)
@@ -716,8 +717,9 @@ STRONG_BY_VARIANT = {"duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0}
 
 
 def strong_settings(env: Env) -> dict[str, Any]:
-    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside)."""
-    return STRONG_BY_VARIANT.get(env.variant.name, STRONG)
+    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside); a fresh dict,
+    so a caller that edits it does not change ``strong`` for the rest of the process."""
+    return dict(STRONG_BY_VARIANT.get(env.variant.name, STRONG))
 
 
 def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:

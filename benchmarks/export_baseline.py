@@ -20,7 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", help="the training run directory (the --out of 'blokus-jax train')")
     parser.add_argument("name", help="the baseline's name: lowercase letters, digits, '_' or '-' (e.g. duo)")
     parser.add_argument("--command", required=True, help="the exact training command that produced the run")
-    parser.add_argument("--sims", type=int, help="default search budget (required for an alphazero run)")
+    parser.add_argument(
+        "--sims",
+        type=int,
+        help="default search budget: simulations per move (default: an alphazero run's self-play sims, far below "
+        "what it should play at, so give it; 0 for ppo, no search)",
+    )
     parser.add_argument(
         "--mix", type=float, default=0.0, help="default weight of playout results in the leaf values (alphazero; 0-1)"
     )

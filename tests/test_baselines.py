@@ -137,7 +137,7 @@ def test_a_consistently_rehashed_but_garbled_network_is_a_checkpoint_error(env, 
         ("mix", 1.5, "'mix' is 1.5; it needs a number from 0 to 1"),
         ("mix", "0.5", "'mix' is '0.5'; it needs a number"),
         ("mix", True, "'mix' is True; it needs a number"),
-        ("mix", 0.5, "only an alphazero baseline searches"),  # tiny is a ppo baseline
+        ("mix", 0.5, "plays its network without search"),  # tiny is a ppo baseline with sims 0
     ],
 )
 def test_metadata_is_checked_field_by_field(env, params, tmp_path, field, value, message):
@@ -248,8 +248,13 @@ def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(en
     for spec in ("baseline:mixed", "baseline:mixed,mix=0", "baseline:mixed,mix=1", "baseline:old"):
         resolve_agent(spec, env)
     assert [c["mix"] for c in calls] == [0.5, 0.0, 1.0, 0.0]
-    with pytest.raises(ValueError, match="only an alphazero baseline searches"):
+    with pytest.raises(ValueError, match="plays its network without search"):
         write(params, tmp_path, "ppo_mixed", mix=0.5)
+    write(params, tmp_path, "ppo_searching", sims=4, mix=0.5)  # a ppo baseline that searches by default may mix
+    resolve_agent("baseline:ppo_searching", env)
+    assert calls[-1]["mix"] == 0.5
+    meta = json.loads((tmp_path / "old.json").read_text())
+    assert baselines.check_meta(meta, "old")["mix"] == 0.0 and "mix" not in meta  # the caller's dict is unchanged
 
 
 def test_the_memory_estimate_counts_playouts_when_the_mix_is_the_baselines(env):

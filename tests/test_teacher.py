@@ -85,10 +85,37 @@ def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
     assert np.abs(np.asarray(expected.value)).max() > 0
 
 
+def test_finished_games_get_the_blended_targets_from_the_trainer(trainer):
+    """The trainer passes ``root_value`` to the game-end blend: a finished game's targets are ``0.5 * result + 0.5 *
+    root value``, so the result they imply from the root values stored before the game ended is one number in
+    [-1, 1] per mover, the other mover's negated (a dropped blend would imply a different number at every position)."""
+    runner, checked = trainer.init(jax.random.key(2)), 0
+    for _ in range(16):
+        before = jax.tree.map(np.asarray, (runner.buffer.value, runner.buffer.player, runner.buffer.games))
+        before_t = np.asarray(runner.buffer.t)
+        runner, _ = trainer.update(runner)
+        games, value = np.asarray(runner.buffer.games), np.asarray(runner.buffer.value)
+        for env in np.flatnonzero(games > before[2]):
+            slot, stored = before[2][env] % value.shape[1], before_t[env]  # positions whose root value we saw
+            implied = 2 * value[env, slot, :stored] - before[0][env, slot, :stored]
+            movers = before[1][env, slot, :stored]
+            first = implied[movers == movers[0]]
+            np.testing.assert_allclose(first, first[0], atol=1e-5)
+            np.testing.assert_allclose(implied[movers != movers[0]], -first[0], atol=1e-5)
+            assert abs(first[0]) <= 1 + 1e-6 and not np.allclose(value[env, slot, :stored], first[0])
+            checked += 1
+        if checked >= 2:
+            break
+    assert checked >= 2, "no game ended within 16 updates"
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [
         ({"teacher": "minimax"}, "must be an 'mcts' agent spec"),
+        ({"teacher": " " + TEACHER}, "has spaces around it"),
+        ({"teacher": "  ", "teacher_updates": 0}, "has spaces around it"),
+        ({"teacher_updates": 2**31}, r"at most 2,147,483,647 \(the update counter is an int32\)"),
         ({"teacher_updates": 0}, "go together"),
         ({"teacher": ""}, "go together"),
     ],
@@ -158,3 +185,33 @@ def test_the_win_rate_plot_marks_the_handover(tmp_path, monkeypatch):
     plot_win_rates(records[1:], tmp_path / "b.png", "untaught")
     assert lines == [(8, "teacher hands over")]
     assert (tmp_path / "a.png").stat().st_size > 1000 and (tmp_path / "b.png").exists()
+
+
+@pytest.mark.parametrize(
+    "spec, evaluator, search",
+    [
+        (
+            "mcts:sims=4,playouts=2,playout=random,temperature=2,margin=0.25,centre=1,value_scale=0.5,considered=3",
+            {"playouts": 2, "playout": "random", "temperature": 2.0, "margin": 0.25, "centre": 1.0},
+            {"sims": 4, "considered": 3, "value_scale": 0.5},
+        ),
+        (  # what the spec leaves out is mcts's default
+            "mcts:sims=4",
+            {"playouts": 8, "playout": "greedy", "temperature": 1.0, "margin": 0.5, "centre": 0.0},
+            {"sims": 4, "considered": 16, "value_scale": 0.1},
+        ),
+    ],
+)
+def test_a_teacher_specs_options_reach_its_search(monkeypatch, spec, evaluator, search):
+    """Every option of the teacher's spec reaches its evaluator or its tree; the run's own k and exploration settings
+    are the ones the tree gets."""
+    from blokus_agents import search as search_module
+    from blokus_jax import make
+
+    seen = {}
+    monkeypatch.setattr(search_module, "rollout_evaluator", lambda env, **kw: seen.setdefault("evaluator", kw) and "ev")
+    monkeypatch.setattr(search_module, "make_search", lambda env, ev, **kw: seen.setdefault("search", (ev, kw)))
+    explore = {"k": 8, "gumbel_scale": 1.0, "root_noise": 0.25, "root_alpha": 0.3}
+    search_module.teacher_search(make("simple"), spec, **explore)
+    assert seen["evaluator"] == evaluator
+    assert seen["search"] == ("ev", {**search, **explore})

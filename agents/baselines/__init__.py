@@ -170,9 +170,12 @@ def check_meta(meta: Any, name: str) -> dict:
             f"{where}: metadata field 'mix' is {_brief(mix)}; it needs a number from 0 to 1 (the weight of playout "
             f"results in the leaf values)"
         )
-    if mix and meta["algorithm"] != "alphazero":
-        raise CheckpointError(f"{where}: metadata field 'mix' is {mix}, but only an alphazero baseline searches")
-    meta["mix"] = float(mix)
+    if mix and meta["sims"] == 0:
+        raise CheckpointError(
+            f"{where}: metadata field 'mix' is {mix}, but the baseline plays its network without search (sims 0), "
+            f"so it has no leaf values to mix playouts into"
+        )
+    meta = {**meta, "mix": float(mix)}  # the caller's dict stays as it was
     if not 0 <= meta["step"] < 2**31:
         raise CheckpointError(f"{where}: metadata field 'step' is {_brief(meta['step'])}, not a checkpoint number")
     if meta["train_config"]:
@@ -408,10 +411,11 @@ def export_baseline(
 ) -> Path:
     """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
     :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
-    command of the run; ``sims`` the default search budget (required for an ``alphazero`` run; default 0, no search,
-    for ``ppo``); ``mix`` the default weight of playout results in its leaf values (alphazero only); ``source_run``
-    defaults to ``run_dir``. Returns the path of the ``.json``; raises as
-    :func:`write_baseline` does and ``CheckpointError`` for a run without a usable checkpoint."""
+    command of the run; ``sims`` the default search budget (default: the run's self-play ``sims`` for an
+    ``alphazero`` run, usually far below what it should play at, so give it; 0, no search, for ``ppo``); ``mix`` the
+    default weight of playout results in its leaf values (only with a search); ``source_run`` defaults to
+    ``run_dir``. Returns the path of the ``.json``; raises as :func:`write_baseline` does and ``CheckpointError`` for
+    a run without a usable checkpoint."""
     from blokus_agents import checkpoint
 
     require_run(
@@ -451,7 +455,7 @@ from blokus_agents.search import AZ_OPTIONS, az_memory  # noqa: E402
 # the baseline's own budget and mix defaulting to the baseline's own
 _OPTIONS = {
     **AZ_OPTIONS,
-    "sims": Option(int, 0, 10**4, doc="0 plays the baseline's own budget"),
+    "sims": Option(int, 0, MAX_SIMS, doc="0 plays the baseline's own budget"),
     "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
 }
 
