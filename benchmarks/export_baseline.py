@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
         "what it should play at, so give it; 0 for ppo, no search)",
     )
     parser.add_argument(
-        "--mix", type=float, default=0.0, help="default weight of playout results in the leaf values (alphazero; 0-1)"
+        "--mix",
+        type=float,
+        default=0.0,
+        help="default weight of playout results in the leaf values (0-1; only with --sims > 0)",
     )
     parser.add_argument("--step", type=int, help="checkpoint (update number) to export (default: the newest)")
     parser.add_argument("--source-run", help="how to name the run in the metadata (default: RUN_DIR)")

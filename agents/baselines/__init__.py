@@ -20,7 +20,8 @@ Each baseline is two data files in this directory: ``NAME.msgpack``, the network
 ``date``           the export date (ISO ``YYYY-MM-DD``)
 ``notes``          free text (may be empty)
 ``mix``            optional (0 when absent, as in files written before it existed): the default weight of playout
-                   results in an ``alphazero`` baseline's leaf values (``mix=L`` of ``az:RUN``), a number in [0, 1]
+                   results in the leaf values of a baseline that searches (``sims`` > 0; ``mix=L`` of ``az:RUN``),
+                   a number in [0, 1]
 ================== ====================================================================================================
 
 :func:`load_baseline` checks everything before trusting it: both are regular files (a link to ``/dev/zero`` or a FIFO
