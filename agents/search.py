@@ -595,16 +595,39 @@ def network_search_policy(
     playouts: int = 8,
     playout: str = "greedy",
     margin: float = 0.5,
+    seconds: float = 0.0,
 ) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
     -> (logits, value)``. Returns a :class:`~blokus_agents.policies.ParamPolicy` (a policy ``(key, state) -> int32``
     whose ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move;
     self-play training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel
     sampling). ``mix > 0`` mixes playouts into the leaf values (:func:`mixed_evaluator` with ``playouts``,
-    ``playout`` and ``margin``; unused at ``mix=0``)."""
+    ``playout`` and ``margin``; unused at ``mix=0``).
+
+    ``seconds=S > 0`` replaces ``sims`` by a time budget, as for :func:`mcts_policy`: the simulations one batch-1
+    search with these ``params`` runs in at most ``S`` seconds on this machine (:func:`calibrate_sims`, cached per
+    network architecture and options)."""
     evaluator = mixed_evaluator(env, apply_fn, mix, playouts=playouts, playout=playout, margin=margin)
-    search = make_search(env, evaluator, sims=sims, k=k, considered=considered, gumbel_scale=gumbel_scale)
-    return ParamPolicy(_single(search), params)
+
+    def build(n: int) -> Callable[[Any, jax.Array, State], jax.Array]:
+        return _single(make_search(env, evaluator, sims=n, k=k, considered=considered, gumbel_scale=gumbel_scale))
+
+    if seconds:
+        # The cost of a simulation depends on the network's architecture (its repr names every layer size), not on
+        # the values of its weights.
+        network = repr(getattr(apply_fn, "__self__", apply_fn))
+        options = (network, k, considered, gumbel_scale, mix, playouts, playout, margin)
+        built: dict[int, Callable[[Any, jax.Array, State], jax.Array]] = {}
+
+        def build_policy(n: int) -> Callable[[jax.Array, State], jax.Array]:
+            # One search function per budget, so the calibration's compilation of the chosen one is reused.
+            if n not in built:
+                built[n] = build(n)
+            return functools.partial(built[n], params)
+
+        sims = calibrate_sims(env, build_policy, seconds, ("network",) + options)
+        return ParamPolicy(built[sims] if sims in built else build(sims), params)
+    return ParamPolicy(build(sims), params)
 
 
 def az_policy(
@@ -619,11 +642,13 @@ def az_policy(
     playouts: int = 8,
     playout: str = "greedy",
     margin: float = 0.5,
+    seconds: float = 0.0,
 ) -> ParamPolicy:
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``, ``az:runs/duo,mix=0.5``): the newest checkpoint of a
     training run directory played with :func:`network_search_policy` and these options (the play budget; independent
     of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
-    values). An AlphaZero run directory given as an agent plays the same way. Raises ``CheckpointError`` when the
+    values; ``seconds=S`` a time budget a move instead of ``sims``). An AlphaZero run directory given as an agent
+    plays the same way. Raises ``CheckpointError`` when the
     run's checkpoint is corrupt or was trained on another variant, and ``AgentSpecError`` when there is none."""
     from blokus_agents.checkpoint import require_agent_run
 
@@ -641,6 +666,7 @@ def az_policy(
         playouts=playouts,
         playout=playout,
         margin=margin,
+        seconds=seconds,
     )
 
 
@@ -753,7 +779,7 @@ STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per mo
 AZ_OPTIONS = {
     **SEARCH_OPTIONS,
     "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; 0: the value head alone"),
-    **{name: MCTS_OPTIONS[name] for name in ("playouts", "playout", "margin")},
+    **{name: MCTS_OPTIONS[name] for name in ("playouts", "playout", "margin", "seconds")},
 }
 
 

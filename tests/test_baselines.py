@@ -234,6 +234,20 @@ def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, she
         resolve_agent("baseline:tiny_az,mix=1.5", env)
 
 
+def test_a_time_budget_replaces_the_baselines_simulations(env, shelf, monkeypatch):
+    """``baseline:NAME,seconds=S`` searches with a time budget (also a ppo baseline, which would not search by
+    default); a budget in simulations and in time at once is refused."""
+    calls = []
+    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, params, **options: calls.append(options))
+    resolve_agent("baseline:tiny_az,seconds=0.5", env)
+    resolve_agent("baseline:tiny,seconds=2", env)
+    assert [c["seconds"] for c in calls] == [0.5, 2.0]
+    with pytest.raises(AgentSpecError, match="either in simulations .* or in time"):
+        resolve_agent("baseline:tiny_az,sims=8,seconds=1", env)
+    with pytest.raises(AgentSpecError, match="seconds"):
+        resolve_agent("baseline:tiny_az,seconds=-1", env)
+
+
 def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(env, params, tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, params, **options: calls.append(options))

@@ -241,6 +241,27 @@ def test_calibration_grows_with_the_budget_and_rejects_bad_budgets(simple):
             calibrate_sims(simple, build, bad)
 
 
+def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_moves(simple, monkeypatch):
+    """``seconds=`` on a network-guided search (``az:``, ``baseline:``): the simulations come from
+    :func:`calibrate_sims` (run for real here, on ``simple`` with a tiny network), a second policy of the same
+    architecture and options (other weights) reuses the calibration, and the calibrated searches play legal moves."""
+    from blokus_agents.networks import make_network
+
+    network = make_network(simple, channels=4, blocks=0, value_hidden=8)
+    params = network.init(jax.random.key(0), simple.observe(simple.init()))
+    measured = []
+    real = search._calibration_positions
+    monkeypatch.setattr(search, "_calibration_positions", lambda env: measured.append(env) or real(env))
+    policy = search.network_search_policy(simple, network.apply, params, seconds=0.1, k=4, considered=4)
+    other = network.init(jax.random.key(1), simple.observe(simple.init()))
+    again = search.network_search_policy(simple, network.apply, other, seconds=0.1, k=4, considered=4)
+    assert len(measured) == 1  # the second policy reused the first one's calibration
+    assert again.params is other
+    state = simple.init(jax.random.key(2))
+    for act in (policy, again):
+        assert bool(simple.is_legal(state, jax.jit(act)(jax.random.key(3), state)))
+
+
 def test_strong_uses_its_variants_measured_settings_and_the_default_elsewhere(monkeypatch):
     """``strong`` is ``mcts`` with a time budget and :func:`search.strong_settings`: Duo's wide candidates and
     centre prior (measured better at the same time a move), today's defaults on variants without a measurement."""

@@ -265,6 +265,7 @@ def baseline_policy(
     playouts: int = 8,
     playout: str = "greedy",
     margin: float = 0.5,
+    seconds: float = 0.0,
 ) -> ParamPolicy:
     """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
     :func:`load_baseline`) as a :class:`~blokus_agents.policies.ParamPolicy`.
@@ -275,15 +276,22 @@ def baseline_policy(
     simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
     search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
     the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``; by default the
-    baseline's own ``mix`` from its metadata)."""
+    baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
+    instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
+    cannot be given with ``sims``."""
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
         )
+    if sims and seconds:
+        raise AgentSpecError(
+            f"baseline:{target}: give a budget either in simulations (sims={sims}) or in time (seconds={seconds}), "
+            f"not both"
+        )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
     mix = meta["mix"] if mix is None else mix
-    if budget == 0:
+    if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
     return network_search_policy(
         env,
@@ -297,6 +305,7 @@ def baseline_policy(
         playouts=playouts,
         playout=playout,
         margin=margin,
+        seconds=seconds,
     )
 
 
