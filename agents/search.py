@@ -648,8 +648,8 @@ def az_policy(
     training run directory played with :func:`network_search_policy` and these options (the play budget; independent
     of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
     values; ``seconds=S`` a time budget a move instead of ``sims``). An AlphaZero run directory given as an agent
-    plays the same way. Raises ``CheckpointError`` when the
-    run's checkpoint is corrupt or was trained on another variant, and ``AgentSpecError`` when there is none."""
+    plays the same way. Raises ``CheckpointError`` when the run's checkpoint is corrupt or was trained on another
+    variant, and ``AgentSpecError`` when there is none."""
     from blokus_agents.checkpoint import require_agent_run
 
     require_agent_run(run_dir, f"az:{run_dir}")
@@ -735,24 +735,51 @@ def teacher_memory(env: Env, spec: str, k: int) -> int:
 
 #: The search settings of the agent ``strong`` (its budget is ``seconds``), chosen by the matches of
 #: ``benchmarks/RESULTS.md`` ("Search that scales"): today's default settings, except where a variant has measured
-#: better ones at the same time a move (:data:`STRONG_BY_VARIANT`).
+#: better ones at the same time a move (:data:`STRONG_BY_VARIANT`, :data:`STRONG_SPECS`).
 STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
-#: Variant name -> the settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre prior,
-#: the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
+#: Variant name -> the ``mcts`` settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre
+#: prior, the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
 STRONG_BY_VARIANT = {"duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0}}
+#: Variant name -> an agent spec that ``strong`` plays there instead of ``mcts``, with ``strong``'s time budget
+#: added (``seconds=S``): a shipped network guiding the search where that beat the network-free search at the same
+#: time a move. Duo: ``baseline:duo`` (its network's prior and half its value head, half 8 greedy playouts) over 64
+#: candidates a node, 32 at the root.
+STRONG_SPECS = {"duo": "baseline:duo,k=64,considered=32"}
 
 
 def strong_settings(env: Env) -> dict[str, Any]:
-    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside); a fresh dict,
-    so a caller that edits it does not change ``strong`` for the rest of the process."""
+    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside) where it plays
+    ``mcts``; a fresh dict, so a caller that edits it does not change ``strong`` for the rest of the process."""
     return dict(STRONG_BY_VARIANT.get(env.variant.name, STRONG))
+
+
+def strong_spec(env: Env, seconds: float = 2.0) -> str:
+    """The agent spec that ``strong:seconds=S`` plays on ``env``'s variant: :data:`STRONG_SPECS`'s with the budget
+    added, else ``mcts`` with :func:`strong_settings` and the budget."""
+    if env.variant.name in STRONG_SPECS:
+        return f"{STRONG_SPECS[env.variant.name]},seconds={float(seconds)!r}"
+    options = {**strong_settings(env), "seconds": float(seconds)}
+    return "mcts:" + ",".join(f"{name}={value}" for name, value in options.items())
 
 
 def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
     """The agent ``strong`` (``strong``, ``strong:seconds=5``): the best player of the project at ``seconds`` a move
-    on this machine, on every variant: :func:`mcts_policy` with :func:`strong_settings` and that time budget (the
-    simulations are calibrated once per process, which costs two extra compilations)."""
+    on this machine, on every variant: the agent of :func:`strong_spec` (on Duo the shipped network's search, else
+    :func:`mcts_policy` with :func:`strong_settings`) with that time budget (the simulations are calibrated once per
+    process, which costs two extra compilations)."""
+    if env.variant.name in STRONG_SPECS:
+        from blokus_agents.policies import resolve_agent
+
+        return resolve_agent(strong_spec(env, seconds), env)
     return mcts_policy(env, seconds=seconds, **strong_settings(env))
+
+
+def _strong_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game of ``strong`` with ``options`` where it plays ``mcts``; 0 where it plays an agent
+    of :data:`STRONG_SPECS`, whose own estimate is checked when :func:`strong_policy` resolves it."""
+    if env.variant.name in STRONG_SPECS:
+        return 0
+    return search_memory(env, {**strong_settings(env), **options})
 
 
 # Declared options of the search agents (type and range, checked when a spec is resolved, see
@@ -794,7 +821,7 @@ register_agent(
     "strong",
     strong_policy,
     options=STRONG_OPTIONS,
-    memory=lambda env, options: search_memory(env, {**strong_settings(env), **options}),
+    memory=_strong_memory,
 )  # "strong", "strong:seconds=5"
 
 
@@ -814,6 +841,7 @@ __all__ = [
     "SEARCH_OPTIONS",
     "STRONG",
     "STRONG_BY_VARIANT",
+    "STRONG_SPECS",
     "STRONG_OPTIONS",
     "Evaluator",
     "Node",
@@ -837,6 +865,7 @@ __all__ = [
     "side_sign",
     "strong_policy",
     "strong_settings",
+    "strong_spec",
     "teacher_memory",
     "teacher_search",
     "top_candidates",

@@ -1,6 +1,7 @@
 """The search of Agents V: the covering test behind the ``block`` playout (against a brute force), the playout
 move policies on random positions, a search that plays legal moves whatever its priors and values (NaN, inf, huge,
-an underflowing temperature), the ``seconds=`` time budget at batch 1, and the ``strong`` agent."""
+an underflowing temperature), the ``seconds=`` time budget at batch 1 (also of a network-guided search), and the
+``strong`` agent."""
 
 from __future__ import annotations
 
@@ -262,20 +263,22 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
         assert bool(simple.is_legal(state, jax.jit(act)(jax.random.key(3), state)))
 
 
-def test_strong_uses_its_variants_measured_settings_and_the_default_elsewhere(monkeypatch):
-    """``strong`` is ``mcts`` with a time budget and :func:`search.strong_settings`: Duo's wide candidates and
-    centre prior (measured better at the same time a move), today's defaults on variants without a measurement."""
-    built = []
+def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monkeypatch):
+    """``strong`` on Duo is the shipped network's search (:data:`search.STRONG_SPECS`: ``baseline:duo`` over 64
+    candidates, 32 at the root) with the time budget, measured better than the network-free search at the same time
+    a move; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
+    from blokus_agents import baselines
+
+    built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
+    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, p, **options: searched.append(options))
     duo, classic = blokus_jax.make("duo"), blokus_jax.make("classic")
+    assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,seconds=3.0"
     resolve_agent("strong:seconds=3", duo)
     resolve_agent("strong", classic)
-    assert built[0] == {"seconds": 3.0, **search.STRONG, "k": 64, "considered": 32, "centre": 1.0}
-    assert built[1] == {"seconds": 2.0, **search.STRONG}
-    # the memory check sizes the wider Duo search
-    assert search.search_memory(duo, {**search.strong_settings(duo), "seconds": 2}) > search.search_memory(
-        duo, {**search.STRONG, "seconds": 2}
-    )
+    assert [(o["k"], o["considered"], o["seconds"], o["mix"]) for o in searched] == [(64, 32, 3.0, 0.5)]
+    assert built == [{"seconds": 2.0, **search.STRONG}]
+    assert search.strong_spec(classic).startswith("mcts:k=16,") and search.strong_spec(classic).endswith("seconds=2.0")
 
 
 @pytest.mark.parametrize("name", ["simple", "junior"])
