@@ -279,6 +279,10 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     assert [(o["k"], o["considered"], o["seconds"], o["mix"]) for o in searched] == [(64, 32, 3.0, 0.5)]
     assert built == [{"seconds": 2.0, **search.STRONG}]
     assert search.strong_spec(classic).startswith("mcts:k=16,") and search.strong_spec(classic).endswith("seconds=2.0")
+    # the memory check sizes Duo's wide network-free search (still strong_settings there) above the default one
+    assert search.search_memory(duo, {**search.strong_settings(duo), "seconds": 2}) > search.search_memory(
+        duo, {**search.STRONG, "seconds": 2}
+    )
 
 
 @pytest.mark.parametrize("name", ["simple", "junior"])
