@@ -524,6 +524,12 @@ BUDGET_SHARE = 0.75
 _CALIBRATED: dict[tuple, int] = {}
 
 
+def calibrated_sims() -> list[int]:
+    """The simulation counts that the ``seconds=`` budgets calibrated so far in this process came to, oldest first
+    (what a time-budgeted agent actually searched, for a match's record)."""
+    return list(_CALIBRATED.values())
+
+
 def _calibration_positions(env: Env) -> list[State]:
     """Positions of one random game at every phase where a search has a choice: the start (the longest playouts)
     and every few moves after it while at least two actions are legal (narrow late positions grow deep trees)."""

@@ -8,8 +8,10 @@
 Each ``--pair A B`` plays ``--games`` seat-rotated games of A against B in the arena (:func:`play_match`, with
 ``--opening`` shared random moves per seat rotation so that deterministic agents play different games) and appends
 ``{"variant", "a", "b", "games", "win_rate", "ci", "margin", "seconds", "opening", "seed"}`` to ``--out`` (and
-prints it). Matches between the same pair with different seeds can be pooled with ``--table``, which sums the games
-of identical (variant, A, B) rows. Strength numbers do not depend on the machine's load; ``seconds`` does.
+prints it), with ``"calibrated_sims"`` where a ``seconds=`` budget (``strong`` included) was calibrated in the process:
+the simulations those budgets came to on this machine. Matches between the same pair with different seeds can be
+pooled with ``--table``, which sums the games of identical (variant, A, B) rows. Strength numbers at a fixed number
+of simulations do not depend on the machine's load; ``seconds`` and calibrated budgets do.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, 
 
     from blokus_agents.arena import play_match, wilson_interval
     from blokus_agents.policies import resolve_agent
+    from blokus_agents.search import calibrated_sims
     from blokus_jax import make
 
     env = make(variant)
@@ -37,6 +40,7 @@ def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, 
     seconds = time.perf_counter() - start
     wins = float(result.credit[:, 0].sum())
     lo, hi = wilson_interval(wins, result.games)
+    calibrated = {"calibrated_sims": calibrated_sims()} if calibrated_sims() else {}
     return {
         "variant": variant,
         "a": a,
@@ -49,6 +53,7 @@ def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, 
         "seconds": round(seconds, 1),
         "opening": opening,
         "seed": seed,
+        **calibrated,
     }
 
 

@@ -237,6 +237,7 @@ def test_calibration_grows_with_the_budget_and_rejects_bad_budgets(simple):
     large = calibrate_sims(simple, build, 0.4, ("test",))
     assert 1 <= small < large
     assert calibrate_sims(simple, build, 0.4, ("test",)) == large  # cached
+    assert search.calibrated_sims()[-2:] == [small, large]  # what a match's record reports, once per budget
     for bad in (0.0, -1.0, float("nan"), float("inf"), 1e9):
         with pytest.raises(blokus_jax.BlokusError, match="seconds"):
             calibrate_sims(simple, build, bad)
