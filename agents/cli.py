@@ -494,9 +494,11 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
         if _timed(args.opponent):
             print(f"calibrating {args.opponent!r} to its time budget here (two compilations) ...", file=sys.stderr)
-        opponent = resolve_agent(args.opponent, env)
+        opponent = _resolve_saying_budget(args.opponent, env)
         if _timed(args.hint_bot):  # built at the first 'hint', so that a game without hints starts at once
-            hint_bot: Policy | Deferred = Deferred(functools.partial(resolve_agent, args.hint_bot, env), args.hint_bot)
+            hint_bot: Policy | Deferred = Deferred(
+                functools.partial(_resolve_saying_budget, args.hint_bot, env), args.hint_bot
+            )
         else:
             hint_bot = resolve_agent(args.hint_bot, env)
         return play_game(
@@ -510,6 +512,18 @@ def _play(parser: argparse.ArgumentParser) -> Handler:
         )
 
     return run
+
+
+def _resolve_saying_budget(spec: str, env: Env) -> Policy:
+    """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
+    it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
+    from blokus_agents.search import calibrated_sims
+
+    before = len(calibrated_sims())
+    policy = resolve_agent(spec, env)
+    if len(calibrated_sims()) > before:
+        print(f"{spec!r}: {calibrated_sims()[-1]} simulations a move on this machine", file=sys.stderr)
+    return policy
 
 
 def _timed(spec: str) -> bool:

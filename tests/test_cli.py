@@ -366,11 +366,22 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
     assert "calibrating" not in capsys.readouterr().err
+    from blokus_agents import search
+
     built = []
-    monkeypatch.setattr(cli, "resolve_agent", lambda spec, env: built.append(spec) or get_bot("corners", env))
+
+    def resolve(spec, env):  # a timed spec calibrates (here: says it came to 77 simulations), others do not
+        built.append(spec)
+        if cli._timed(spec):
+            monkeypatch.setitem(search._CALIBRATED, ("test", spec), 77)
+        return get_bot("corners", env)
+
+    monkeypatch.setattr(cli, "resolve_agent", resolve)
     monkeypatch.setattr(sys, "stdin", io.StringIO("hint\nhint\nquit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
     captured = capsys.readouterr()
     assert built == ["greedy", "strong:seconds=1"]  # built once, at the first hint
     assert captured.err.count("calibrating 'strong:seconds=1' for hints") == 1
+    assert captured.err.count("'strong:seconds=1': 77 simulations a move on this machine") == 1
+    assert "'greedy':" not in captured.err
     assert captured.out.count("hint: ") == 2
