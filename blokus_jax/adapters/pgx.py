@@ -28,9 +28,30 @@ API demands: a Pgx state is the core state plus ``num_actions`` mask bytes, ``H 
 ``10 + 4 * num_players`` bytes of small fields (``tests/test_pgx.py`` checks the sum). Per unbatched state:
 ``simple`` 897 core vs 2,484 Pgx, ``duo`` 5,380 vs 24,019, ``classic`` 7,838 vs 47,465 (:func:`state_bytes`).
 
-**Ids.** ``env.id`` is ``"blokus_<variant>"`` (``blokus_duo``, ...). Pgx's ``api_test`` checks ``state.env_id``
-against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of :func:`api_test_env_ids` to that
-list inside the test, as ``tests/test_pgx.py`` does (which also works around the harness's random mover, see there).
+**Ids.** ``env.id`` is ``"blokus_<variant>"`` (``blokus_duo``, ...); a custom variant that reuses a registered name
+with other rules (a 10x10 board named ``duo``) gets ``"blokus_<name>_custom_<8 hex digits>"`` instead, the digits a
+digest of its rules, so that no two different games share an id (:func:`env_id`). Pgx's ``api_test`` checks
+``state.env_id`` against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of
+:func:`api_test_env_ids` to that list inside the test, as ``tests/test_pgx.py`` does (which also works around the
+harness's random mover, see there).
+
+**What the adapter accepts** (Pgx's conventions, checked with the project's errors, when the step or observation
+is traced where the fact is static under ``jit``):
+
+* ``step(state, action)``: one unbatched :class:`State` of this env's variant (a batch is stepped with
+  ``jax.vmap(env.step)``; a batched state raises :class:`~blokus_jax.errors.ConfigError`, a state of another
+  variant :class:`~blokus_jax.errors.VariantError`) and one integer action of shape ``()``; a bool, a float or an
+  array of several values raises :class:`~blokus_jax.errors.ActionTypeError`. An integer outside
+  ``[0, num_actions)``, however large (``2**40``), is an illegal action and gets Pgx's rule below (under
+  ``jax.jit`` JAX itself converts a Python int argument to int32 first and raises ``OverflowError`` outside that
+  range: pass actions as ``int32`` arrays there, as Pgx does).
+* ``observe(state, player_id)``: ``player_id`` an integer in ``[0, num_players)``; anything else (``5``, ``-1``,
+  ``1.5``, ``True``) raises :class:`~blokus_jax.errors.ConfigError`. A traced id (inside ``jit``) is checked for
+  dtype and shape only, as its value is unknown then.
+* ``illegal_action_penalty`` at most 0 (Pgx's rule pays the other players its magnitude; a positive penalty would
+  reward the offender): :class:`~blokus_jax.errors.ConfigError` otherwise.
+* ``to_svg`` / ``save_svg``: ``scale`` a finite positive number, ``color_theme`` ``None``, ``"light"`` or
+  ``"dark"``.
 
 Example::
 
@@ -46,18 +67,24 @@ Example::
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import math
+import numbers
 import re
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from blokus_jax import _extras
 from blokus_jax import env as core_env
-from blokus_jax.env import Env, make
-from blokus_jax.errors import ConfigError
-from blokus_jax.variants import Variant, get_variant
+from blokus_jax.env import Env, action_id, make
+from blokus_jax.errors import ConfigError, VariantError
+from blokus_jax.variants import Variant, get_variant, variant_names
 
 _extras.require("pgx", "blokus_jax.adapters.pgx (the Pgx adapter)")
 import pgx  # noqa: E402 (after the check that names the extra)
@@ -88,11 +115,13 @@ class State(pgx.State):
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
         """The position drawn by :func:`blokus_jax.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
-        visualiser does). ``scale`` multiplies the picture's size; ``color_theme`` is accepted for Pgx's signature
-        (the project's palette is colour-blind safe and has one theme). Returns the SVG document."""
+        visualiser does). ``scale`` (a finite positive number) multiplies the picture's size; ``color_theme``
+        (``None``, ``"light"`` or ``"dark"``) is accepted for Pgx's signature (the project's palette is colour-blind
+        safe and has one theme). Returns the SVG document; raises :class:`~blokus_jax.errors.ConfigError` for
+        another scale or theme."""
         from blokus_jax import render
 
-        del color_theme
+        _check_picture_options(color_theme, scale)
         cell = max(4, round(24 * (1.0 if scale is None else float(scale))))
         core = jax.device_get(self._core)
         if core.board.ndim == 2:
@@ -107,7 +136,19 @@ class State(pgx.State):
         """Write :meth:`to_svg` to ``filename``, which must end in ``.svg`` (as in Pgx)."""
         if not str(filename).endswith(".svg"):
             raise ConfigError(f"save_svg writes SVG: {str(filename)!r} must end with '.svg'")
+        _check_picture_options(color_theme, scale)
         Path(filename).write_text(self.to_svg(color_theme=color_theme, scale=scale))
+
+
+def _check_picture_options(color_theme: Any, scale: Any) -> None:
+    """Refuse what Pgx's visualiser does not take: a ``scale`` that is not a finite positive number, a
+    ``color_theme`` other than ``None``, ``"light"`` or ``"dark"``."""
+    if color_theme not in (None, "light", "dark"):
+        raise ConfigError(f"color_theme must be None, 'light' or 'dark' (Pgx's themes), got {color_theme!r}")
+    if scale is None:
+        return
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale <= 0:
+        raise ConfigError(f"scale must be a finite positive number (1.0 = the default size), got {scale!r}")
 
 
 def _grid(pictures: list[str], columns: int = 4) -> str:
@@ -129,7 +170,14 @@ def _grid(pictures: list[str], columns: int = 4) -> str:
 
 
 def env_id(variant: Variant) -> str:
-    """The Pgx id of a variant: ``"blokus_" + variant.name``."""
+    """The Pgx id of a variant: ``"blokus_" + variant.name``, except for a custom variant that reuses a registered
+    name with other rules (a 10x10 ``duo``): ``"blokus_<name>_custom_<digest>"``, where the 8 hex digits are a digest
+    of its rules (its records-format JSON), so that a custom game never passes for the registered one."""
+    if variant.name in variant_names() and variant != get_variant(variant.name):
+        from blokus_jax.records import variant_to_dict
+
+        text = json.dumps(variant_to_dict(variant), sort_keys=True, separators=(",", ":"))
+        return f"blokus_{variant.name}_custom_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
     return f"blokus_{variant.name}"
 
 
@@ -140,10 +188,13 @@ class PgxEnv(pgx.Env):
         variant_or_name: a registered variant name (``"duo"``, ...), a :class:`~blokus_jax.Variant` or a ready
             :class:`~blokus_jax.Env` (whose reward mode, penalty and ``max_steps`` are then used).
         reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
-        illegal_action_penalty: the offender's reward for an illegal action (Pgx's rule gives the others
+        illegal_action_penalty: the offender's reward for an illegal action, at most 0 (Pgx's rule gives the others
             ``-(n - 1)`` times it).
         max_steps: truncate after this many steps (``truncated`` is set; Pgx's step then leaves the state alone).
         **overrides: variant fields to replace (e.g. ``board_shape``).
+
+    Raises :class:`~blokus_jax.errors.ConfigError` for a positive penalty (also that of a ready ``Env``) and
+    :class:`~blokus_jax.errors.VariantError` for an unknown variant or a bad override.
     """
 
     def __init__(
@@ -170,6 +221,12 @@ class PgxEnv(pgx.Env):
                 illegal_action_penalty=illegal_action_penalty,
                 max_steps=max_steps,
             )
+        if self.core.illegal_action_penalty > 0:
+            raise ConfigError(
+                f"illegal_action_penalty must be at most 0, got {self.core.illegal_action_penalty!r}: Pgx's rule gives "
+                f"the offender the penalty and every other player its magnitude, so a positive value would reward "
+                f"an illegal action; pass a value <= 0 (default -1)"
+            )
 
     def __repr__(self) -> str:
         return f"PgxEnv({self.core.variant.name!r}, reward={self.core.reward!r})"
@@ -180,6 +237,23 @@ class PgxEnv(pgx.Env):
         return self.core.variant
 
     # ------------------------------------------------------------------------------------------------ pgx.Env
+    def step(self, state: State, action: Any, key: jax.Array | None = None) -> State:
+        """Pgx's step (its illegal-action rule, the stored mask, the observation) after checking, when it is
+        called or traced, that ``state`` is one unbatched state of this variant and ``action`` one integer (see
+        the module doc); raises :class:`~blokus_jax.errors.ConfigError`, :class:`~blokus_jax.errors.VariantError`
+        or :class:`~blokus_jax.errors.ActionTypeError` otherwise."""
+        self._check_state(state, "step")
+        return super().step(state, action_id(action), key)
+
+    def observe(self, state: State, player_id: Any = None) -> jax.Array:
+        """Pgx's observe: ``bool[H, W, 2C]`` for ``player_id`` (default: the player to move; Pgx deprecates the
+        argument and warns). Raises :class:`~blokus_jax.errors.ConfigError` for a player id that is not an integer
+        in ``[0, num_players)`` and for a state that is not one unbatched state of this variant."""
+        self._check_state(state, "observe")
+        if player_id is not None:
+            player_id = self._check_player(player_id)
+        return super().observe(state, player_id)
+
     def _init(self, key: jax.Array) -> State:
         """The starting position (``key`` is unused: Blokus has no chance); ``observation`` is filled by
         ``pgx.Env.init``."""
@@ -191,7 +265,6 @@ class PgxEnv(pgx.Env):
         advanced, and then applies its own illegal-action rule for actions its stored mask forbids; an action
         outside ``[0, num_actions)`` (which Pgx's mask lookup clamps) gets the same rule here."""
         del key
-        action = jnp.asarray(action)
         legal = self.core.is_legal(state._core, action)
         core = self.core.step(state._core, action)
         moved = self._wrap(core, state._step_count, state.observation)
@@ -231,6 +304,50 @@ class PgxEnv(pgx.Env):
         return self.core.illegal_action_penalty
 
     # ------------------------------------------------------------------------------------------------ internals
+    def _check_state(self, state: Any, method: str) -> None:
+        """Refuse anything but one unbatched :class:`State` of this env's variant (static facts, checked when
+        traced)."""
+        if not isinstance(state, State):
+            raise ConfigError(
+                f"PgxEnv.{method} takes a State of this adapter (from env.init / env.step), got {type(state).__name__}"
+            )
+        if state._variant != self.variant:
+            other = state._variant
+            raise VariantError(
+                f"PgxEnv.{method}: the state is of variant {other.name!r} ({other.board_shape[0]}x"
+                f"{other.board_shape[1]}, {other.num_players} players, id {env_id(other)!r}), but this env plays "
+                f"{self.variant.name!r} (id {self.id!r}); use the PgxEnv that made the state"
+            )
+        shape = jnp.shape(state.current_player)
+        if shape != ():
+            raise ConfigError(
+                f"PgxEnv.{method} takes one state, got a batch of shape {shape}; map it over the batch: "
+                f"jax.vmap(env.{method})(states, ...)"
+            )
+
+    def _check_player(self, player_id: Any) -> jax.Array:
+        """``player_id`` as an ``int32`` scalar after checking that it is one integer in ``[0, num_players)`` (the
+        value only when it is concrete)."""
+        n = self.num_players
+        fix = f"pass a player index in [0, {n}) (the player to move is state.current_player)"
+        if isinstance(player_id, (bool, np.bool_)):
+            raise ConfigError(f"player_id {player_id!r} is a bool; {fix}")
+        if isinstance(player_id, numbers.Integral):
+            value = int(player_id)
+        else:
+            dtype = getattr(player_id, "dtype", None)
+            if dtype is None or not jnp.issubdtype(dtype, jnp.integer):
+                kind = type(player_id).__name__ if dtype is None else f"an array of dtype {dtype}"
+                raise ConfigError(f"player_id {player_id!r} is {kind}, not an integer; {fix}")
+            if jnp.shape(player_id) != ():
+                raise ConfigError(f"player_id has shape {jnp.shape(player_id)}, not (); {fix}")
+            if isinstance(player_id, jax.core.Tracer):  # traced: its value is not known here
+                return jnp.asarray(player_id, jnp.int32)
+            value = int(player_id)
+        if not 0 <= value < n:
+            raise ConfigError(f"player_id {value} is not a player of {self.variant.name!r}; {fix}")
+        return jnp.int32(value)
+
     def _wrap(self, core: core_env.State, step_count: jax.Array, observation: jax.Array | None = None) -> State:
         """The Pgx state around a core state (the stored mask all True once the game is over)."""
         done = core.terminated | core.truncated
@@ -261,8 +378,6 @@ def state_bytes(env: PgxEnv) -> tuple[int, int]:
 def api_test_env_ids() -> tuple[str, ...]:
     """The ids of every registered variant through this adapter (``blokus_classic``, ...), the names a test adds
     to ``pgx.EnvId`` before calling ``pgx.api_test``."""
-    from blokus_jax.variants import variant_names
-
     return tuple(env_id(get_variant(name)) for name in variant_names())
 
 
