@@ -10,11 +10,12 @@ Quick start::
     print(report.markdown())
 """
 
+from blokus_agents import catalog  # noqa: F401 (registers every built-in agent)
 from blokus_agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
-from blokus_agents.baselines import baseline_policy  # registers the `baseline:` prefix (shipped baseline agents)
+from blokus_agents.baselines import baseline_policy
 from blokus_agents.bots import BOTS, get_bot
 from blokus_agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
-from blokus_agents.search import mcts_policy  # registers the `mcts` agent and the `az:` prefix
+from blokus_agents.search import mcts_policy
 
 __all__ = [
     "BOTS",

@@ -34,12 +34,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from blokus_agents.options import PLACEMENTS, Option, lookahead_bytes
+from blokus_agents.policies import Policy
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
-
-#: A policy: a pure function from a PRNG key and one (unbatched) state to an ``int32`` action.
-Policy = Callable[[jax.Array, State], jax.Array]
 
 
 # ------------------------------------------------------------------------------------------------- shared helpers

@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,12 +39,16 @@ from typing import Any
 
 import jax
 import numpy as np
+import optax
 import orbax.checkpoint as ocp
 
 from blokus_agents.configs import PPOConfig, config_class
+from blokus_agents.messages import brief
+from blokus_agents.messages import short as _short
 from blokus_agents.networks import config_network
+from blokus_agents.policies import AgentSpecError
 from blokus_agents.ppo import Runner, make_train
-from blokus_agents.scaffold import host_array, is_primary
+from blokus_agents.scaffold import LinearDecayState, host_array, is_primary
 from blokus_jax import fileio
 from blokus_jax.env import make
 from blokus_jax.errors import BlokusError, CheckpointError
@@ -93,17 +98,8 @@ def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = Fa
             manager.close()
 
 
-def _short(exc: BaseException) -> str:
-    """The first line of an exception's message (orbax/TensorStore errors can run to 60 lines), at most 160 chars."""
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else ""
-    return f"{type(exc).__name__}: {line[:160]}{'...' if len(line) > 160 or len(text) > 1 else ''}"
-
-
-def _brief(value: Any) -> str:
-    """``repr(value)`` cut to 40 characters (for messages about edited metadata)."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"<int of {len(str(value))} digits>"
-    return text if len(text) <= 40 else text[:37] + "..."
+#: ``repr(value)`` cut to 40 characters (for messages about edited metadata).
+_brief = functools.partial(brief, limit=40)
 
 
 def content_hash(config: Any, tree: Any) -> str:
@@ -164,8 +160,6 @@ def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
     """Delete the :data:`NEWEST_ONLY` items of every checkpoint but the newest (each folder is renamed first, so that
     a kill part-way leaves a checkpoint without the item rather than with half of it; leftovers of such a kill are
     deleted too). A folder that cannot be deleted is left with a warning: it costs disk space, not the run."""
-    import shutil
-
     steps = _steps(run_dir)
     for step in steps[:-1]:
         folder = Path(run_dir) / SUBDIR / str(step)
@@ -244,8 +238,6 @@ def require_init_source(run_dir: str | os.PathLike) -> int:
 def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
     """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path):
     an :class:`~blokus_agents.policies.AgentSpecError` (the error of every bad agent spec) when it has none."""
-    from blokus_agents.policies import AgentSpecError
-
     shown = spec if spec is not None else str(run_dir)
     return require_run(
         run_dir,
@@ -522,17 +514,24 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[An
     return config, params["params"]
 
 
+def load_network(run_dir: str | os.PathLike, env: Any) -> tuple[Any, Any]:
+    """``(network, params)`` of the newest checkpoint of ``run_dir``, built for ``env``: what a run directory given as
+    an agent plays. Raises ``CheckpointError`` as :func:`load_params` does, and when the run was trained on another
+    variant."""
+    config, params = load_params(run_dir)
+    if config.variant != env.variant.name:
+        raise CheckpointError(
+            f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
+            f"{env.variant.name!r}; use --variant {config.variant}"
+        )
+    return config_network(config, env), params
+
+
 def upgrade(run_dir: str | os.PathLike) -> list[int]:
     """Rewrite every format 1 checkpoint of ``run_dir`` in the current format, so that the run can be resumed: the
     optimiser state moves into the optax schedule (step count ``update * optimizer_steps_per_update``, the saved
     learning-rate horizon) and content hashes are added. The old checkpoints are moved to ``checkpoints_format1/``.
     Returns the upgraded update numbers (empty when there was nothing to do)."""
-    import shutil
-
-    import optax
-
-    from blokus_agents.ppo import LinearDecayState
-
     done = []
     for step in _steps(run_dir):
         meta = read_meta(run_dir, step)

@@ -14,9 +14,19 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import jax
 import numpy as np
 
+from blokus_agents.messages import gib
+from blokus_agents.messages import shown as _shown
+from blokus_agents.networks import value_size
+from blokus_agents.policies import AgentSpecError
+from blokus_agents.replay import empty_buffer
+from blokus_agents.search import teacher_memory
+from blokus_jax.env import REWARD_MODES, make
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
+from blokus_jax.rollout import max_game_length
+from blokus_jax.variants import VARIANTS
 
 #: The largest ``seed``: PRNG keys take 32 bits (larger seeds would silently collide with smaller ones).
 MAX_SEED = 2**32 - 1
@@ -61,7 +71,7 @@ class RunConfig:
         (PPO's critic), else ``num_players`` (every seat's result in the mover's egocentric seat order, which
         AlphaZero's paranoid search reduces; see :func:`blokus_agents.search.egocentric_seats`). The one rule that
         builds a run's network (trainer, checkpoints, shipped baselines)."""
-        return int(num_players) if cls.per_seat_values and num_players > 2 else 1
+        return value_size(num_players, cls.per_seat_values)
 
     def _check(self) -> None:
         """Check every field's type and range, as :class:`~blokus_jax.variants.Variant` does: an ``int`` field takes
@@ -99,9 +109,6 @@ class RunConfig:
             elif kind is str and not isinstance(value, str):
                 raise ConfigError(f"{where} must be a string, got {_shown(value)}")
             object.__setattr__(self, field.name, value)
-        from blokus_jax.env import REWARD_MODES
-        from blokus_jax.variants import VARIANTS
-
         if self.variant not in VARIANTS:
             raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
         if self.reward not in REWARD_MODES:
@@ -346,16 +353,7 @@ class AZConfig(RunConfig):
         return self.train_steps
 
 
-def _shown(value: Any) -> str:
-    """``value`` for a message: its repr (cut to 60 characters) and, when that hides it, its type."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else f"an int of {len(str(value))} digits"
-    text = text if len(text) <= 60 else text[:57] + "..."
-    return text if type(value) in (int, float, str) else f"{text} ({type(value).__name__})"
-
-
 def _nbytes(tree: Any) -> int:
-    import jax
-
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
 
 
@@ -365,10 +363,6 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
     search tree and a teacher's, network activations and logits of a batch); XLA's temporaries come on top, so a
     run that is refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all
     at once. Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
-    import jax
-
-    from blokus_jax.env import make
-
     env = make(config.variant)
     state = jax.eval_shape(env.init)
     state_bytes = _nbytes(state)
@@ -390,15 +384,10 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
             ),
             "minibatch": (3 * minibatch * forward, ("num_envs", "num_steps", "num_minibatches", "channels")),
         }
-    from blokus_agents.alphazero import empty_buffer
-
     value_dim = config.value_dim(env.num_players)
     buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k, value_dim))
     teacher = {}
     if config.teacher:
-        from blokus_agents.policies import AgentSpecError
-        from blokus_agents.search import teacher_memory
-
         try:
             per_game = teacher_memory(env, config.teacher, config.k)
         except AgentSpecError as exc:
@@ -421,8 +410,6 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
 def memory_limit() -> tuple[int, str]:
     """``(bytes, what)``: the memory training can use here: the local accelerators' memory (summed), or the
     machine's RAM when JAX runs on the CPU."""
-    import jax
-
     devices = jax.local_devices()
     stats = [d.memory_stats() or {} for d in devices] if devices[0].platform != "cpu" else []
     if stats and all("bytes_limit" in st for st in stats):
@@ -435,7 +422,7 @@ def memory_limit() -> tuple[int, str]:
 
 
 def _gb(n: int) -> str:
-    return f"{n / 2**30:,.1f} GiB" if n >= 2**27 else f"{n / 2**20:,.1f} MiB"
+    return gib(n, mib_below=2**27)
 
 
 def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
@@ -444,9 +431,6 @@ def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int
     on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when short games would), and the
     memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played at once) fits ``limit``
     bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit otherwise."""
-    from blokus_jax.env import make
-    from blokus_jax.rollout import max_game_length
-
     if not isinstance(config, RunConfig):
         raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
     name = type(config).__name__

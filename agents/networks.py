@@ -28,12 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_agents.masking import MASKED_LOGIT, masked_logits, sample_masked  # noqa: F401 (public names)
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
-
-#: Logit given to illegal actions: far below any real logit, yet finite so that ``0 * logit`` stays 0.
-MASKED_LOGIT = -1e9
 
 
 def orientation_centres(env: Env) -> tuple[tuple[int, int], ...]:
@@ -190,6 +188,13 @@ def make_network(
     return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden, resolve_conv(conv), value_dim)
 
 
+def value_size(num_players: int, per_seat: bool) -> int:
+    """Outputs of a value head for a variant of ``num_players`` players: 1 (the result of the player to move) with
+    one or two players or when the head predicts the mover's result alone, else ``num_players`` (every seat's result
+    in the mover's egocentric seat order, :func:`blokus_agents.gumbel.egocentric_seats`)."""
+    return int(num_players) if per_seat and num_players > 2 else 1
+
+
 def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     """The network of a training run's ``config`` (a :class:`~blokus_agents.configs.PPOConfig` or
     :class:`~blokus_agents.configs.AZConfig`) for ``env`` (its variant): its ``channels``, ``blocks`` and
@@ -197,17 +202,3 @@ def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     Trainers, checkpoints and run-directory agents all build a run's network here."""
     value_dim = config.value_dim(env.num_players)
     return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim)
-
-
-def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    """``logits`` with illegal actions (``mask`` false) set to :data:`MASKED_LOGIT`, so that sampling, log-probs and
-    entropy only see legal actions; returns an array of the same shape."""
-    return jnp.where(mask, logits, MASKED_LOGIT)
-
-
-def sample_masked(key: jax.Array, logits: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Sample one legal action per row of ``logits`` (``[..., A]``) under ``mask``; returns ``(action int32[...],
-    log_prob f32[...])``. An illegal action has probability exactly 0 (``exp(-1e9)`` underflows)."""
-    logp = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
-    action = jax.random.categorical(key, logp, axis=-1).astype(jnp.int32)
-    return action, jnp.take_along_axis(logp, action[..., None], axis=-1)[..., 0]

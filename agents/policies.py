@@ -50,13 +50,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from blokus_agents.bots import BOT_MEMORY, BOT_OPTIONS, BOTS, Policy
-from blokus_agents.networks import PolicyValueNet, config_network, masked_logits, sample_masked
-from blokus_agents.options import Option, default_check, gib, machine_memory
+from blokus_agents.masking import masked_logits, sample_masked
+from blokus_agents.messages import gib
+from blokus_agents.options import Option, default_check, machine_memory
 from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
 
+#: A policy: a pure function from a PRNG key and one (unbatched) state to an ``int32`` action.
+Policy = Callable[[jax.Array, State], jax.Array]
 #: ``factory(env, **options) -> Policy``: how a registered agent is built.
 AgentFactory = Callable[..., Policy]
 
@@ -78,7 +80,7 @@ class ParamPolicy:
         return self.fn(self.params, key, state)
 
 
-def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool = True) -> ParamPolicy:
+def network_policy(env: Env, network: Any, params: Any, greedy: bool = True) -> ParamPolicy:
     """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
     argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is a
     :class:`ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
@@ -86,7 +88,7 @@ def network_policy(env: Env, network: PolicyValueNet, params: Any, greedy: bool 
 
 
 @functools.lru_cache(maxsize=32)
-def _network_policy_fn(env: Env, network: PolicyValueNet, greedy: bool):
+def _network_policy_fn(env: Env, network: Any, greedy: bool):
     def policy(params: Any, key: jax.Array, state: State) -> jax.Array:
         logits, _ = network.apply(params, env.observe(state))
         mask = state.legal_action_mask
@@ -112,11 +114,11 @@ _PREFIXES: dict[str, Callable[..., Policy]] = {}
 #: The declarations of the factories in ``_AGENTS`` and ``_PREFIXES``, keyed on the factory itself.
 _DECLARED: dict[Callable, _Declared] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
-#: Prefixes that are part of the spec language but whose implementation may be missing (``blokus_agents.policies``
-#: loaded without the package registering :mod:`blokus_agents.search` and :mod:`blokus_agents.baselines`).
+#: Prefixes that are part of the spec language but whose implementation may be missing (registered by
+#: :mod:`blokus_agents.catalog`, which ``import blokus_agents`` loads).
 _RESERVED = {
-    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.search",
-    "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.baselines",
+    "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.catalog",
+    "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.catalog",
 }
 
 
@@ -429,16 +431,47 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter, option: O
 
 
 # ------------------------------------------------------------------------------------------------ run directories
+@dataclass(frozen=True)
+class RunReader:
+    """How run directories are read (installed by :mod:`blokus_agents.catalog` from :mod:`blokus_agents.checkpoint`):
+    ``require(run_dir, spec)`` raises :class:`AgentSpecError` unless the run has a checkpoint, ``read_meta(run_dir)``
+    returns the newest checkpoint's metadata, ``load_network(run_dir, env) -> (network, params)``."""
+
+    require: Callable[..., int]
+    read_meta: Callable[..., dict]
+    load_network: Callable[..., tuple[Any, Any]]
+
+
+_RUN_READER: list[RunReader] = []
+
+
+def register_run_reader(reader: RunReader) -> None:
+    """Install how run directories are read (one reader; a second call replaces the first)."""
+    _RUN_READER[:] = [reader]
+
+
+def _reader(run_dir: str | os.PathLike) -> RunReader:
+    _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
+    if not _RUN_READER:
+        raise AgentSpecError(
+            f"run directory {str(run_dir)!r}: no checkpoint reader is registered; import blokus_agents first"
+        )
+    return _RUN_READER[0]
+
+
+def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
+    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path); an
+    :class:`AgentSpecError` when it has no checkpoint."""
+    return _reader(run_dir).require(run_dir, spec)
+
+
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
     :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint and
     :class:`~blokus_jax.errors.MissingExtraError` when the ``train`` extra (orbax) that reads it is missing."""
-    _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
-    from blokus_agents import checkpoint
-
-    checkpoint.require_agent_run(run_dir)  # an AgentSpecError saying what a run directory agent needs
-    meta = checkpoint.read_meta(run_dir)
-    algorithm = meta.get("algorithm", "ppo")
+    reader = _reader(run_dir)
+    reader.require(run_dir, None)  # an AgentSpecError saying what a run directory agent needs
+    algorithm = reader.read_meta(run_dir).get("algorithm", "ppo")
     if algorithm not in _RUN_KINDS:
         raise CheckpointError(
             f"{str(run_dir)!r} is a {algorithm!r} run, which this version cannot play; "
@@ -447,19 +480,10 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
     return _RUN_KINDS[algorithm](run_dir, env, **options)
 
 
-def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[PolicyValueNet, Any]:
+def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
     """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`blokus_agents.checkpoint`), built for
     ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
-    _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
-    from blokus_agents import checkpoint
-
-    config, params = checkpoint.load_params(run_dir)
-    if config.variant != env.variant.name:
-        raise CheckpointError(
-            f"checkpoint {str(run_dir)!r} was trained on variant {config.variant!r}, not "
-            f"{env.variant.name!r}; use --variant {config.variant}"
-        )
-    return config_network(config, env), params
+    return _reader(run_dir).load_network(run_dir, env)
 
 
 def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
@@ -469,16 +493,13 @@ def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> Pa
     return network_policy(env, network, params, greedy)
 
 
-for _name, _factory in BOTS.items():
-    register_agent(_name, _factory, options=BOT_OPTIONS.get(_name), memory=BOT_MEMORY.get(_name))
-register_run_kind("ppo", load_policy)
-
 __all__ = [
     "AgentFactory",
     "AgentSpecError",
     "Option",
     "ParamPolicy",
     "Policy",
+    "RunReader",
     "agent_names",
     "load_network",
     "load_policy",
@@ -487,6 +508,8 @@ __all__ = [
     "register_agent",
     "register_prefix",
     "register_run_kind",
+    "register_run_reader",
+    "require_agent_run",
     "resolve_agent",
     "spec_identity",
     "spec_paths",

@@ -53,9 +53,12 @@ from flax import serialization
 import blokus_jax
 from blokus_agents.checkpoint import check_finite, require_run
 from blokus_agents.configs import CONFIGS, MAX_SIMS, PPOConfig
+from blokus_agents.messages import brief as _brief
 from blokus_agents.networks import PolicyValueNet, make_network
-from blokus_agents.policies import AgentSpecError, ParamPolicy, network_policy, register_prefix
-from blokus_agents.search import network_search_policy
+from blokus_agents.options import Option
+from blokus_agents.policies import AgentSpecError, ParamPolicy, network_policy
+from blokus_agents.search import AZ_OPTIONS, az_memory, network_search_policy
+from blokus_agents.search_settings import SearchSettings, takes_settings
 from blokus_jax import fileio
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
@@ -93,6 +96,23 @@ _FIELDS: dict[str, type] = {
 _OPTIONAL_FIELDS: dict[str, Any] = {"mix": 0.0}
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
+# "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
+# the baseline's own budget and mix defaulting to the baseline's own
+BASELINE_OPTIONS = {
+    **AZ_OPTIONS,
+    "sims": Option(int, 0, MAX_SIMS, doc="0 plays the baseline's own budget"),
+    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
+}
+
+
+def baseline_memory(env: Env, options: dict) -> int:
+    """:func:`~blokus_agents.search.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
+    metadata is not read for an estimate)."""
+    return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
+
+
+_baseline_memory = baseline_memory
+
 
 def available(directory: str | os.PathLike | None = None) -> list[str]:
     """The names of the baselines in ``directory`` (default: the shipped ones), sorted: every ``NAME`` with both a
@@ -114,12 +134,6 @@ def _read_meta_file(path: Path, name: str) -> Any:
     return fileio.load_json(
         _read_capped(path), max_depth=8, what=f"baseline {name!r}: its metadata {path.name}", error=CheckpointError
     )
-
-
-def _brief(value: Any) -> str:
-    """``repr(value)`` cut to 60 characters (edited metadata can hold anything)."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"<int of {len(str(value))} digits>"
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_meta(meta: Any, name: str) -> dict:
@@ -253,20 +267,8 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
     return network, _check_params(name, raw, abstract), meta
 
 
-def baseline_policy(
-    env: Env,
-    target: str,
-    *,
-    sims: int = 0,
-    k: int = 16,
-    considered: int = 16,
-    gumbel_scale: float = 0.0,
-    mix: float | None = None,
-    playouts: int = 8,
-    playout: str = "greedy",
-    margin: float = 0.5,
-    seconds: float = 0.0,
-) -> ParamPolicy:
+@takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
+def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
     """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
     :func:`load_baseline`) as a :class:`~blokus_agents.policies.ParamPolicy`.
 
@@ -279,6 +281,7 @@ def baseline_policy(
     baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
     instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
     cannot be given with ``sims``."""
+    sims, seconds = settings.sims, settings.seconds
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
@@ -290,23 +293,10 @@ def baseline_policy(
         )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
-    mix = meta["mix"] if mix is None else mix
+    mix = meta["mix"] if settings.mix is None else settings.mix
     if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
-    return network_search_policy(
-        env,
-        network.apply,
-        params,
-        sims=budget,
-        k=k,
-        considered=considered,
-        gumbel_scale=gumbel_scale,
-        mix=mix,
-        playouts=playouts,
-        playout=playout,
-        margin=margin,
-        seconds=seconds,
-    )
+    return network_search_policy(env, network.apply, params, **settings.replace(sims=budget, mix=mix).options())
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
@@ -458,32 +448,14 @@ def export_baseline(
     )
 
 
-from blokus_agents.options import Option  # noqa: E402
-from blokus_agents.search import AZ_OPTIONS, az_memory  # noqa: E402
-
-# "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
-# the baseline's own budget and mix defaulting to the baseline's own
-_OPTIONS = {
-    **AZ_OPTIONS,
-    "sims": Option(int, 0, MAX_SIMS, doc="0 plays the baseline's own budget"),
-    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
-}
-
-
-def _baseline_memory(env: Env, options: dict) -> int:
-    """:func:`~blokus_agents.search.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
-    metadata is not read for an estimate)."""
-    return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
-
-
-register_prefix("baseline", baseline_policy, options=_OPTIONS, memory=_baseline_memory)
-
 __all__ = [
     "FORMAT_VERSION",
     "MAX_EXPORT_BYTES",
     "MAX_FILE_BYTES",
     "PACKAGE_DIR",
+    "BASELINE_OPTIONS",
     "available",
+    "baseline_memory",
     "baseline_policy",
     "baseline_variant",
     "check_meta",
