@@ -1,0 +1,137 @@
+"""The ``blokus-jax`` command: one module per subcommand (``eval``, ``play``, ``bench``, ``train``, ``view``,
+``replay``) and :func:`main`, which parses the arguments and turns every error into one line.
+
+A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
+the registration function: it adds the command's arguments to its ``argparse`` parser and returns the handler
+``(args) -> exit code``. Heavy dependencies a command alone needs (the trainer, orbax, matplotlib) are imported
+inside its handler. Adding a command is writing such a module and adding it to :data:`COMMANDS` below (one line).
+The commands resolve agent specs through this package's ``resolve_agent``, so that one replacement reaches them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import warnings
+from types import ModuleType
+
+from blokus_agents.cli import bench, evaluate, play, replay, train, view
+from blokus_agents.cli.common import (  # noqa: F401 (names importable from blokus_agents.cli)
+    Handler,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    positive_float,
+    positive_int,
+    print_table,
+    run_variant,
+    say,
+    unit_float,
+)
+from blokus_agents.cli.play import (  # noqa: F401 (names importable from blokus_agents.cli)
+    Deferred,
+    _timed,
+    describe_move,
+    parse_cell,
+    parse_move,
+    play_game,
+    play_help,
+    suggest_command,
+)
+from blokus_agents.messages import first_line as _first_line
+from blokus_agents.policies import resolve_agent  # noqa: F401 (the resolver every command uses)
+from blokus_jax import _extras
+from blokus_jax.errors import BlokusError
+
+#: The subcommands, in the order ``blokus-jax --help`` lists them (one module each: ``NAME``, ``HELP``, ``setup``).
+COMMANDS: tuple[ModuleType, ...] = (
+    evaluate,
+    play,
+    bench,
+    train,
+    view,
+    replay,
+)
+
+#: name -> (help, setup): what :func:`build_parser` adds, built from :data:`COMMANDS`.
+_COMMANDS = {command.NAME: (command.HELP, command.setup) for command in COMMANDS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``blokus-jax`` argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, setup) in _COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+        sub.set_defaults(handler=setup(sub))
+    return parser
+
+
+_DEBUG_HELP = "show the full traceback of an error (also: environment variable BLOKUS_JAX_DEBUG=1)"
+
+#: Optional dependencies of each command, checked before it starts: ``(extra, modules, required)``. A required one
+#: missing stops the command at once; an optional one is announced and its step skipped (the training plot).
+COMMAND_EXTRAS: dict[str, list[tuple[str, tuple[str, ...], bool]]] = {
+    "train": [("train", ("orbax.checkpoint",), True), ("train", ("matplotlib",), False)],
+}
+
+
+def _check_extras(command: str) -> None:
+    """Raise :class:`~blokus_jax.errors.MissingExtraError` for a required extra of ``command`` that is missing;
+    warn (one line) about an optional one."""
+    for extra, modules, required in COMMAND_EXTRAS.get(command, []):
+        if required:
+            _extras.require(extra, f"blokus-jax {command}", modules)
+        elif _extras.missing(modules):
+            say(
+                f"blokus-jax {command}: warning: {', '.join(modules)} is not installed, so the plot is skipped "
+                f"(everything else is written); install it with {_extras.install_hint(extra)}"
+            )
+
+
+def _debugging(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "debug", False)) or os.environ.get("BLOKUS_JAX_DEBUG", "") not in ("", "0")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``blokus-jax`` console command; returns the exit code: 2 with a one-line message on bad
+    input (any error: an unexpected one says so, and ``--debug`` or ``BLOKUS_JAX_DEBUG=1`` shows its traceback)."""
+    args = build_parser().parse_args(argv)
+    debug = _debugging(args)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            _check_extras(args.command)
+            return args.handler(args)
+    except KeyboardInterrupt:
+        print(f"blokus-jax {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # every error ends in one line; --debug shows the traceback
+        if debug:
+            traceback.print_exc()
+        expected = isinstance(exc, (BlokusError, ValueError, OSError, argparse.ArgumentTypeError))
+        if isinstance(exc, OSError) and exc.filename:
+            message = f"{exc.strerror or exc}: {exc.filename!r}"
+        elif expected:
+            message = _first_line(exc)
+        else:
+            message = (
+                f"unexpected {type(exc).__name__}: {_first_line(exc)} (rerun with --debug or BLOKUS_JAX_DEBUG=1 "
+                f"for the traceback, and please report it)"
+            )
+        print(f"blokus-jax {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings during a command as one line on stderr, without the source line."""
+    print(f"blokus-jax: warning: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":  # python -m blokus_agents.cli
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""What the ``blokus-jax`` commands share: argument types that check a value before any work starts, the variant of
+the agents given, tables, and progress lines."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from blokus_agents import checkpoint
+from blokus_agents.baselines import baseline_variant
+from blokus_agents.policies import agent_names, split_target
+from blokus_jax import _extras
+
+#: A command's handler: ``(parsed arguments) -> exit code``.
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _integer(text: str, low: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give {what}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text!r} is too small; give {what}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    return _integer(text, 1, "a whole number of at least 1")
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    return _integer(text, 0, "a whole number of at least 0")
+
+
+def unit_float(text: str) -> float:
+    """argparse type: a number from 0 to 1 (a weight or share)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a weight from 0 to 1 such as 0.5") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a weight from 0 to 1, e.g. 0.5")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (rejects nan and inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a positive number such as 0.5") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number above 0, e.g. 0.5")
+    return value
+
+
+def _writable_dir_for(path: Path, flag: str) -> None:
+    """Raise ``ArgumentTypeError`` unless ``path`` could be created or written: its nearest existing ancestor must be
+    a writable directory."""
+    ancestor = path.absolute()
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise argparse.ArgumentTypeError(f"{flag} {str(path)!r}: {str(ancestor)!r} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{flag} {str(path)!r}: the directory {str(ancestor)!r} is not writable")
+
+
+def output_file(text: str) -> str:
+    """argparse type: a file path that can be written (its directory exists and is writable; it is not a
+    directory), checked before any long work starts."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file name such as {text}/results.json")
+    if not path.absolute().parent.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"the directory of {text!r} does not exist; create it first or choose another path"
+        )
+    _writable_dir_for(path.absolute().parent, "path")
+    return text
+
+
+def output_dir(text: str) -> str:
+    """argparse type: a directory that exists or can be created (not a file)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory (it is created if missing)")
+    _writable_dir_for(path, "directory")
+    return text
+
+
+def run_variant(specs: list[str]) -> str | None:
+    """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
+    they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
+    variants = {}
+    for spec in specs:
+        prefix, colon, _ = spec.partition(":")
+        target = _target_or_none(spec) if colon and prefix in ("az", "baseline") else None
+        if prefix == "baseline" and target is not None and baseline_variant(target) is not None:
+            variants[spec] = baseline_variant(target)
+        elif prefix == "az" and target is not None and os.path.isdir(target):
+            variants[spec] = _run_config(target, spec).variant
+        elif prefix not in agent_names() and os.path.isdir(spec):
+            variants[spec] = _run_config(spec).variant
+    if len(set(variants.values())) > 1:
+        raise ValueError(
+            f"the run directories and baselines were trained on different variants {variants}; pass --variant"
+        )
+    return next(iter(variants.values()), None)
+
+
+def _target_or_none(spec: str) -> str | None:
+    try:
+        return split_target(spec)[0]
+    except ValueError:
+        return None  # resolving the spec reports it
+
+
+def _run_config(run_dir: str, spec: str | None = None) -> Any:
+    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
+    ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
+    _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
+    checkpoint.require_agent_run(run_dir, spec)
+    return checkpoint.load_config(run_dir)
+
+
+def variant_of(args: argparse.Namespace, specs: list[str]) -> str:
+    """``--variant`` when given, else the run directories' own variant, else duo."""
+    if args.variant is not None:
+        return args.variant
+    found = run_variant(specs)
+    if found is not None:
+        print(f"variant {found} (that of the run directory or baseline; pass --variant to change it)", file=sys.stderr)
+    return found or "duo"
+
+
+AGENT_HELP = (
+    "agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, baseline:duo (a shipped baseline), "
+    "or run directories (the --out of 'blokus-jax train')"
+)
+
+
+def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
+    """Print ``rows`` (header first) as a rich table when rich is installed, else as aligned plain text."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        print(title, file=out)
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)), file=out)
+        return
+    table = Table(title=title)
+    for name in rows[0]:
+        table.add_column(name, justify="left" if name == "agent" else "right")
+    for r in rows[1:]:
+        table.add_row(*r)
+    Console(file=out, width=max(100, Console().width)).print(table)
+
+
+def say(text: str) -> None:
+    """One progress line on stderr (stdout carries the results)."""
+    print(text, file=sys.stderr, flush=True)

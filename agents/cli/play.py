@@ -1,0 +1,354 @@
+"""``blokus-jax play``: a person against an agent in the terminal (moves typed as piece and cells, hints from an
+agent, undo), and the parsing of typed moves."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import functools
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from blokus_agents import cli
+from blokus_agents.cli.common import (
+    Handler,
+    nonnegative_int,
+    variant_of,
+)
+from blokus_agents.policies import Policy
+from blokus_agents.search import calibrated_sims
+from blokus_jax import records, render, rules
+from blokus_jax.env import Env, State, make
+from blokus_jax.errors import IllegalActionError
+from blokus_jax.variants import variant_names
+
+PLAY_HELP = """Commands:
+  <piece> <orientation> <cell>   e.g. "{example}": piece name, orientation number (0 to one less than the piece's
+                                 count of rotations and reflections, drawn by "show <piece>"), and the cell of the
+                                 top-left corner of the piece's bounding box
+  <cell> <cell> ...              the cells to cover, e.g. "{cells}" (or "{cells_commas}")
+  pieces                         your remaining pieces and how many orientations each has
+  show <piece>                   draw every orientation of a piece with its number
+  hint                           suggest a move
+  undo                           take back your last move (and the replies to it)
+  help                           this text
+  quit                           leave the game
+Cells are named as on the board and in .blksgf files: a column letter and a row number counted from the bottom,
+e.g. {corner} is the bottom-left corner."""
+
+
+def play_help(env: Env, color: int = 0) -> str:
+    """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
+    board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
+    and cell, and the list of its cells."""
+    pieces = env.variant.pieces
+    legal = _first_moves(env, color)
+    index = max(range(len(pieces)), key=lambda i: (min(len(pieces[i].orientations), 2), len(pieces[i].cells), -i))
+    orientation = min(1, len(pieces[index].orientations) - 1)
+    moves = [a for a in legal if env.decode_action(a)[:2] == (index, orientation)] or legal
+    piece, orientation, row, col = env.decode_action(moves[0])
+    cells = [render.cell_name(env.variant, r, c) for r, c in env.action_cells(moves[0])]
+    return PLAY_HELP.format(
+        example=f"{pieces[piece].name} {orientation} {render.cell_name(env.variant, row, col)}",
+        cells=" ".join(cells),
+        cells_commas=",".join(cells),
+        corner=render.cell_name(env.variant, env.variant.board_shape[0] - 1, 0),
+    )
+
+
+def _first_moves(env: Env, color: int) -> list[int]:
+    """The legal placements (action ids, ascending) of ``color`` on the empty board."""
+    state = env.init()
+    bits = env.placement_bits(state, jnp.int32(color))
+    mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
+    return [int(a) for a in np.flatnonzero(mask)]
+
+
+#: The words ``play`` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
+PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
+
+
+def suggest_command(text: str, env: Env) -> str | None:
+    """The command that a one-word input which is neither a command nor a cell name most likely meant (``hlep``
+    -> ``help``), or ``None`` when it looks like no command."""
+    word = text.strip().lower()
+    if " " in word or word in PLAY_COMMANDS:
+        return None
+    try:
+        render.parse_cell_name(env.variant, word)
+        return None  # a cell: read as a move
+    except IllegalActionError:
+        pass
+    close = difflib.get_close_matches(word, PLAY_COMMANDS, n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def parse_cell(token: str, env: Env) -> tuple[int, int]:
+    """``(row, col)`` of a typed cell name such as ``"e10"`` (Pentobi convention, see :func:`render.cell_name`)."""
+    return render.parse_cell_name(env.variant, token)
+
+
+def _piece_index(name: str, env: Env) -> int:
+    """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
+    names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
+    if name.lower() not in names:
+        raise IllegalActionError(
+            f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
+            f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)"
+        )
+    return names[name.lower()]
+
+
+def parse_move(text: str, env: Env) -> int:
+    """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
+    ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
+    when the text is not a move."""
+    tokens = text.replace(",", " ").split()
+    names = {p.name.lower() for p in env.variant.pieces}
+    if len(tokens) == 3 and tokens[1].isdigit():
+        index = _piece_index(tokens[0], env)
+        piece = env.variant.pieces[index]
+        orientation, count = int(tokens[1]), len(piece.orientations)
+        if orientation >= count:
+            raise IllegalActionError(
+                f"{piece.name!r} has orientations 0-{count - 1} (its distinct rotations and "
+                f"reflections; type 'show {piece.name}' to see them), not {orientation}"
+            )
+        row, col = parse_cell(tokens[2], env)
+        action = env.encode_action(index, orientation, row, col)
+        try:
+            env.action_cells(action)
+        except IllegalActionError as exc:
+            raise IllegalActionError(
+                f"{piece.name} {orientation} at {tokens[2]} does not fit on the board: "
+                f"{tokens[2]} is the top-left corner of the piece's bounding box"
+            ) from exc
+        return action
+    try:
+        cells = [parse_cell(t, env) for t in tokens]
+    except IllegalActionError as exc:
+        if tokens and tokens[0].lower() in names:
+            raise IllegalActionError(
+                f"{text!r}: write a piece move as <piece> <orientation> <cell>, e.g. "
+                f"'{env.variant.pieces[-1].name} 0 {render.cell_name(env.variant, 0, 0)}'"
+            ) from exc
+        raise
+    return env.action_from_cells(cells)
+
+
+def describe_move(env: Env, action: int) -> str:
+    """``"L5 3 c4 (cells c4 c5 d4 ...)"`` for a placement, ``"pass"`` for the pass."""
+    if action == env.pass_action:
+        return "pass"
+    piece, orientation, row, col = env.decode_action(action)
+    cells = " ".join(render.cell_name(env.variant, r, c) for r, c in env.action_cells(action))
+    anchor = render.cell_name(env.variant, row, col)
+    return f"{env.variant.pieces[piece].name} {orientation} {anchor} (cells {cells})"
+
+
+def _draw_orientations(env: Env, piece_name: str) -> str:
+    piece = env.variant.pieces[_piece_index(piece_name, env)]
+    blocks = []
+    for i, cells in enumerate(piece.orientations):
+        h = max(r for r, _ in cells) + 1
+        w = max(c for _, c in cells) + 1
+        grid = [["#" if (r, c) in cells else "." for c in range(w)] for r in range(h)]
+        blocks.append(f"orientation {i}:\n" + "\n".join("  " + "".join(row) for row in grid))
+    return "\n".join(blocks)
+
+
+NAME = "play"
+HELP = "play a game in the terminal against a bot"
+
+
+def setup(parser: argparse.ArgumentParser) -> Handler:
+    """Add the arguments of ``blokus-jax play`` to ``parser``; returns its handler."""
+    parser.add_argument(
+        "--variant",
+        default=None,
+        choices=variant_names(),
+        help="variant to play (default: that of a run directory given as --opponent, else duo)",
+    )
+    parser.add_argument(
+        "--opponent",
+        default="greedy",
+        help="agent for the other seats: an agent name (e.g. greedy, minimax:k=8) or a run directory (default greedy)",
+    )
+    parser.add_argument("--seat", type=nonnegative_int, default=0, help="your seat (player index; 0 moves first)")
+    parser.add_argument(
+        "--hint-bot",
+        default="strong",
+        help="agent that answers 'hint' (default strong: the best player at 2 s a move; corners answers at once)",
+    )
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
+
+    def run(args: argparse.Namespace) -> int:
+        env = make(variant_of(args, [args.opponent, args.hint_bot]))
+        if not 0 <= args.seat < env.num_players:
+            raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
+        if _timed(args.opponent):
+            print(f"calibrating {args.opponent!r} to its time budget here (two compilations) ...", file=sys.stderr)
+        opponent = _resolve_saying_budget(args.opponent, env)
+        if _timed(args.hint_bot):  # built at the first 'hint', so that a game without hints starts at once
+            hint_bot: Policy | Deferred = Deferred(
+                functools.partial(_resolve_saying_budget, args.hint_bot, env), args.hint_bot
+            )
+        else:
+            hint_bot = cli.resolve_agent(args.hint_bot, env)
+        return play_game(
+            env,
+            opponent,
+            hint_bot,
+            args.seat,
+            args.seed,
+            sys.stdin,
+            sys.stdout,
+        )
+
+    return run
+
+
+def _resolve_saying_budget(spec: str, env: Env) -> Policy:
+    """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
+    it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
+    before = len(calibrated_sims())
+    policy = cli.resolve_agent(spec, env)
+    if len(calibrated_sims()) > before:
+        print(f"{spec!r}: {calibrated_sims()[-1]} simulations a move on this machine", file=sys.stderr)
+    return policy
+
+
+def _timed(spec: str) -> bool:
+    """Whether agent ``spec`` has a time budget (``strong``, ``seconds=``), which is calibrated when it is built."""
+    return spec.partition(":")[0] == "strong" or "seconds=" in spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Deferred:
+    """A policy built when it is first needed: ``build() -> Policy`` (``spec`` names it in the line said then)."""
+
+    build: Callable[[], Policy]
+    spec: str
+
+
+def _reply(command: str, env: Env, state: State) -> str | None:
+    """The answer to a command that leaves the position as it is (``pieces``, ``show NAME``, a mistyped command);
+    ``None`` for a move."""
+    lowered = command.lower()
+    if lowered == "pieces":
+        remaining = np.asarray(state.remaining)[int(state.current_color)]
+        return "  ".join(
+            f"{p.name}({len(p.orientations)})" + (f"x{n}" if n > 1 else "")
+            for p, n in zip(env.variant.pieces, remaining)
+            if n > 0
+        )
+    if lowered.startswith("show"):
+        try:
+            return _draw_orientations(env, command[4:].strip())
+        except IllegalActionError as exc:
+            return f"error: {exc}"
+    if (meant := suggest_command(command, env)) is not None:
+        return f"unknown command {command!r}; did you mean {meant!r}? Type 'help' for commands."
+    return None
+
+
+def play_game(
+    env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
+) -> int:
+    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
+    seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
+    step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
+    hints: list[Callable] = []  # the jitted hint policy, built at the first 'hint' when it is Deferred
+
+    def hint(key: jax.Array, state: State) -> jax.Array:
+        if not hints:
+            policy = hint_bot
+            if isinstance(hint_bot, Deferred):
+                print(f"calibrating {hint_bot.spec!r} for hints (two compilations, once) ...", file=sys.stderr)
+                policy = hint_bot.build()
+            hints.append(jax.jit(policy))
+        return hints[0](key, state)
+
+    key = jax.random.key(seed)
+    state = env.init(key)
+    history: list[State] = []
+    names = render.color_names(env.variant)
+    mine = ", ".join(names[c] for c in env.variant.players_to_colors[seat])
+    say = lambda *a: print(*a, file=out)  # noqa: E731
+    starts = "; ".join(
+        f"{names[c]} starts on "
+        + " or ".join(render.cell_name(env.variant, r, col) for r, col in env.variant.start_cells[c])
+        for c in env.variant.players_to_colors[seat]
+    )
+    say(f"You are player {seat} ({mine}). {starts} (marked * on the board). Type 'help' for commands.")
+    show_board = True
+    while not bool(state.terminated | state.truncated):
+        if int(state.current_player) != seat:
+            key, sub = jax.random.split(key)
+            action = int(bot(sub, state))
+            say(
+                f"player {int(state.current_player)} ({names[int(state.current_color)]}) plays "
+                f"{describe_move(env, action)}"
+            )
+            state, show_board = step(state, action), True
+            continue
+        if not bool(np.asarray(state.legal_bits).any()):
+            say("You cannot place any piece; you pass.")
+            state, show_board = step(state, env.pass_action), True
+            continue
+        if show_board:
+            say(render.to_text(state, env, starts=True))
+            show_board = False
+        out.write(f"your move ({names[int(state.current_color)]})> ")
+        out.flush()
+        line = stdin.readline()
+        if not line:
+            say("\nend of input; leaving the game")
+            return 0
+        command = line.strip()
+        lowered = command.lower()
+        if not command:
+            continue
+        if lowered in ("quit", "exit"):
+            say("bye")
+            return 0
+        if lowered == "help":
+            say(play_help(env, int(env.variant.players_to_colors[seat][0])))
+        elif lowered == "hint":
+            key, sub = jax.random.split(key)
+            say(f"hint: {describe_move(env, int(hint(sub, state)))}")
+        elif lowered == "undo":
+            if history:
+                state, show_board = history.pop(), True
+                say("undone")
+            else:
+                say("nothing to undo")
+        elif (reply := _reply(command, env, state)) is not None:
+            say(reply)
+        else:
+            try:
+                action = parse_move(command, env)
+            except IllegalActionError as exc:
+                say(f"error: {exc}. Type 'help' for the move format.")
+                continue
+            if not bool(legal(state, action)):
+                say(
+                    f"error: {describe_move(env, action)} is not legal here: "
+                    f"{records.explain_illegal(env.variant, state, action)}. Try 'hint'."
+                )
+                continue
+            history.append(state)
+            say(f"you play {describe_move(env, action)}")
+            state, show_board = step(state, action), True
+    say(render.to_text(state, env))
+    scores = [int(s) for s in np.asarray(env.player_scores(state))]
+    share = float(rules.win_shares(np.asarray(scores))[seat])
+    result = "you win" if share == 1.0 else ("a tie" if share > 0 else "you lose")
+    say(f"game over: scores {scores}; {result}")
+    return 0
