@@ -142,15 +142,75 @@ class PPOTrainer:
         return lr_schedule(self.config).at(update, horizon)
 
 
+def make_loss(config: PPOConfig, network: PolicyValueNet) -> Callable[..., tuple[jax.Array, dict[str, jax.Array]]]:
+    """Step 5 of :func:`make_train`: the PPO loss ``loss(params, batch, advantages, targets, valid)`` of ``config``'s
+    coefficients on ``network``."""
+    c = config
+
+    def loss(
+        params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
+        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
+        moves (one legal action)."""
+        logits, value = network.apply(params, batch.obs)
+        log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
+        log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
+        choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
+        w_pi, w_v = choice.astype(jnp.float32), valid.astype(jnp.float32)
+        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
+
+        adv_mean = mean(advantages, w_pi)
+        adv = (advantages - adv_mean) / (jnp.sqrt(mean((advantages - adv_mean) ** 2, w_pi)) + 1e-8)
+        log_ratio = log_prob - batch.log_prob
+        ratio = jnp.exp(log_ratio)
+        policy_loss = mean(-jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps) * adv), w_pi)
+        clipped_value = batch.value + jnp.clip(value - batch.value, -c.clip_eps, c.clip_eps)
+        value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
+        entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
+        total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
+        terms = dict(
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            entropy=entropy,
+            approx_kl=mean((ratio - 1) - log_ratio, w_pi),
+            clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi),
+        )
+        return total, terms
+
+    return loss
+
+
+def _update_metrics(
+    terms: dict[str, jax.Array], traj: Transition, targets: jax.Array, valid: jax.Array, opt_state: Any, params: Any
+) -> dict[str, jax.Array]:
+    """The scalar metrics of one PPO update: the loss terms averaged over its optimiser steps, the value head's
+    explained variance, the learning rate, games finished, the share of valid steps and the parameter norm."""
+    w = valid.astype(jnp.float32)
+    residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
+    centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(w.sum(), 1)
+    metrics = {k: v.mean() for k, v in terms.items()}
+    metrics.update(
+        explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
+        learning_rate=opt_state.hyperparams["learning_rate"],
+        games_finished=jnp.sum(traj.done),
+        valid_fraction=w.mean(),
+        param_norm=param_norm(params),
+    )
+    return metrics
+
+
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     """PureJaxRL's entry point: the :class:`PPOTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested
-    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches, loss. The environment,
-    network, optimiser, shardings and jit wiring come from :mod:`blokus_agents.scaffold`."""
+    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
+    :func:`make_loss`). The environment, network, optimiser, shardings and jit wiring come from
+    :mod:`blokus_agents.scaffold`."""
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
+    loss = make_loss(c, network)  # 5. the loss
 
     def init(key: jax.Array) -> Runner:
         return Runner(**fresh_runner_fields(parts, c.num_envs, key))
@@ -215,53 +275,11 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         (params, opt_state), terms = jax.lax.scan(
             epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, c.update_epochs)
         )
-        w = valid.astype(jnp.float32)
-        residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
-        centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(w.sum(), 1)
-        metrics = {k: v.mean() for k, v in terms.items()}
-        metrics.update(
-            explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
-            learning_rate=opt_state.hyperparams["learning_rate"],
-            games_finished=jnp.sum(traj.done),
-            valid_fraction=w.mean(),
-            param_norm=param_norm(params),
-        )
+        metrics = _update_metrics(terms, traj, targets, valid, opt_state, params)
         runner = runner.replace(
             params=params, opt_state=opt_state, env_state=env_state, key=key, update=runner.update + 1
         )
         return runner, metrics
-
-    # 5. loss
-    def loss(
-        params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
-        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
-        moves (one legal action)."""
-        logits, value = network.apply(params, batch.obs)
-        log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
-        log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
-        choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
-        w_pi, w_v = choice.astype(jnp.float32), valid.astype(jnp.float32)
-        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
-
-        adv_mean = mean(advantages, w_pi)
-        adv = (advantages - adv_mean) / (jnp.sqrt(mean((advantages - adv_mean) ** 2, w_pi)) + 1e-8)
-        log_ratio = log_prob - batch.log_prob
-        ratio = jnp.exp(log_ratio)
-        policy_loss = mean(-jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps) * adv), w_pi)
-        clipped_value = batch.value + jnp.clip(value - batch.value, -c.clip_eps, c.clip_eps)
-        value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
-        entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
-        total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
-        terms = dict(
-            policy_loss=policy_loss,
-            value_loss=value_loss,
-            entropy=entropy,
-            approx_kl=mean((ratio - 1) - log_ratio, w_pi),
-            clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi),
-        )
-        return total, terms
 
     jitted = jit_trainer(init, update, c.num_updates, mesh)
     return PPOTrainer(

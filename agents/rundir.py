@@ -15,14 +15,19 @@ after the checkpoint a run resumes from) are atomic: a fresh temporary file rena
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import math
 import os
+import stat
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from blokus_jax import fileio
-from blokus_jax.errors import CheckpointError
+from blokus_jax.errors import CheckpointError, ConfigError
 
 METRICS_FILE = "metrics.jsonl"
 LOCK_FILE = "train.lock"
@@ -170,16 +175,144 @@ def truncate_metrics(out: str | os.PathLike, update: int) -> None:
                 f.write(body + b"\n")
 
 
+# ------------------------------------------------------------------------------------------------ run settings
+SETTINGS_FILE = "settings.json"
+_SETTINGS_MAX_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The host loop's settings of a run (not part of the trainer's config): kept in ``out_dir/settings.json`` so
+    that a resumed run keeps the settings it was started with unless told otherwise. ``minutes`` is the wall-time
+    budget of each session (``None``: no time limit, the run ends at ``config.total_steps``)."""
+
+    eval_every: int = 10
+    eval_games: int = 32
+    opponents: tuple[str, ...] = ("random", "greedy")
+    checkpoint_every: int = 50
+    minutes: float | None = None
+
+    #: the command-line flag of each setting, for messages
+    FLAGS: ClassVar[dict[str, str]] = {
+        "eval_every": "--eval-every",
+        "eval_games": "--eval-games",
+        "opponents": "opponents",
+        "checkpoint_every": "--checkpoint-every",
+        "minutes": "--minutes",
+    }
+
+    def __post_init__(self):
+        for name in ("eval_every", "eval_games", "checkpoint_every"):
+            value = getattr(self, name)
+            if type(value) is not int or value < (1 if name == "eval_games" else 0):
+                raise ConfigError(
+                    f"{name} ({self.FLAGS[name]}) must be a whole number of at least "
+                    f"{1 if name == 'eval_games' else 0}, got {value!r}"
+                )
+        names = self.opponents
+        if not (isinstance(names, tuple) and names and all(isinstance(o, str) and o for o in names)):
+            raise ConfigError(f"opponents must be a non-empty sequence of agent specs, got {self.opponents!r}")
+        if self.minutes is not None and not (
+            isinstance(self.minutes, (int, float)) and not isinstance(self.minutes, bool) and 0 < self.minutes < 1e9
+        ):
+            raise ConfigError(f"minutes (--minutes) must be a positive number of minutes, got {self.minutes!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict."""
+        return {**dataclasses.asdict(self), "opponents": list(self.opponents)}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> Settings:
+        """Settings from :meth:`to_dict` output; ``CheckpointError`` naming ``where`` when they are malformed."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or set(data) - fields:
+            raise CheckpointError(
+                f"{where} is not a settings file of this version (expected an object with fields {sorted(fields)}); "
+                f"delete it to resume with the default settings"
+            )
+        if isinstance(data.get("opponents"), list):
+            data = {**data, "opponents": tuple(data["opponents"])}
+        try:
+            return cls(**data)
+        except (ConfigError, TypeError) as exc:
+            raise CheckpointError(f"{where} holds an invalid setting: {exc}; fix or delete it") from exc
+
+
+def read_settings(out_dir: str | os.PathLike) -> Settings | None:
+    """The :class:`Settings` saved in ``out_dir`` (``None`` when there are none, e.g. a run from before they were
+    kept). The file must be a regular file of at most 64 KiB; anything malformed is a ``CheckpointError`` naming
+    it."""
+    path = Path(out_dir) / SETTINGS_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {str(path)!r} ({exc.strerror}); it must be a regular file") from exc
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise CheckpointError(f"{str(path)!r} is not a regular file; delete it")
+        data = f.read(_SETTINGS_MAX_BYTES + 1)
+    if len(data) > _SETTINGS_MAX_BYTES:
+        raise CheckpointError(f"{str(path)!r} is larger than {_SETTINGS_MAX_BYTES} bytes; it is not a settings file")
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{str(path)!r} is not valid JSON ({type(exc).__name__}); fix or delete it") from exc
+    return Settings.from_dict(parsed, repr(str(path)))
+
+
+def _write_settings(out: Path, settings: Settings) -> None:
+    """Write ``settings`` to ``out/settings.json`` atomically: a fresh temporary file created exclusively in ``out``
+    (never through a link), then renamed over the old file."""
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=out)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(settings.to_dict(), f, indent=1)
+        os.replace(tmp, out / SETTINGS_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def resolve_settings(saved: Settings | None, given: dict[str, Any]) -> tuple[Settings, list[str]]:
+    """The settings of a session: ``given`` (the values the caller set; ``minutes`` of ``math.inf`` means no time
+    limit) over ``saved`` (a resumed run's) over the defaults. Returns them and, for a resumed run, one line per
+    setting that changed (``"--checkpoint-every 5 (was 1)"``)."""
+    base = saved or Settings()
+    given = dict(given)
+    if given.get("minutes") == math.inf:
+        given["minutes"] = None
+    if "opponents" in given:
+        given["opponents"] = tuple(given["opponents"])
+    settings = dataclasses.replace(base, **given)
+    changed = []
+    if saved is not None:
+        for name in dataclasses.asdict(settings):
+            old, new = getattr(saved, name), getattr(settings, name)
+            if old != new:
+                show = lambda v: "no limit" if v is None else ",".join(v) if isinstance(v, tuple) else v  # noqa: E731
+                changed.append(f"{Settings.FLAGS[name]} {show(new)} (was {show(old)})")
+    return settings, changed
+
+
+# --------------------------------------------------------------------------------------------------- the run
+
+
 __all__ = [
     "LOCK_FILE",
     "MAX_LINE_BYTES",
     "METRICS_FILE",
+    "SETTINGS_FILE",
+    "Settings",
     "append_metrics",
     "claim",
     "check_metrics",
     "iter_metrics",
     "read_evaluations",
     "read_metrics",
+    "read_settings",
+    "resolve_settings",
     "run_lock",
     "truncate_metrics",
 ]
