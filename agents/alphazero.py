@@ -1,64 +1,6 @@
 """AlphaZero self-play for blokus-jax: search-guided self-play, a replay buffer and the network update, all on device.
 
-Read top to bottom: :class:`AZConfig`, the replay buffer (:class:`Buffer` and its three pure operations
-:func:`buffer_write`, :func:`buffer_finish`, :func:`buffer_sample`), the training state (:class:`AZRunner`), then
-:func:`make_train`, whose nested functions follow one update in order: self-play -> replay -> loss.
-
-An **update** (the unit of every counter, as in :mod:`blokus_agents.ppo`) is one jitted call:
-
-1. **Self-play**: ``num_steps`` moves of ``num_envs`` games in parallel (``vmap`` of ``env.step_autoreset``). Every
-   move is chosen by the batched Gumbel MuZero search of :mod:`blokus_agents.search` (``sims`` simulations over the top
-   ``k`` candidates of every node, ``considered`` root candidates, Gumbel noise ``gumbel_scale``; the one shared
-   network as evaluator), for whichever seat is to move.
-2. **Targets**: each position stores the mover's egocentric observation, the packed legal bits, the root's candidate
-   action ids and the search's improved-policy weights over them (``k`` ids and ``k`` weights, never a dense
-   ``num_actions`` vector), and the seat that moved. When the game ends, every position of it gets its **value
-   target**. With two players: **the final result of the seat that moved there**, as the search scores results
-   (:func:`blokus_agents.search.root_utility` of the env's final rewards from that seat's view: +1 win, -1 loss, 0
-   shared first place). With 3 or 4 players: **every seat's final reward, in the egocentric seat order of the seat
-   that moved there** (:func:`blokus_agents.search.egocentric_seats`: that seat first, then the next players in
-   turn order; ``num_players`` floats a position), from which the search computes the paranoid value of any side
-   (:func:`blokus_agents.search.network_side_value`). Credit is per seat, as in PPO: a position's target is seen
-   from its own mover, whichever seat made the last move.
-3. **Replay** (:class:`Buffer`): a fixed-size ring on device. Each parallel game owns ``games_per_env`` slots of
-   ``max_game_length`` positions; a game is written into its env's current slot as it is played and becomes
-   sampleable when it ends (its ``length`` is set); the oldest slot is reused (and invalidated) when the next game
-   starts.
-4. **Learning**: ``train_steps`` optimiser steps, each on ``batch_size`` positions drawn uniformly from the finished
-   games, ``batch_size / num_envs`` from every env's own slots. Loss: cross-entropy of the search weights against the
-   network's policy (softmax over all legal actions; forced passes carry no policy loss), plus ``value_coef`` times
-   the squared error of the value head (with 3-4 players its mean over the seats). Adam with gradient clipping and
-   the linearly decaying learning rate of :func:`blokus_agents.scaffold.make_optimizer`.
-
-**Expert iteration** (``AZConfig.teacher``, ``--teacher SPEC``). On a cheap machine a fresh network's search is
-weak and so are its targets. A teacher, the network-free ``mcts`` search of :mod:`blokus_agents.search` with the
-spec's settings, then plays the self-play moves of the first ``teacher_updates`` updates: its moves make the games
-and its improved policy over the candidates is the policy target, while the value targets stay the games' results.
-The network learns both as usual; from update ``teacher_updates`` on, its own search plays (the metric
-``by_teacher`` says which one played an update). The teacher explores with the run's ``gumbel_scale`` and
-``root_noise`` and uses its ``k``, so the buffer's targets keep their compact shape. ``AZConfig.root_value = B``
-(two players) makes a value target ``(1 - B) * result + B * root value`` of the search that played the position
-(the buffer holds the root value in the target's place until the game ends). A teacher's root value is its rollout
-value, which blends the playouts' results with their score margin by its ``margin`` (0.5 unless the spec sets
-``margin=0``), so under a teacher the blended targets carry part of that margin signal; the network's own root value
-is its value head's.
-
-Data parallelism works as in PPO: with a mesh, the games, their states and their buffer slots are split along the
-``"data"`` axis, parameters are replicated, and every env samples from its own slots, so nothing moves between
-devices but the gradient all-reduce, and the algorithm does not depend on the device count (the results agree up to
-the summation order of that all-reduce; the test suite compares 4 host devices with 1, and 2 processes of 2 devices
-with 1 process of 4). The optimiser, mesh, shardings and jit wiring come from :mod:`blokus_agents.scaffold`;
-``trainer.update`` donates its runner, so the replay buffer is updated in place rather than copied every update.
-
-**Every variant.** With two players the value head predicts one number, the result of the seat to move, exactly
-what the search needs. With 3 or 4 players the search is paranoid (the root's player against all the others, see
-:mod:`blokus_agents.search`), and which seats those others are changes with the root, so the head predicts every
-seat's result (``value_dim = num_players``, :meth:`blokus_agents.configs.RunConfig.value_dim`) and the search
-reduces that vector for whichever side it needs.
-
-``make_train(config)`` returns an :class:`AZTrainer` with the same surface as :class:`blokus_agents.ppo.PPOTrainer`
-(``init``, ``update``, ``train``, ``network``, ``env``, ``optimizer``, ``shardings``), so :mod:`blokus_agents.train`,
-:mod:`blokus_agents.checkpoint` and the CLI drive both algorithms with one loop.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

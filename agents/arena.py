@@ -1,19 +1,6 @@
 """Arena: batched matches between policies with exact seat rotation, win rates with confidence intervals, ratings.
 
-A *match* between two policies A and B plays ``games`` games in one batched, jitted computation. Seats are filled
-by a rotation of patterns chosen so that every policy sits in every seat in exactly half of the games (two players:
-``AB``, ``BA``; four: ``AABB`` and its rotations; three: ``AAB``, ``BBA`` and their rotations), so ``games`` is
-rounded up to a multiple of the number of patterns. Scores are player scores (a player's colours summed).
-
-A game's *win credit* is split among the players with the best score (a k-way tie gives ``1/k`` to each); a
-policy's credit in a game is the sum over its seats, so ties count as half in a two-player game. A policy that
-makes an illegal move forfeits that game: its seats count as having the worst score. Win-rate intervals are Wilson
-95 % score intervals (conservative when there are ties); score and margin intervals are normal 95 % intervals of
-the mean. Ratings are Bradley-Terry (Elo scale, 400 points = 10:1 odds) fitted to the round robin with one virtual
-drawn game per pairing as a prior, and shifted so that ``random`` is at 0 (the first agent when ``random`` did not
-play).
-
-Everything is reproducible: a match is a pure function of its key.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

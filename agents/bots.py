@@ -1,28 +1,6 @@
 """Heuristic bots: pure JAX policies ``(key, state) -> action`` that work under ``jax.jit`` and ``jax.vmap``.
 
-Every bot is built for one :class:`~blokus_jax.Env` by a factory in :data:`BOTS` (use :func:`get_bot`) and returns an
-``int32`` action that is always legal: a placement from the packed legal bits, or the pass when nothing can be
-placed. The legality rules are never re-implemented here; bots read ``state.legal_bits`` and call ``env.step`` for
-lookahead. Bots break ties uniformly at random with ``key`` (two copies of a bot therefore play different games).
-
-=========== =====================================================================================================
-``random``  uniform over legal actions (``env.sample_action``).
-``greedy``  a largest piece that can be placed; ties (every orientation and cell of every piece of that size)
-            broken uniformly at random.
-``corners`` maximises the change in corner balance: the own usable corners the move creates minus the own
-            corners it uses up or blocks, plus the opponents' corners it covers, plus ``size_weight`` (default
-            1) times the piece size. Exact for the position, computed for every legal placement at once with
-            one convolution.
-``mobility`` one-ply lookahead over the ``k`` (default 16) best placements by the ``corners`` score: plays the
-            one that maximises own legal placements minus the opponents' legal placements after the move.
-``minimax`` two-player depth-``depth`` (default 2) minimax over the top ``k`` (default 8) candidates by the
-            ``corners`` score at each ply; leaves are valued by score difference times ``score_weight``
-            (default 4) plus mobility difference, finished games by the result. The whole ``k**depth`` tree is
-            evaluated in one batch, so the value equals what alpha-beta would return for the same tree.
-=========== =====================================================================================================
-
-"Own" and "opponent" refer to players: colours of the player to move count as own, colours of other players as
-opponents, a shared colour (``classic_3p``) as neither.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """Training checkpoints with orbax (never pickle), verified on load.
 
-A run directory holds ``checkpoints/<update>/`` with the items ``params`` (the network), ``state`` (every other field
-of the runner but the replay buffer: optimiser state with the learning-rate schedule, the games in progress, the PRNG
-key, the update counter), for AlphaZero ``buffer`` (the replay buffer), and ``meta`` (JSON: format version,
-observation-layout version, the algorithm (``"ppo"`` or ``"alphazero"``, see :mod:`blokus_agents.algorithms`), its
-config (:class:`~blokus_agents.ppo.PPOConfig` or :class:`~blokus_agents.alphazero.AZConfig`), and ``sha256``: the
-content hashes of ``params``, ``state`` and ``buffer``, each over the config and the item's arrays). Together they are
-everything a resumed run needs to continue exactly.
-
-**Only the newest checkpoint keeps the replay buffer** (:data:`NEWEST_ONLY`; for a Duo run with the default
-:class:`~blokus_agents.alphazero.AZConfig`, 67 MiB of arrays, 70 times everything else, and 2.6 MB on disk, where
-orbax compresses it, against 0.3 MB for the rest): saving a checkpoint deletes the ``buffer`` of every older one,
-which keeps its params, state and metadata (and its hash of the buffer it had), so it still plays
-(:func:`load_params`) but can no longer be resumed (:func:`restore` says so).
-
-Loading checks the metadata (fields and types), the array shapes against the config, and the hashes: a missing,
-corrupt, tampered or mismatched checkpoint raises :class:`~blokus_jax.errors.CheckpointError` with a one-line
-message (the underlying exception is chained as ``__cause__``). Format 2 checkpoints (before the buffer had its own
-item: AlphaZero's lay inside ``state`` in every kept checkpoint) load and resume as they are. Format 1 checkpoints
-(written before content hashes, by blokus-jax up to commit 340b448) still load for *playing* (:func:`load_params`),
-unverified and with a one-line warning; resuming them is refused until :func:`upgrade` has rewritten them in the
-current format.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

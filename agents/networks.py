@@ -1,24 +1,6 @@
 """The policy-value network: a small residual conv net over the egocentric observation of the player to move.
 
-Inputs are :class:`blokus_jax.Observation` fields (``planes`` ``[H, W, 2C]``, ``pieces`` ``[C, P]``, ``to_move``
-``[C]``), with any leading batch axes. The piece inventory and turn one-hot enter through a dense layer whose output is
-added to every cell of the first conv layer.
-
-Policy head: the action layout is ``o * H * W + r * W + c`` with ``(r, c)`` the top-left corner of orientation ``o``'s
-bounding box, so a 1x1 conv producing ``O`` logit planes already *is* the action tensor. The head reads the logit
-of ``(o, r, c)`` at the centre cell of the placed piece's bounding box rather than at its corner (a precomputed gather
-table, one lookup per action), so every placement is scored by the features of the cells it covers. The pass logit
-is a constant 0: the pass is legal exactly when nothing else is, so it never competes with a placement.
-
-Value head: global mean and max pooling, an MLP, and ``value_dim`` outputs. With ``value_dim=1`` (every two-player
-run, and PPO on every variant) one scalar: the expected result of the player to move (the seat whose egocentric
-observation is given). With ``value_dim=num_players`` (AlphaZero with 3 or 4 players) a vector: every seat's
-expected final reward in the mover's egocentric seat order (entry 0 the player to move, then the next players in
-turn order, :func:`blokus_agents.search.egocentric_seats`), which the search reduces to the value of the mover's
-side. Self-play routes each seat's decisions to this one head.
-
-The 3x3 convolutions have two implementations with one parameter tree (:class:`Conv3x3`): im2col (nine shifted
-copies and a matmul; fast on CPU) and XLA's native convolution (fast on GPU/TPU). ``conv="auto"`` picks by backend.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Declared options of agent specs: a type and a range for every ``name:key=value`` option, and memory estimates.
 
-An agent registered with :func:`blokus_agents.policies.register_agent` (or a prefix) may declare its options as
-``{name: Option(...)}``; the resolver then checks every option given in a spec against its declaration *before*
-the agent is built, so a spec such as ``mcts:sims=10**9``, ``minimax:k=99999`` or ``mcts:margin=2`` is an
-:class:`~blokus_agents.policies.AgentSpecError` naming the option and its limit instead of an out-of-memory crash or
-silent nonsense later. A bound may depend on the variant (:data:`PLACEMENTS`: the number of placements, the most
-candidates a search or a bot can look at). An agent may also declare a memory estimate ``memory(env, options) ->
-bytes`` for one game; a budget whose estimate exceeds this machine's memory (:func:`machine_memory`) is refused.
-
-This module depends on nothing but NumPy and JAX, so that :mod:`blokus_agents.bots` can declare its options here and
-:mod:`blokus_agents.policies` (which imports the bots) can check them.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

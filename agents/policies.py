@@ -1,40 +1,6 @@
 """Policy types and the one resolver of agent specs, used by the CLI, the arena from Python and the adapters.
 
-A *policy* is a pure JAX function ``(key, state) -> int32 action`` for one unbatched state; :class:`ParamPolicy`
-splits one into a static function and its parameters (network weights), so that the arena compiles a match once
-and feeds new parameters in as arguments.
-
-An *agent spec* is the text that names a policy on the command line (``--agents``, ``--opponent``, ``--hint-bot``),
-in ``round_robin`` scripts and in the adapters' ``opponents=``. :func:`resolve_agent` turns it into a policy:
-
-========================== ==========================================================================================
-``greedy``                 a registered agent name (the bots of :mod:`blokus_agents.bots` are registered here)
-``minimax:k=8,depth=1``    the same with typed options, passed to the factory as keyword arguments
-``runs/duo``               a run directory: the policy of its newest checkpoint (PPO: argmax of the masked policy)
-``mcts:sims=128,k=32``      the tree search agent (registered by :mod:`blokus_agents.search`)
-``az:RUN_DIR,sims=64``     a registered *prefix* with a target and options: ``az:`` (registered by
-                           :mod:`blokus_agents.search`) plays a run directory's network with search
-``baseline:duo,sims=128``  a shipped baseline agent (registered by :mod:`blokus_agents.baselines`, which lists them)
-========================== ==========================================================================================
-
-The resolver is a small registry that other modules extend without editing it::
-
-    from blokus_agents.policies import register_agent, register_prefix, register_run_kind
-
-    register_agent("mcts", lambda env, sims=64, k=16: make_mcts_policy(env, sims, k),  # "mcts:sims=128,k=32"
-                   options={"sims": Option(int, 1, 10**6), "k": Option(int, 1, PLACEMENTS)})
-    register_prefix("az", lambda env, target, sims=64: load_az_policy(target, env, sims))  # "az:runs/az,sims=32"
-    register_run_kind("alphazero", lambda run_dir, env: load_az_policy(run_dir, env))      # "runs/az" (meta kind)
-
-A factory is ``factory(env, **options) -> Policy`` (prefix factories also receive ``target``, the text after the
-colon; a target containing a comma is written in double quotes, ``az:"runs/a,b",sims=8``). Options are declared
-at registration with a type and a range (:class:`~blokus_agents.options.Option`, e.g. ``k`` at most the number of
-placement actions) and an optional memory estimate; an undeclared option is typed from the factory's default
-(``int``, ``float``, ``bool``, ``str``) and an int must fit an int32. ``k=8.5`` for an int option, a value out of
-range, an unknown option, a missing value or a budget over this machine's memory is an :class:`AgentSpecError`
-naming the spec, the option and the limit, raised before anything is built. A registered name shadows a directory
-of the same name (with a warning); write ``./NAME`` for the directory. Run directories are dispatched on the
-``algorithm`` field of their checkpoint metadata (``"ppo"`` for the runs of :mod:`blokus_agents.train`).
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

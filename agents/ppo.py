@@ -1,45 +1,6 @@
 """PPO self-play for blokus-jax, PureJaxRL style: everything from the rollout to the optimiser step runs on device.
 
-Read top to bottom: :class:`PPOConfig`, the batch (:class:`Transition`) and the training state (:class:`Runner`),
-the optimiser with its learning-rate schedule, then :func:`make_train`, the spine, whose nested functions follow
-one update in order: rollout -> per-seat GAE -> epochs -> minibatches -> loss.
-
-An **update** is one iteration of training and the unit every counter uses (``Runner.update``, the checkpoint
-numbers, one line of ``metrics.jsonl``, ``--eval-every`` and ``--checkpoint-every``):
-
-1. **Rollout**: ``num_steps`` steps of ``num_envs`` games in parallel (``vmap`` of ``env.step_autoreset``), every move
-   sampled from the one shared network for whichever seat is to move (self-play), illegal actions masked out.
-2. **Per-seat GAE** (:func:`seat_gae`, the credit assignment). A seat's decisions form their own chain: the reward of
-   a decision is everything that seat receives until its *own* next decision (in Blokus: its terminal +-1, which
-   usually arrives on another seat's move), and it bootstraps from the value of its own next decision, or 0 when the
-   game ends first. Other seats' moves in between are part of the environment. A decision whose seat has no later
-   decision inside the rollout and whose game has not ended is left out of the loss (no bootstrap value exists;
-   the seat to move at the end of the rollout is bootstrapped from the final state's value instead). Forced passes
-   are decisions of their seat (their value is trained) but carry no policy gradient: their only action has
-   log-probability 0, so they are also left out of the policy loss and its advantage normalisation.
-3. **Epochs and minibatches**: ``update_epochs`` passes over ``num_minibatches`` minibatches, one *optimiser step*
-   each (so an update is ``update_epochs * num_minibatches`` optimiser steps); clipped policy loss, clipped value
-   loss, entropy bonus; advantages normalised per minibatch; gradients clipped by global norm, Adam.
-
-The learning rate is constant within an update and decays linearly from ``learning_rate`` to ``final_lr_fraction``
-of it over ``lr_horizon`` updates (:class:`LinearDecay`, an optax schedule injected with
-``optax.inject_hyperparams``): the optimiser state carries its step count and horizon, so a restored run continues
-the schedule exactly. A time-limited run fits the horizon once its speed is known (:func:`with_lr_horizon`).
-
-``make_train(config)`` returns a :class:`PPOTrainer`: ``trainer(key)`` runs every update of the config in one jitted
-``lax.scan``; the host loop in :mod:`blokus_agents.train` calls the same ``trainer.init`` and ``trainer.update`` one
-update at a time (progress bar, evaluation, checkpoints). There is one copy of the update logic. Every update also
-reports ``param_norm``, the parameters' global norm, which is non-finite when training has diverged.
-
-Data parallelism: with a :class:`jax.sharding.Mesh` (see :func:`make_mesh`), the batch of games is split across the
-devices along the ``"data"`` axis and parameters are replicated; XLA's SPMD partitioner turns the loss mean into
-per-device partial sums plus an all-reduce, i.e. gradients are averaged across devices. Minibatches take the same
-share of time steps from *every* game (a per-game random permutation of the rollout's time axis), so they never move
-data between devices and the algorithm does not depend on the device count. Several processes (hosts) work the
-same way: after :func:`blokus_agents.scaffold.start_distributed` on every process, ``make_mesh()`` spans all their
-devices and each process steps the games on its own devices (``tests/test_distributed.py`` trains with 2 processes
-of 2 devices and compares with 1 process of 4). The optimiser, mesh, shardings and jit wiring are shared with
-AlphaZero in :mod:`blokus_agents.scaffold`; ``trainer.update`` donates its runner (use the one it returns).
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The files of a training run directory besides its checkpoints: the run lock and ``metrics.jsonl``.
 
-``train.lock`` is held with an exclusive ``fcntl.flock`` (:func:`blokus_jax.fileio.exclusive_lock`) for as long as a
-trainer runs: taking it is atomic among processes and the kernel drops it when its holder dies, so a second trainer is
-refused (:class:`~blokus_jax.errors.CheckpointError` naming the holder's pid, which is recorded in the file for
-messages only) and a file left by a killed trainer is simply taken over.
-
-``metrics.jsonl`` holds one JSON object per update, each with an int ``update`` and ``env_steps``. It is read as a
-stream with a cap on each line (:data:`MAX_LINE_BYTES`), so a run of any length resumes in bounded memory: a malformed
-line (not UTF-8, not JSON, nested too deeply, without ``update``/``env_steps``) is a ``CheckpointError`` naming the file
-and the line; only a last line cut short by a killed process (no newline) is skipped. Rewrites (dropping the records
-after the checkpoint a run resumes from) are atomic: a fresh temporary file renamed over the old one.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

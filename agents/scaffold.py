@@ -1,26 +1,7 @@
 """The trainer scaffold: what both trainers (:mod:`blokus_agents.ppo`, :mod:`blokus_agents.alphazero`) need around
 their own update, written once.
 
-Read top to bottom:
-
-1. **Start-up** (before JAX runs anything): :func:`use_cpu_cores` gives a CPU one XLA device per core, so that the
-   games of a run are split over the cores; :func:`start_distributed` joins the processes of a multi-host run
-   (``jax.distributed.initialize``: an explicit coordinator, or JAX's own SLURM / TPU-pod / Open MPI detection;
-   gloo collectives on CPU). After it, ``jax.devices()`` lists every process's devices.
-2. **The optimiser**: gradient clipping, Adam and :class:`LinearDecay`, a linearly decaying learning rate whose
-   horizon lives in the optimiser state (:func:`with_lr_horizon` refits it without recompiling).
-3. **The mesh and shardings**: one ``"data"`` axis over every device of every process (:func:`make_mesh`,
-   :func:`default_mesh`); a runner's per-game fields (:data:`SPLIT_FIELDS`) are split along it, the rest replicated
-   (:func:`runner_shardings`). Each process thus steps the games on its own devices, and XLA all-reduces the
-   gradients.
-4. **The trainer's parts and jit wiring**: :func:`make_parts` (env, network, optimiser, the split check),
-   :func:`fresh_runner_fields` (the fields every runner starts with) and :func:`jit_trainer`, which jits ``init``,
-   ``update`` (the runner is *donated*: its buffers are reused for the new runner, so the replay buffer and the
-   games are updated in place instead of copied) and ``train`` (every update in one ``lax.scan``) with the
-   shardings of the mesh.
-5. **Host helpers for several processes**: :func:`is_primary` (process 0 writes files and prints), :func:`agree`
-   (process 0's value of a host decision, e.g. "out of time", on every process) and :func:`host_array` (the whole
-   value of a sharded array on every process, e.g. to hash a checkpoint).
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

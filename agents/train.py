@@ -2,21 +2,7 @@
 :mod:`blokus_agents.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints and the
 final learning-curve plot.
 
-A run directory (``out_dir``) receives ``metrics.jsonl`` (one JSON object per update: loss terms, entropy, approx-KL,
-explained variance, learning rate, parameter norm, env-steps/s (AlphaZero: policy and value loss, games finished, buffer
-size); plus ``win_rate_vs_<bot>``, its 95 % interval ``win_rate_ci_vs_<bot>`` and ``eval_games`` on evaluation updates),
-``settings.json`` (the host-loop settings a resumed run keeps, :class:`Settings`), TensorBoard events under ``tb/`` when
-``tensorboardX`` is installed, ``checkpoints/<update>/`` (see :mod:`blokus_agents.checkpoint`) and, at the end,
-``win_rate.png``: win rate against the fixed bots over environment steps. Evaluation plays the current network (argmax
-of the masked policy, no search, for either algorithm) against each bot in the arena
-(:func:`blokus_agents.arena.play_match`, seats rotated), on device.
-
-The loop compiles the update once up front (and says how long that took), then runs one update per iteration of the
-trainer (:func:`blokus_agents.algorithms.make_trainer`). A new run may start from another run's network (``init_from``:
-e.g. AlphaZero warm-started from a PPO run). ``train.lock`` keeps a second trainer out of a run directory; a resumed run
-first drops the records of ``metrics.jsonl`` written after its checkpoint, so each update is logged exactly once. With
-several processes (:mod:`blokus_agents.scaffold`) the loop runs in each of them; process 0 holds the lock, writes the
-files and prints, decisions taken from the clock are process 0's, and checkpoints are written collectively.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations

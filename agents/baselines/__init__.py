@@ -1,38 +1,6 @@
 """Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
 
-Each baseline is two data files in this directory: ``NAME.msgpack``, the network parameters as
-:func:`flax.serialization.to_bytes` writes them (msgpack: arrays and nested dicts only, never pickle), and
-``NAME.json``, its metadata:
-
-================== ====================================================================================================
-``format_version`` the layout of these two files (:data:`FORMAT_VERSION`)
-``name``           ``NAME``, the file stem
-``variant``        the variant the network plays (a baseline plays only its own variant)
-``obs_version``    the observation layout it was trained on (:data:`blokus_jax.observe.OBS_VERSION`)
-``algorithm``      ``"ppo"`` or ``"alphazero"``: how it was trained
-``network``        ``{"channels", "blocks", "value_hidden"}``, the arguments of
-:func:`blokus_agents.networks.make_network` ``sims``           its default search budget: simulations per move for an
-                   ``alphazero`` baseline (at least 1); ``0`` for a ``ppo`` baseline that plays its network greedily
-``sha256``         hex digest of the ``.msgpack`` bytes
-``command``        the exact training command that produced the run
-``source_run``     the run directory it was exported from; ``step`` its checkpoint (update number)
-``train_config``   the run's full training config (a JSON object)
-``date``           the export date (ISO ``YYYY-MM-DD``)
-``notes``          free text (may be empty)
-``mix``            optional (0 when absent, as in files written before it existed): the default weight of playout
-                   results in the leaf values of a baseline that searches (``sims`` > 0; ``mix=L`` of ``az:RUN``),
-                   a number in [0, 1]
-================== ====================================================================================================
-
-:func:`load_baseline` checks everything before trusting it: both are regular files (a link to ``/dev/zero`` or a FIFO
-is refused) of at most :data:`MAX_FILE_BYTES` (no more is ever read, whatever size the file claims), the JSON nests at
-most a few levels, each metadata field has its type and a bounded value (``sims`` at most
-:data:`~blokus_agents.configs.MAX_SIMS`, the network's sizes within those of a training config, ``train_config`` a
-valid config of its ``algorithm``), the variant and observation layout match, the hash matches, and every array has the
-shape and dtype of the network the metadata describes and only finite values. :func:`export_baseline` writes the two
-files from a training run directory (``benchmarks/export_baseline.py`` is its command line; both files are written in
-full before either replaces an old one). Importing this module registers the ``baseline:`` prefix of
-:func:`blokus_agents.policies.resolve_agent` (``baseline:duo``, ``baseline:duo,sims=128``); see :func:`baseline_policy`.
+Design notes: ``docs/architecture.md``.
 """
 
 from __future__ import annotations
