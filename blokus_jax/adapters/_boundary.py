@@ -8,7 +8,9 @@ the caller anyway, so a legal action costs one array lookup. Only when an action
 
 from __future__ import annotations
 
+import functools
 import numbers
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -124,6 +126,54 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
             f"with `pip install -e .`), or pass a policy callable (key, state) -> action"
         ) from exc
     return resolve_agent(spec, env)
+
+
+@functools.cache
+def _reference_env() -> Env:
+    """The env whose board bounds agent options when no game is known yet: ``classic``, the registered variant
+    with the most placements (so a bound such as ``k <= placements`` is the loosest one)."""
+    from blokus_jax.env import make
+
+    return make("classic")
+
+
+def check_agent_spec(spec: Any, owner: str = "agent") -> None:
+    """Check an agent spec before any game is known, as far as that is possible: a callable or ``None`` (random)
+    passes; anything else must be a non-empty string. A registered agent's name and options are checked as
+    ``blokus_agents.policies.agent_options`` checks them, option bounds that depend on the board taken on
+    ``classic`` (the loosest); a spec that names run directories needs them to exist; a shipped baseline and a run's
+    checkpoint are read later, against the game's variant. Raises :class:`~blokus_jax.errors.ConfigError` (type,
+    empty) or ``AgentSpecError`` (unknown agent, bad option, missing run directory); builds nothing."""
+    if spec is None or callable(spec):
+        return
+    if not isinstance(spec, str):
+        raise ConfigError(
+            f"{owner}: agent spec {spec!r} is of type {type(spec).__name__}; pass an agent spec string (e.g. 'greedy', "
+            f"'mcts:sims=64', a run directory) or a policy callable (key, state) -> action"
+        )
+    if not spec.strip():
+        raise ConfigError(f"{owner}: the agent spec is empty; pass e.g. 'greedy', 'mcts:sims=64' or a run directory")
+    if spec == "random":
+        return
+    try:
+        from blokus_agents.policies import AgentSpecError, agent_names, agent_options, resolve_agent, spec_paths
+    except ImportError as exc:
+        raise ImportError(
+            f"agent {spec!r} needs the `blokus_agents` package of blokus-jax (install the project with "
+            f"`pip install -e .`), or pass a policy callable (key, state) -> action"
+        ) from exc
+    if spec.partition(":")[0] in agent_names():
+        agent_options(spec, _reference_env())
+        return
+    paths = spec_paths(spec)
+    if paths == [spec] and not os.path.isdir(spec):
+        resolve_agent(spec, _reference_env())  # not a directory: an unknown agent or a missing run, refused unbuilt
+    for path in paths:
+        if not os.path.isdir(path):
+            raise AgentSpecError(
+                f"{owner}: agent {spec!r}: no such run directory {path!r}; check the path (a run directory is the "
+                f"--out of 'blokus-jax train')"
+            )
 
 
 def checked_policy(policy: Policy) -> Policy:

@@ -40,27 +40,47 @@ action ids, in one immutable object that ``clone()`` shares instead of copying. 
 (one cached, jitted function per variant: no second rules implementation), so ``MCTSBot`` with random rollouts plays
 a Duo game in seconds.
 
-**Serialisation.** ``pyspiel.serialize_game_and_state`` / ``deserialize_game_and_state`` work. OpenSpiel stores a
-Python game's state attributes with ``pickle``; this adapter's state pickles only as its move list, and loading it
-replays every move through the rules with a legality check (a corrupt string raises
-:class:`~blokus_jax.errors.RecordError`). Unpickling still runs OpenSpiel's loader: deserialise only strings you
-produced.
+**Serialisation, without unpickling.** ``pyspiel.serialize_game_and_state`` writes OpenSpiel's text: the game
+string, the move list (``history=0:12,1:345,...``) and the state's Python attributes as a base64 ``pickle``.
+OpenSpiel's own loader unpickles that last part, which runs whatever code a crafted string holds. This adapter
+therefore reads its games' states from the move list alone: importing it puts :func:`deserialize_game_and_state` in
+place of ``pyspiel.deserialize_game_and_state`` (strings of other games go on to OpenSpiel's loader unchanged), and
+``game.deserialize_state(text)`` of a Blokus game does the same. The pickled part is never decoded; the game is built
+from the game string (a custom variant checked field by field) and every move replayed through the rules, each
+checked to be legal and made by the player to move (a bad string raises :class:`~blokus_jax.errors.RecordError`
+naming the move). So a loaded state is always a position of the game it names. What still unpickles is OpenSpiel's
+C++ loader when C++ code calls it (``pyspiel.random_sim_test``) and ``pickle.loads`` of a ``pyspiel.State``; those
+take their strings from the same process, or are ``pickle`` by the caller's own choice, and even there a position of
+another game is refused (:class:`~blokus_jax.errors.RecordError`).
+
+**Caches.** The rule sets (a jitted step per variant, about 40 MB and a few seconds to build for a full board) are
+cached by the canonical variant, whatever spelling of the ``variant`` parameter named it, and at most
+:data:`RULES_CACHE_SIZE` are kept (the least recently used is dropped; games and states keep theirs alive).
 
 **Bots.** :class:`ProjectBot` plays any agent spec of the project (``"mcts:sims=64"``, ``"greedy"``, a run
-directory, ...) as a ``pyspiel.Bot``, so OpenSpiel's ``evaluate_bots`` pits it against ``MCTSBot`` and friends.
+directory, ...) as a ``pyspiel.Bot``, so OpenSpiel's ``evaluate_bots`` pits it against ``MCTSBot`` and friends. The
+spec is checked when the bot is made (see :class:`ProjectBot`).
+
+**Players.** ``state.legal_actions(player)`` and ``legal_actions_mask(player)`` raise
+:class:`~blokus_jax.errors.ConfigError` for a player outside ``[0, num_players)`` (OpenSpiel would return an empty
+list); for a player of the game who is not to move they are empty, as OpenSpiel defines.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import functools
 import json
+import numbers
+import re
 from typing import Any
 
 import jax
 import numpy as np
 
 from blokus_jax import _extras, render
+from blokus_jax.adapters._boundary import check_agent_spec
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError, IllegalActionError, RecordError, VariantError
 from blokus_jax.rollout import max_game_length
@@ -83,6 +103,9 @@ GAMES: dict[str, str] = {
 #: game's own variant).
 PARAMETERS = {"variant": ""}
 
+#: The most rule sets kept at once (one per canonical variant; the least recently used is dropped).
+RULES_CACHE_SIZE = 8
+
 
 # --------------------------------------------------------------------------------------------------- the rules
 class _Position:
@@ -90,12 +113,12 @@ class _Position:
     player to move (-4, OpenSpiel's TERMINAL, once over), the returns and the moves that led here. Immutable, so
     ``clone`` shares it (``copy.deepcopy`` returns it as is); pickled as its move list (see the module doc)."""
 
-    __slots__ = ("rules_key", "core", "legal", "player", "returns", "actions")
+    __slots__ = ("rules", "core", "legal", "player", "returns", "actions")
 
-    def __init__(self, rules_key: str, core: Any, legal: np.ndarray, actions: tuple[int, ...]):
+    def __init__(self, rules: _Rules, core: Any, legal: np.ndarray, actions: tuple[int, ...]):
         for array in (*jax.tree.leaves(core), legal):
             array.flags.writeable = False  # shared by clones: nobody may change it in place
-        self.rules_key = rules_key
+        self.rules = rules
         self.core = core
         self.legal = legal
         self.actions = actions
@@ -109,8 +132,13 @@ class _Position:
     def __copy__(self) -> _Position:
         return self
 
+    @property
+    def rules_key(self) -> str:
+        """The canonical variant key of the rules this position follows."""
+        return self.rules.key
+
     def __reduce__(self):
-        return (_replayed, (self.rules_key, self.actions))
+        return (_replayed, (self.rules.key, self.actions))
 
 
 class _Rules:
@@ -123,7 +151,7 @@ class _Rules:
         self._step = jax.jit(lambda s, a: self._with_mask(env.step(s, a)))
         self._features = jax.jit(lambda s, p: env.observe(s, p))
         core, mask = jax.device_get(jax.jit(lambda: self._with_mask(env.init()))())
-        self.initial = _Position(key, core, np.flatnonzero(mask), ())
+        self.initial = _Position(self, core, np.flatnonzero(mask), ())
 
     @staticmethod
     def _with_mask(state):
@@ -132,7 +160,7 @@ class _Rules:
     def play(self, position: _Position, action: int) -> _Position:
         """The position after the legal ``action`` (the caller checks legality against ``position.legal``)."""
         core, mask = jax.device_get(self._step(position.core, np.int32(action)))
-        return _Position(self.key, core, np.flatnonzero(mask), (*position.actions, int(action)))
+        return _Position(self, core, np.flatnonzero(mask), (*position.actions, int(action)))
 
     def features(self, position: _Position, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(planes [2C, H, W], pieces [C, P], to_move [C])`` float32 for ``player``."""
@@ -149,30 +177,60 @@ class _Rules:
         return render.to_text(position.core, self.env.variant)
 
 
-_RULES: dict[str, _Rules] = {}
+#: Canonical variant key -> rule set, least recently used first (at most :data:`RULES_CACHE_SIZE`).
+_RULES: collections.OrderedDict[str, _Rules] = collections.OrderedDict()
+#: Parameter text -> (canonical key, variant), least recently used first (small: a key and a Variant each).
+_SPELLINGS: collections.OrderedDict[str, tuple[str, Variant]] = collections.OrderedDict()
+_SPELLINGS_SIZE = 256
 
 
-def _rules(key: str) -> _Rules:
-    """The :class:`_Rules` of a variant key (a registered variant name, or a custom variant's JSON), built once."""
-    if key not in _RULES:
-        if key in GAMES.values():
-            variant = get_variant(key)
-        else:
-            from blokus_jax.records import MAX_RECORD_BYTES, _variant_from_json
+def _decode_variant(text: str) -> Variant:
+    """The custom variant of a ``variant`` game parameter (base64 records-format JSON, checked field by field)."""
+    from blokus_jax.records import MAX_RECORD_BYTES, _variant_from_json
 
-            fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
-            if len(key) > MAX_RECORD_BYTES:
-                raise VariantError(f"game parameter variant is {len(key)} characters, over {MAX_RECORD_BYTES}; {fix}")
-            try:
-                value = json.loads(base64.urlsafe_b64decode(key + "=" * (-len(key) % 4)).decode("utf-8"))
-            except (ValueError, RecursionError) as exc:
-                raise VariantError(f"game parameter variant is not base64 JSON ({exc}); {fix}") from exc
-            try:
-                variant = _variant_from_json(value)
-            except RecordError as exc:
-                raise VariantError(f"game parameter variant: {exc}") from exc
-        _RULES[key] = _Rules(key, variant)
-    return _RULES[key]
+    fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
+    if len(text) > MAX_RECORD_BYTES:
+        raise VariantError(f"game parameter variant is {len(text)} characters, over {MAX_RECORD_BYTES}; {fix}")
+    try:
+        value = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise VariantError(f"game parameter variant is not base64 JSON ({exc}); {fix}") from exc
+    try:
+        return _variant_from_json(value)
+    except RecordError as exc:
+        raise VariantError(f"game parameter variant: {exc}") from exc
+
+
+def _canonical(text: str) -> tuple[str, Variant]:
+    """``(key, variant)`` of a variant key or parameter: a registered name stays itself; a custom variant's
+    parameter, however spelled (padding, key order, spaces), becomes the registered name when its rules are that
+    variant's, else :func:`variant_parameter` of the decoded variant. Remembered for a bounded number of spellings."""
+    if text in _SPELLINGS:
+        _SPELLINGS.move_to_end(text)
+        return _SPELLINGS[text]
+    if text in GAMES.values():
+        found = (text, get_variant(text))
+    else:
+        variant = _decode_variant(text)
+        registered = variant.name in GAMES.values() and variant == get_variant(variant.name)
+        found = (variant.name if registered else variant_parameter(variant), variant)
+    _SPELLINGS[text] = found
+    while len(_SPELLINGS) > _SPELLINGS_SIZE:
+        _SPELLINGS.popitem(last=False)
+    return found
+
+
+def _rules(text: str) -> _Rules:
+    """The :class:`_Rules` of a variant key or ``variant`` parameter (any spelling of one variant gives the same
+    rule set), built once and kept while among the :data:`RULES_CACHE_SIZE` most recently used."""
+    key, variant = _canonical(text)
+    if key in _RULES:
+        _RULES.move_to_end(key)
+        return _RULES[key]
+    rules = _RULES[key] = _Rules(key, variant)
+    while len(_RULES) > RULES_CACHE_SIZE:
+        _RULES.popitem(last=False)
+    return rules
 
 
 def _replayed(rules_key: str, actions: Any) -> _Position:
@@ -180,7 +238,10 @@ def _replayed(rules_key: str, actions: Any) -> _Position:
     :class:`_Position`); raises :class:`RecordError` naming the first bad move."""
     if not isinstance(rules_key, str) or not isinstance(actions, tuple):
         raise RecordError("a serialised Blokus state holds a variant key and a tuple of actions; the string is corrupt")
-    rules = _rules(rules_key)
+    try:
+        rules = _rules(rules_key)
+    except VariantError as exc:
+        raise RecordError(f"serialised Blokus state: {exc}") from exc
     position = rules.initial
     for i, action in enumerate(actions):
         if type(action) is not int or action not in position.legal:
@@ -241,8 +302,8 @@ class BlokusGame(pyspiel.Game):
         custom = params.get("variant", "")
         if not isinstance(custom, str):
             raise ConfigError(f"{name}: game parameter variant must be a JSON string, got {type(custom).__name__}")
-        self._rules_key = custom or GAMES[name]
-        rules = _rules(self._rules_key)
+        self._rules = rules = _rules(custom or GAMES[name])
+        self._rules_key = rules.key
         self.core: Env = rules.env
         self.variant: Variant = rules.env.variant
         game_type = _game_type(name, self.variant.num_players)
@@ -261,11 +322,18 @@ class BlokusGame(pyspiel.Game):
         """The starting position."""
         return BlokusState(self)
 
+    def deserialize_state(self, text: str) -> BlokusState:
+        """The state that the state part of :func:`pyspiel.serialize_game_and_state`'s text describes (the lines
+        ``history=...``, ``move_number=...`` and ``__dict__=...``), rebuilt from its move list alone: the pickled
+        ``__dict__`` line is never decoded. Every move is replayed through the rules and must be legal and made by
+        the player to move; raises :class:`~blokus_jax.errors.RecordError` naming the first bad line or move."""
+        return _state_from_moves(self, text)
+
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
         """The observer behind ``observation_tensor`` / ``observation_string`` (and, for the information state of
         this perfect-information game, OpenSpiel's public-information observer)."""
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
-            return _Observer(_rules(self._rules_key), params)
+            return _Observer(self._rules, params)
         from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
         return IIGObserverForPublicInfoGame(iig_obs_type, params)
@@ -277,7 +345,55 @@ class BlokusState(pyspiel.State):
 
     def __init__(self, game: BlokusGame):
         super().__init__(game)
-        self._position = _rules(game._rules_key).initial
+        self.__dict__["_position"] = game._rules.initial
+
+    @property
+    def _position(self) -> _Position:
+        """The position (kept in the instance ``__dict__``, the attributes OpenSpiel copies and serialises)."""
+        return self.__dict__["_position"]
+
+    @_position.setter
+    def _position(self, position: Any) -> None:
+        """Set by OpenSpiel's ``clone`` and its C++ loader: only a position of this state's own game is taken."""
+        game = self.get_game()
+        if not isinstance(position, _Position):
+            raise RecordError(f"a {game} state holds a Blokus position, not {type(position).__name__}")
+        if position.rules_key != game._rules_key:
+            raise RecordError(
+                f"a position of variant {position.rules.env.variant.name!r} "
+                f"({'x'.join(map(str, position.rules.env.board_shape))}, {position.rules.env.num_players} players) "
+                f"cannot be a state of {game} (variant {game.variant.name!r}); load the string with the game "
+                f"it was written for"
+            )
+        self.__dict__["_position"] = position
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """The legal actions of the player to move, sorted (of ``player``: the same when it is to move, ``[]`` for
+        another player of the game). Raises :class:`~blokus_jax.errors.ConfigError` for a ``player`` outside
+        ``[0, num_players)``."""
+        if player is None:
+            return super().legal_actions()
+        return super().legal_actions(self._checked_player(player, "legal_actions"))
+
+    def legal_actions_mask(self, player: int | None = None) -> list[int]:
+        """OpenSpiel's 0/1 mask over ``num_distinct_actions``; ``player`` as in :meth:`legal_actions`."""
+        if player is None:
+            return super().legal_actions_mask()
+        return super().legal_actions_mask(self._checked_player(player, "legal_actions_mask"))
+
+    def _checked_player(self, player: Any, method: str) -> int:
+        """``player`` as an int after checking it is a player of the game (or the pseudo-player to move, which is
+        OpenSpiel's ``TERMINAL`` at the end)."""
+        n = self.num_players()
+        if isinstance(player, bool) or not isinstance(player, numbers.Integral):
+            raise ConfigError(f"{method}({player!r}): a player is an int in [0, {n})")
+        player = int(player)
+        if not 0 <= player < n and player != self.current_player():
+            raise ConfigError(
+                f"{method}({player}): this game has players 0 to {n - 1}; pass one of them, or no argument for the "
+                f"player to move"
+            )
+        return player
 
     @property
     def core_state(self) -> Any:
@@ -298,10 +414,10 @@ class BlokusState(pyspiel.State):
             raise IllegalActionError(f"action {action}: the game is over")
         if action not in position.legal:
             raise IllegalActionError(f"action {action} is not legal here; pick one of state.legal_actions()")
-        self._position = _rules(position.rules_key).play(position, int(action))
+        self.__dict__["_position"] = position.rules.play(position, int(action))
 
     def _action_to_string(self, player: int, action: int) -> str:
-        return _rules(self._position.rules_key).action_string(int(action))
+        return self._position.rules.action_string(int(action))
 
     def is_terminal(self) -> bool:
         return self._position.player < 0
@@ -310,7 +426,88 @@ class BlokusState(pyspiel.State):
         return list(self._position.returns)
 
     def __str__(self) -> str:
-        return _rules(self._position.rules_key).text(self._position)
+        return self._position.rules.text(self._position)
+
+
+# ------------------------------------------------------------------------------------------------ serialisation
+_HISTORY_ITEM = re.compile(r"(-?[0-9]{1,10}):([0-9]{1,10})", re.ASCII)
+
+
+def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
+    """:meth:`BlokusGame.deserialize_state`: the state from the ``history=`` and ``move_number=`` lines of
+    OpenSpiel's state text, every move replayed and checked; the ``__dict__=`` line (a pickle) is never read."""
+    fix = "load a string written by pyspiel.serialize_game_and_state for this game"
+    if not isinstance(text, str):
+        raise RecordError(f"a serialised {game} state is text, got {type(text).__name__}; {fix}")
+    limit = game.max_game_length()
+    lines = text.split("\n", 2)
+    if len(lines) < 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
+        raise RecordError(f"a serialised {game} state starts with lines 'history=...' and 'move_number=...'; {fix}")
+    if len(lines[0]) > 24 * (limit + 1):
+        raise RecordError(f"serialised {game} state: the history is longer than the game's {limit} moves; {fix}")
+    items = lines[0][len("history=") :].split(",") if lines[0] != "history=" else []
+    moves = []
+    for i, item in enumerate(items):
+        match = _HISTORY_ITEM.fullmatch(item)
+        if match is None:
+            raise RecordError(f"serialised {game} state: move {i} is {item[:40]!r}, not 'player:action'; {fix}")
+        moves.append((int(match[1]), int(match[2])))
+    number = lines[1][len("move_number=") :]
+    if not number.isascii() or not number.isdigit() or int(number) != len(moves):
+        raise RecordError(
+            f"serialised {game} state: move_number={number[:20]!r} does not match its {len(moves)} moves; {fix}"
+        )
+    state = game.new_initial_state()
+    for i, (player, action) in enumerate(moves):
+        if state.is_terminal():
+            raise RecordError(f"serialised {game} state: move {i} ({player}:{action}) comes after the end of the game")
+        if player != state.current_player():
+            raise RecordError(
+                f"serialised {game} state: move {i} is made by player {player}, but player "
+                f"{state.current_player()} is to move; {fix}"
+            )
+        if action not in state._position.legal:
+            raise RecordError(f"serialised {game} state: move {i} (action {action}) is not legal in that position")
+        state.apply_action(action)
+    return state
+
+
+def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
+    """``(game, state)`` from the text of ``pyspiel.serialize_game_and_state``, without unpickling anything for the
+    games of this module: the game is loaded from the ``[Game]`` line and the state rebuilt from its move list by
+    :meth:`BlokusGame.deserialize_state`. The text of any other game goes to OpenSpiel's own loader. Importing this
+    module installs it as ``pyspiel.deserialize_game_and_state``. Raises :class:`~blokus_jax.errors.RecordError`
+    for a bad Blokus state and :class:`~blokus_jax.errors.VariantError` for a bad ``variant`` parameter."""
+    game_string, state_text = _split_serialised(text)
+    if game_string is None or game_string.partition("(")[0].strip() not in GAMES:
+        return _OPENSPIEL_DESERIALIZE(text)
+    if state_text is None:
+        raise RecordError("a serialised Blokus game and state has a [Game] and a [State] section; the text is cut")
+    game = pyspiel.load_game(game_string)
+    return game, game.deserialize_state(state_text)
+
+
+def _split_serialised(text: Any) -> tuple[str | None, str | None]:
+    """``(game string, state text)`` of OpenSpiel's serialised form (``None`` for a part that is missing)."""
+    if not isinstance(text, str):
+        return None, None
+    lines = text.split("\n")
+    try:
+        game_at = lines.index("[Game]")
+    except ValueError:
+        return None, None
+    state_at = lines.index("[State]") if "[State]" in lines[game_at:] else None
+    game_lines = lines[game_at + 1 : state_at]
+    game_string = "\n".join(line for line in game_lines if line).strip() or None
+    state_text = None if state_at is None else "\n".join(lines[state_at + 1 :])
+    return game_string, state_text
+
+
+#: OpenSpiel's own loader, used for the strings of other games.
+_OPENSPIEL_DESERIALIZE = getattr(
+    pyspiel.deserialize_game_and_state, "openspiel_loader", pyspiel.deserialize_game_and_state
+)
+deserialize_game_and_state.openspiel_loader = _OPENSPIEL_DESERIALIZE
 
 
 class _Observer:
@@ -347,16 +544,33 @@ class ProjectBot(pyspiel.Bot):
     run directory, ... (the agent specs of ``blokus_agents.policies.resolve_agent``). It plays the states of the
     games of this module; the policy is resolved and jitted once per variant, on the first move of that variant.
 
+    The spec is checked when the bot is made: its type, an agent name and its options (typed and range-checked,
+    bounds that depend on the board taken on the largest registered board, ``classic``), and that a run directory
+    it names exists. What depends on the game (a run directory's checkpoint and variant, a shipped baseline, the
+    memory estimate) is checked then too when ``game`` is given, else on the bot's first move in a game.
+
     Args:
         spec: the agent spec (or a pure JAX policy ``(key, core_state) -> action``).
-        seed: seeds the key split for every move, so a game replays exactly.
+        seed: seeds the key split for every move, so a game replays exactly (an int).
+        game: a game of this module to resolve the spec for now (optional).
+
+    Raises :class:`~blokus_jax.errors.ConfigError` for a spec that is neither a string nor a callable, an empty
+    spec, a bad seed or a game of another module, and ``blokus_agents``' ``AgentSpecError`` for an unknown agent, a
+    bad option or a missing run directory.
     """
 
-    def __init__(self, spec: Any, seed: int = 0):
+    def __init__(self, spec: Any, seed: int = 0, *, game: BlokusGame | None = None):
         super().__init__()
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**63:
+            raise ConfigError(f"ProjectBot seed must be a non-negative int, got {seed!r}")
+        if game is not None and not isinstance(game, BlokusGame):
+            raise ConfigError(f"ProjectBot game= takes a Blokus game of {__name__}, got {game!r}")
+        check_agent_spec(spec, "ProjectBot")
         self.spec = spec
-        self._key = jax.random.key(seed)
+        self._key = jax.random.key(int(seed))
         self._policies: dict[str, Any] = {}
+        if game is not None:
+            self._policies[game._rules_key] = _policy(spec, game.core)
 
     def step(self, state: BlokusState) -> int:
         """The agent's action in ``state`` (raises :class:`ConfigError` for a state of another game)."""
@@ -366,7 +580,7 @@ class ProjectBot(pyspiel.Bot):
         if position.player < 0:
             raise IllegalActionError("ProjectBot.step on a finished game")
         if position.rules_key not in self._policies:
-            self._policies[position.rules_key] = _policy(self.spec, _rules(position.rules_key).env)
+            self._policies[position.rules_key] = _policy(self.spec, position.rules.env)
         self._key, key = jax.random.split(self._key)
         action = int(self._policies[position.rules_key](key, position.core))
         if action not in position.legal:
@@ -408,5 +622,16 @@ _CREATORS: list[type] = []
 
 
 register_games()
+pyspiel.deserialize_game_and_state = deserialize_game_and_state
 
-__all__ = ["BlokusGame", "BlokusState", "GAMES", "PARAMETERS", "ProjectBot", "register_games", "variant_parameter"]
+__all__ = [
+    "BlokusGame",
+    "BlokusState",
+    "GAMES",
+    "PARAMETERS",
+    "RULES_CACHE_SIZE",
+    "ProjectBot",
+    "deserialize_game_and_state",
+    "register_games",
+    "variant_parameter",
+]
