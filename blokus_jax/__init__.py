@@ -24,7 +24,7 @@ from blokus_jax.pieces import STANDARD_SHAPES, Piece, standard_pieces
 from blokus_jax.variants import VARIANTS, Variant, get_variant, variant_names
 from blokus_jax.wrappers import AutoReset
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ActionTypeError",
