@@ -131,7 +131,3 @@ def main(argv: list[str] | None = None) -> int:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings during a command as one line on stderr, without the source line."""
     print(f"blokus-jax: warning: {message}", file=sys.stderr, flush=True)
-
-
-if __name__ == "__main__":  # python -m blokus_agents.cli
-    sys.exit(main())
