@@ -81,13 +81,14 @@ def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[
     exploration, and the teacher's network-free search (``None`` without a teacher). Raises ``ConfigError`` for a
     bad teacher spec or a ``root_value`` blend with a per-seat value head."""
     c = config
+    o = c.search_settings()
     search = make_search(
         env,
         network_evaluator(env, network.apply),
-        sims=c.sims,
-        k=c.k,
-        considered=c.considered,
-        gumbel_scale=c.gumbel_scale,
+        sims=o.sims,
+        k=o.k,
+        considered=o.considered,
+        gumbel_scale=o.gumbel_scale,
         root_noise=c.root_noise,
         root_alpha=c.root_alpha,
     )

@@ -19,11 +19,11 @@ from blokus_agents.search import (
     AZ_OPTIONS,
     MCTS_OPTIONS,
     STRONG_OPTIONS,
-    _strong_memory,
     az_memory,
     az_policy,
     mcts_policy,
     search_memory,
+    strong_memory,
     strong_policy,
 )
 
@@ -38,7 +38,7 @@ def register_builtin_agents() -> None:
     for name, factory in BOTS.items():
         register_agent(name, factory, options=BOT_OPTIONS.get(name), memory=BOT_MEMORY.get(name))
     register_agent("mcts", mcts_policy, options=MCTS_OPTIONS, memory=search_memory)  # "mcts:sims=128,k=32"
-    register_agent("strong", strong_policy, options=STRONG_OPTIONS, memory=_strong_memory)  # "strong:seconds=5"
+    register_agent("strong", strong_policy, options=STRONG_OPTIONS, memory=strong_memory)  # "strong:seconds=5"
     register_prefix("az", az_policy, options=AZ_OPTIONS, memory=az_memory)  # "az:runs/duo,sims=64,mix=0.5"
     register_prefix("baseline", baseline_policy, options=BASELINE_OPTIONS, memory=baseline_memory)  # "baseline:duo"
     register_run_kind("ppo", load_policy)  # "runs/ppo": argmax of the masked policy

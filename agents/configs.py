@@ -23,6 +23,7 @@ from blokus_agents.networks import value_size
 from blokus_agents.policies import AgentSpecError
 from blokus_agents.replay import empty_buffer
 from blokus_agents.search import teacher_memory
+from blokus_agents.search_settings import SearchSettings
 from blokus_jax.env import REWARD_MODES, make
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 from blokus_jax.rollout import max_game_length
@@ -351,6 +352,11 @@ class AZConfig(RunConfig):
     def optimizer_steps_per_update(self) -> int:
         """Optimiser steps per update (``train_steps``)."""
         return self.train_steps
+
+    def search_settings(self) -> SearchSettings:
+        """The self-play search's settings (``sims``, ``k``, ``considered``, ``gumbel_scale``; the others keep their
+        defaults): the search agents' :class:`~blokus_agents.search_settings.SearchSettings`."""
+        return SearchSettings(sims=self.sims, k=self.k, considered=self.considered, gumbel_scale=self.gumbel_scale)
 
 
 def _nbytes(tree: Any) -> int:

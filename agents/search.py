@@ -346,12 +346,15 @@ def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
     return mcts_policy(env, seconds=seconds, **strong_settings(env))
 
 
-def _strong_memory(env: Env, options: dict) -> int:
+def strong_memory(env: Env, options: dict) -> int:
     """Estimated bytes of one game of ``strong`` with ``options`` where it plays ``mcts``; 0 where it plays an agent
     of :data:`STRONG_SPECS`, whose own estimate is checked when :func:`strong_policy` resolves it."""
     if env.variant.name in STRONG_SPECS:
         return 0
     return search_memory(env, {**strong_settings(env), **options})
+
+
+_strong_memory = strong_memory
 
 
 def search_memory(env: Env, options: dict) -> int:
@@ -397,6 +400,7 @@ __all__ = [
     "search_memory",
     "side_sign",
     "strong_policy",
+    "strong_memory",
     "strong_settings",
     "strong_spec",
     "teacher_memory",

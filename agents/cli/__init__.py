@@ -2,9 +2,10 @@
 ``replay``) and :func:`main`, which parses the arguments and turns every error into one line.
 
 A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
-the registration function: it adds the command's arguments to its ``argparse`` parser and returns the handler
-``(args) -> exit code``. Heavy dependencies a command alone needs (the trainer, orbax, matplotlib) are imported
-inside its handler. Adding a command is writing such a module and adding it to :data:`COMMANDS` below (one line).
+its registration function: it adds the command's arguments to the ``argparse`` parser it is given and returns the
+handler ``(args) -> exit code``, which raises the project's errors (``BlokusError``, ``ValueError``) for bad input.
+Heavy dependencies that only one command needs (the trainer, orbax, matplotlib) are imported inside its handler.
+To add a command, write such a module in this package, import it below and add it to :data:`COMMANDS`.
 The commands resolve agent specs through this package's ``resolve_agent``, so that one replacement reaches them all.
 """
 

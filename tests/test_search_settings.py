@@ -1,0 +1,74 @@
+"""The one declaration of the search settings, the shared message helpers, the catalog of built-in agents and the
+table of ``blokus-jax`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+
+from blokus_agents import baselines, cli, policies, search
+from blokus_agents.configs import AZConfig
+from blokus_agents.messages import brief, first_line, gib, short, shown
+from blokus_agents.policies import AgentSpecError
+from blokus_agents.search_settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings, takes_settings
+
+NINE = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds")
+
+
+def test_the_nine_settings_are_declared_once_with_a_range_each():
+    assert SETTING_NAMES == NINE
+    assert set(SETTING_OPTIONS) == set(NINE)
+    assert SearchSettings().replace(sims=8).options() == {**SearchSettings().options(), "sims": 8}
+
+
+def test_takes_settings_gives_a_factory_the_settings_as_keywords():
+    seen = {}
+
+    @takes_settings(SearchSettings(sims=7), ("sims", "k"))
+    def factory(env, target, *, settings: SearchSettings, extra: float = 1.0):
+        seen.update(settings=settings, extra=extra, target=target)
+        return "built"
+
+    parameters = inspect.signature(factory).parameters
+    assert list(parameters) == ["env", "target", "sims", "k", "extra"]
+    assert (parameters["sims"].default, parameters["k"].default) == (7, 16)
+    assert factory("env", "runs/x", k=4, extra=2.0) == "built"
+    assert seen == {"settings": SearchSettings(sims=7, k=4), "extra": 2.0, "target": "runs/x"}
+    with pytest.raises(TypeError):
+        factory("env", "runs/x", mix=0.5)  # not one of its settings
+
+
+def test_every_search_agent_takes_the_declared_settings():
+    for factory, skip in ((search.az_policy, 2), (search.network_search_policy, 3), (baselines.baseline_policy, 2)):
+        assert list(inspect.signature(factory).parameters)[skip:] == list(NINE), factory.__name__
+    mcts = inspect.signature(search.mcts_policy).parameters
+    assert set(NINE) - {"mix"} <= set(mcts) and mcts["sims"].default == 128 and "mix" not in mcts
+    assert set(search.AZ_OPTIONS) == set(NINE)
+    assert all(search.AZ_OPTIONS[name] is SETTING_OPTIONS[name] for name in NINE)
+    assert AZConfig(sims=3, k=5).search_settings() == SearchSettings(sims=3, k=5, considered=8, gumbel_scale=1.0)
+
+
+def test_the_message_helpers_cut_long_values_and_name_hidden_types():
+    assert len(shown("x" * 100)) == 60 and shown("x" * 100).endswith("...")
+    assert shown([1]) == "[1] (list)" and shown(10**50) == "an int of 51 digits"
+    assert brief("y" * 100, limit=40).endswith("...") and len(brief("y" * 100, limit=40)) == 40
+    assert short(ValueError("first\nsecond")) == "ValueError: first..."
+    assert first_line(RuntimeError("one\ntwo")) == "one" and first_line(RuntimeError()) == "RuntimeError()"
+    assert gib(3 * 2**30) == "3.0 GiB" and gib(2**20) == "1.0 MiB" and gib(2**28, mib_below=2**27) == "0.2 GiB"
+
+
+def test_run_directories_need_the_checkpoint_reader_the_catalog_installs(monkeypatch, tmp_path):
+    assert policies._RUN_READER, "import blokus_agents installs the checkpoint reader"
+    monkeypatch.setattr(policies, "_RUN_READER", [])
+    with pytest.raises(AgentSpecError, match="no checkpoint reader is registered; import blokus_agents"):
+        policies.load_network(tmp_path, None)
+
+
+def test_every_command_module_registers_itself_in_the_same_way():
+    assert [command.NAME for command in cli.COMMANDS] == list(cli._COMMANDS)
+    for command in cli.COMMANDS:
+        assert isinstance(command.HELP, str) and command.HELP
+        handler = command.setup(argparse.ArgumentParser(prog=command.NAME))
+        assert callable(handler)
