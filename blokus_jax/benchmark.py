@@ -3,10 +3,16 @@
 Used by ``benchmarks/throughput.py``, ``blokus-jax bench`` and the README's demo. Reports placements per second (a
 placement = one real move, including the next legal mask and the sampling) with compile time measured separately,
 the median of several timed runs.
+
+The figure depends on the machine: the device (a GPU is far faster than a CPU at large batches), on a CPU the cores
+this process may use and what else runs on them (a loaded core gives a fraction of the figure), the batch size (small
+batches leave the device idle) and the variant (a larger board has more placements to check per move). Each row
+therefore names the device and the usable cores, and :func:`print_table` adds the load average and this caveat.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +26,29 @@ from tqdm.auto import tqdm
 
 from blokus_jax.env import Env, State, make
 from blokus_jax.rollout import make_rollout
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one, else all cores)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def machine_note() -> str:
+    """One line on what the placements/s figures depend on, with this machine's device, cores and load."""
+    device = jax.local_devices()[0]
+    try:
+        load = f", load average {os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):
+        load = ""
+    return (
+        f"measured on {len(jax.local_devices())}x {device.device_kind} ({device.platform}), {usable_cores()} of "
+        f"{os.cpu_count()} CPU cores usable{load}. placements/s depends on the device, the free cores (other "
+        f"processes on them lower it), the batch size and the variant; compile time is not included. Compare only "
+        f"figures from the same machine and load."
+    )
 
 
 def make_random_rollout(
@@ -81,6 +110,7 @@ def measure(
         "batch": batch_size,
         "steps": num_steps,
         "device": f"{len(devices)}x {devices[0].device_kind}",
+        "cores": usable_cores(),
         "placements_per_s": statistics.median(rates),
         "compile_s": compile_s,
         "runs": repeats,
@@ -106,20 +136,22 @@ def run_benchmark(
 
 
 def format_table(rows: Sequence[dict]) -> str:
-    """A plain-text (also valid Markdown) table of benchmark rows."""
-    header = "| variant | batch | device | placements/s | compile s | runs |"
-    lines = [header, "|---|---:|---|---:|---:|---:|"]
+    """A plain-text (also valid Markdown) table of benchmark rows: the device and the usable CPU cores beside each
+    placements/s figure."""
+    header = "| variant | batch | device | placements/s | cores | compile s | runs |"
+    lines = [header, "|---|---:|---|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(
-            f"| {r['variant']} | {r['batch']} | {r['device']} | {r['placements_per_s']:,.0f} | "
+            f"| {r['variant']} | {r['batch']} | {r['device']} | {r['placements_per_s']:,.0f} | {r.get('cores', '')} | "
             f"{r['compile_s']:.1f} | {r['runs']} |"
         )
     return "\n".join(lines)
 
 
 def print_table(rows: Sequence[dict]) -> None:
-    """Print :func:`format_table`."""
+    """Print :func:`format_table` and :func:`machine_note` (what the figures depend on, on this machine)."""
     print(format_table(rows))
+    print(machine_note())
 
 
 def numpy_baseline(env: Env, num_games: int = 1, seed: int = 0) -> dict:
@@ -143,6 +175,7 @@ def numpy_baseline(env: Env, num_games: int = 1, seed: int = 0) -> dict:
         "variant": env.variant.name,
         "batch": 1,
         "device": "host loop",
+        "cores": usable_cores(),
         "placements_per_s": placed / elapsed,
         "compile_s": float("nan"),
         "runs": num_games,

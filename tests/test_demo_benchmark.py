@@ -66,3 +66,19 @@ def test_one_play_loop_serves_records_demo_and_benchmark():
     np.testing.assert_array_equal(np.asarray(demo_states.board), np.asarray(states.board))
     _, endless = jax.jit(rollout.make_rollout(env, 4, 60, autoreset=True))(key)
     assert endless.shape == (4, 60) and (np.asarray(endless) >= 0).all()
+
+
+def test_the_benchmark_table_names_the_device_and_cores_beside_the_figure(capsys):
+    env = blokus_jax.make("simple")
+    row = benchmark.measure(env, batch_size=4, num_steps=4, repeats=1)
+    assert row["cores"] == benchmark.usable_cores() >= 1
+    benchmark.print_table([row])
+    lines = capsys.readouterr().out.splitlines()
+    header = [c.strip() for c in lines[0].split("|")[1:-1]]
+    cells = [c.strip() for c in lines[2].split("|")[1:-1]]
+    figure = header.index("placements/s")
+    assert header[figure - 1] == "device" and header[figure + 1] == "cores"
+    assert cells[header.index("cores")] == str(benchmark.usable_cores()) and cells[header.index("device")]
+    note = lines[3]
+    assert "CPU cores usable" in note and "depends on the device" in note and "batch size" in note
+    assert jax.local_devices()[0].device_kind in note
