@@ -17,6 +17,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -67,10 +68,19 @@ def _content_security_policy(template: str) -> str:
     )
 
 
+def source_name(source: str | os.PathLike | None) -> str:
+    """The file name of a record path (``/home/me/games/g.json`` -> ``g.json``), all a page keeps of it: a page
+    shared with others must not show the folders of the machine it was made on."""
+    if source is None:
+        return ""
+    return re.split(r"[\\/]", os.fspath(source))[-1]
+
+
 def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
     """The viewer page as one HTML string, showing ``record`` (at its final position) if given, else empty and
-    ready to open a file. ``title`` defaults to the variant's name; ``source`` (the record's path) is noted in the
-    page's head so that :func:`page_source` can tell which record a page shows."""
+    ready to open a file. ``title`` defaults to the variant's name; the file name of ``source`` (the record's path;
+    only the name, never its folders, see :func:`source_name`) is noted in the page's head so that
+    :func:`page_source` can tell which record a page shows."""
     template = resources.files("blokus_jax").joinpath("viewer_template.html").read_text(encoding="utf-8")
     if any(mark not in template for mark in (_DATA, _CSP, _SOURCE)):
         raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
@@ -84,13 +94,16 @@ def viewer_html(record: GameRecord | None = None, title: str | None = None, sour
         "title": title,
     }
     page = template.replace(_CSP, _content_security_policy(template))
-    page = page.replace(_SOURCE, html.escape(source or "", quote=True).replace("*", "&#42;"))
+    page = page.replace(_SOURCE, html.escape(source_name(source), quote=True).replace("*", "&#42;"))
     return page.replace(_DATA, embed_json(data))
 
 
 def page_source(path: str | Path) -> str | None:
-    """For an existing file written by :func:`viewer_html`: the record path noted in it (``""`` if none was
-    given). ``None`` when the file is not a viewer page (or cannot be read)."""
+    """For an existing file written by :func:`viewer_html`: the record it shows, as the absolute path of the file of
+    the noted name beside the page or, failing that, in the current folder, when such a file exists, else the bare
+    noted name (``""`` if none was given). ``None`` when the file is not a viewer page (or cannot be read). The page
+    keeps only the record's file name, so two records of one name in different folders are told apart only by
+    where they lie."""
     try:
         with fileio.open_regular(path, what="viewer page", error=OSError) as f:
             head = f.read(4096).decode("utf-8", errors="replace")
@@ -99,7 +112,14 @@ def page_source(path: str | Path) -> str | None:
     if GENERATOR not in head:
         return None
     match = _SOURCE_META.search(head)
-    return html.unescape(match.group(1)) if match else ""
+    name = source_name(html.unescape(match.group(1))) if match else ""
+    if not name or name in (".", ".."):
+        return name
+    for folder in (Path(path).absolute().parent, Path.cwd()):
+        candidate = folder / name
+        if candidate.is_file():
+            return str(candidate.resolve())
+    return name
 
 
 def write_viewer(

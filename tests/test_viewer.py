@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from blokus_agents import cli
-from blokus_jax import records
+from blokus_jax import records, viewer
 
 DATA = Path(__file__).parent / "data" / "sgf"
 GAME = DATA / "classic_2" / "classic_2_dev_00_seed20241000.blksgf"
@@ -105,9 +105,10 @@ def test_view_never_overwrites_its_input_or_another_records_page(tmp_path, capsy
     assert cli.main(["view", str(json_record)]) == 0
     assert cli.main(["view", str(other), "--out", str(page)]) == 2
     assert "viewer page of another record" in capsys.readouterr().err
-    assert str(json_record.resolve()) in page.read_text()
+    assert viewer.page_source(page) == str(json_record.resolve())  # the page says which record it shows
+    assert str(tmp_path) not in page.read_text()  # by its file name only
     assert cli.main(["view", str(other), "--out", str(page), "--force"]) == 0
-    assert str(other.resolve()) in page.read_text()
+    assert viewer.page_source(page) == str(other.resolve()) and str(tmp_path) not in page.read_text()
     assert cli.main(["view", str(json_record), "--out", str(tmp_path)]) == 2
     capsys.readouterr()
     assert cli.main(["view", str(page), "--out", str(tmp_path / "again.html")]) == 2

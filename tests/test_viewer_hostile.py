@@ -192,3 +192,27 @@ def test_oversized_files_are_refused_by_the_page(tmp_path):
     assert 'data-probe="clean"' in dom
     error = re.search(r'<div id="error">(.*?)</div>', dom, re.DOTALL).group(1)
     assert "cannot open big.blksgf: it is larger than" in error
+
+
+def test_a_page_keeps_the_record_file_name_never_its_folders(tmp_path, monkeypatch):
+    """A page shared with others must not reveal the maker's file system layout."""
+    from blokus_jax import viewer as v
+
+    for source in ("/home/alice/secret project/games/duo 1.json", "C:\\Users\\alice\\games\\duo 1.json"):
+        page = v.viewer_html(None, source=source)
+        assert "alice" not in page and "secret" not in page and "Users" not in page
+        assert 'content="duo 1.json"' in page
+    record_dir = tmp_path / "private" / "games"
+    record_dir.mkdir(parents=True)
+    source = record_dir / "g.json"
+    source.write_text("{}")
+    page_path = v.write_viewer(None, record_dir / "g.html", source=str(source.resolve()))
+    text = page_path.read_text()
+    assert "private" not in text and str(tmp_path) not in text
+    assert v.page_source(page_path) == str(source.resolve())  # found beside the page
+    moved = tmp_path / "elsewhere.html"
+    moved.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert v.page_source(moved) == "g.json"  # neither beside it nor here: the bare name
+    monkeypatch.chdir(record_dir)
+    assert v.page_source(moved) == str(source.resolve())  # in the current folder
