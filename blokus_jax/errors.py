@@ -44,3 +44,8 @@ class RecordError(BlokusError, ValueError):
 
 class CheckpointError(BlokusError, ValueError):
     """A missing, corrupt or mismatched training checkpoint."""
+
+
+class ContractError(BlokusError, AssertionError):
+    """A broken promise of the environment contract found by :func:`blokus_jax.testing.check_env`; the message
+    names the property, the variant and the step. An ``AssertionError`` too, as test frameworks expect."""

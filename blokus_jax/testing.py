@@ -6,7 +6,8 @@ public API promises: shapes and dtypes of the state, the observation and the mas
 before the terminal step and terminal rewards as documented; illegal and finished-game steps; jit against eager and
 vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset.
 
-Run it on any variant, registered or custom, or on a wrapper that keeps the :class:`~blokus_jax.Env` interface::
+Run it on any variant, registered or custom, or on a wrapper that keeps the :class:`~blokus_jax.Env` interface (any
+object with the attributes of :data:`ENV_INTERFACE`, e.g. one that delegates to an ``Env``)::
 
     from blokus_jax.testing import check_env
     check_env(blokus_jax.make(my_variant))
@@ -15,12 +16,16 @@ It also accepts the adapters' environments: a :class:`blokus_jax.adapters.pgx.Pg
 through :mod:`blokus_jax.adapters.openspiel`. For those it checks the core env inside them with the contract above,
 then plays a random game through the framework's own API and asserts that every step agrees with the core (player to
 move, legal actions, rewards, termination, observation), plus the framework's own conventions. A failed check raises
-``AssertionError`` naming the step and the field. Needs ``chex`` (a core dependency), nothing else.
+:class:`ContractError` (an ``AssertionError``) whose message names the property, the variant and the step (``setup``
+for what is checked outside the random game), with the original failure chained. Needs ``chex`` (a core dependency),
+nothing else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import chex
@@ -30,7 +35,52 @@ import numpy as np
 
 import blokus_jax as bj
 from blokus_jax import rules
+from blokus_jax.errors import ContractError
 from blokus_jax.wrappers import AutoReset
+
+#: What :func:`check_env` uses of an env: a :class:`~blokus_jax.Env` has it all; a wrapper needs the same names.
+ENV_INTERFACE = (
+    "variant",
+    "tables",
+    "reward",
+    "illegal_action_penalty",
+    "num_actions",
+    "pass_action",
+    "board_shape",
+    "num_players",
+    "num_colors",
+    "num_pieces",
+    "num_orientations",
+    "init",
+    "step",
+    "step_autoreset",
+    "is_legal",
+    "observe",
+    "sample_action",
+)
+
+
+class _Checker:
+    """Names every check: ``with check("property", step):`` turns a failure inside (an ``assert``, chex's and
+    NumPy's assertions, or an error the env raised) into a :class:`ContractError` naming the property, the variant
+    and the step."""
+
+    def __init__(self, variant: str, what: str = "check_env"):
+        self.variant = variant
+        self.what = what
+
+    @contextlib.contextmanager
+    def __call__(self, prop: str, step: int | str = "setup") -> Iterator[None]:
+        try:
+            yield
+        except ContractError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (every failure is reported with its place)
+            where = f"step {step}" if isinstance(step, int) else step
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise ContractError(
+                f"{self.what}: {prop} fails on variant {self.variant!r} at {where}: {detail[:2000]}"
+            ) from exc
 
 
 def state_size_bound(env: bj.Env) -> int:
@@ -41,7 +91,7 @@ def state_size_bound(env: bj.Env) -> int:
     return rows * cols + c * p + 4 * env.num_orientations * rows + 16 * c + 4 * n + 64
 
 
-def check_state(env: bj.Env, state: bj.State) -> None:
+def check_state(env: Any, state: bj.State) -> None:
     """Shapes and dtypes of one (unbatched) state, its mask and its observation."""
     rows, cols = env.board_shape
     c, p, n, o = env.num_colors, env.num_pieces, env.num_players, env.num_orientations
@@ -65,7 +115,14 @@ def check_state(env: bj.Env, state: bj.State) -> None:
     assert board.min() >= 0 and board.max() <= c, "board values are 0 (empty) or colour + 1"
     remaining = np.asarray(state.remaining)
     assert (remaining >= 0).all() and (remaining <= env.tables.piece_copies).all(), "piece counts out of range"
-    assert 0 <= int(state.current_color) < c and 0 <= int(state.current_player) < n
+    assert 0 <= int(state.current_color) < c, f"current_color {int(state.current_color)} is not in [0, {c})"
+    assert 0 <= int(state.current_player) < n, f"current_player {int(state.current_player)} is not in [0, {n})"
+    owner = int(env.tables.color_owner[int(state.current_color)])
+    if owner >= 0:
+        assert int(state.current_player) == owner, (
+            f"current_player {int(state.current_player)} is not {owner}, the owner of current_color "
+            f"{int(state.current_color)}"
+        )
     size = sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves(state))
     assert size <= state_size_bound(env), f"state takes {size} bytes, more than {state_size_bound(env)}"
 
@@ -116,11 +173,13 @@ def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
 def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
     """Assert the whole environment contract on ``env`` with one random game (see the module doc).
 
-    ``env`` is a :class:`~blokus_jax.Env` (any variant, registered or custom), a
-    :class:`~blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game of :mod:`blokus_jax.adapters.openspiel`; for an
-    adapter the core env inside it is checked first, then the adapter against it. ``eager_steps`` steps are also
-    replayed without ``jit`` (op by op, slow to compile: keep it small); ``vmap_batch`` states of the game are
-    stepped as one batch. Raises ``AssertionError`` on the first broken promise; returns ``None``.
+    ``env`` is a :class:`~blokus_jax.Env` (any variant, registered or custom) or a wrapper with its interface
+    (:data:`ENV_INTERFACE`), a :class:`~blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game of
+    :mod:`blokus_jax.adapters.openspiel`; for an adapter the core env inside it is checked first, then the adapter
+    against it. ``eager_steps`` steps are also replayed without ``jit`` (op by op, slow to compile: keep it small);
+    ``vmap_batch`` states of the game are stepped as one batch. Raises :class:`ContractError` (an
+    ``AssertionError``) naming the property, the variant and the step of the first broken promise, and
+    ``TypeError`` for an object without the interface; returns ``None``.
     """
     pgx_adapter = sys.modules.get("blokus_jax.adapters.pgx")
     spiel_adapter = sys.modules.get("blokus_jax.adapters.openspiel")
@@ -130,17 +189,20 @@ def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4
     elif spiel_adapter is not None and isinstance(env, spiel_adapter.BlokusGame):
         check_core_env(env.core, seed, eager_steps, vmap_batch)
         check_openspiel_game(env, seed)
-    elif isinstance(env, bj.Env):
-        check_core_env(env, seed, eager_steps, vmap_batch)
     else:
-        raise TypeError(
-            f"check_env needs a blokus_jax.Env, a blokus_jax.adapters.pgx.PgxEnv or an OpenSpiel game of "
-            f"blokus_jax.adapters.openspiel, got {type(env).__name__}"
-        )
+        missing = [name for name in ENV_INTERFACE if not hasattr(env, name)]
+        if missing:
+            raise TypeError(
+                f"check_env needs a blokus_jax.Env or a wrapper with its interface, a "
+                f"blokus_jax.adapters.pgx.PgxEnv or an OpenSpiel game of blokus_jax.adapters.openspiel; "
+                f"{type(env).__name__} lacks {missing}"
+            )
+        check_core_env(env, seed, eager_steps, vmap_batch)
 
 
-def check_core_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
+def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
     """:func:`check_env` for a core :class:`~blokus_jax.Env` (or a wrapper with its interface)."""
+    check = _Checker(env.variant.name)
     n_actions, pass_action = env.num_actions, env.pass_action
     key = jax.random.key(seed)
     step = jax.jit(env.step)
@@ -154,54 +216,82 @@ def check_core_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch:
         return state.legal_action_mask, legal, bits, views
 
     # init: pure, key-independent (no chance moves), the same under jit
-    start = env.init(key)
-    chex.assert_trees_all_equal(start, env.init(jax.random.key(seed + 1)), jax.jit(env.init)(key))
-    assert int(start.step_count) == 0 and int(start.last_action) == -1 and not bool(start.terminated)
-    np.testing.assert_array_equal(start.rewards, 0.0)
+    with check("init is pure and key-independent"):
+        start = env.init(key)
+        chex.assert_trees_all_equal(start, env.init(jax.random.key(seed + 1)), jax.jit(env.init)(key))
+    with check("the initial state (step 0, no last action, not over, zero rewards)", 0):
+        assert int(start.step_count) == 0, f"step_count is {int(start.step_count)}"
+        assert int(start.last_action) == -1, f"last_action is {int(start.last_action)}"
+        assert not bool(start.terminated), "the game is over at the start"
+        np.testing.assert_array_equal(start.rewards, 0.0)
 
-    states, actions = random_game(env, seed)
+    with check("a random game plays to its end"):
+        states, actions = random_game(env, seed)
     final = states[-1]
-    assert bool(final.terminated) or bool(final.truncated), "a random game ends within the step bound"
+    with check("a random game ends within the step bound", len(actions)):
+        assert bool(final.terminated) or bool(final.truncated), f"not over after {len(actions)} steps"
+    movers = set()
     for t, state in enumerate(states):
-        check_state(env, state)
-        mask, legal, bits, views = jax.device_get(probe(state))
-        for view in views:
-            check_observation(env, view)
+        with check("state shapes, dtypes and ranges (check_state)", t):
+            check_state(env, state)
+        with check("the mask, is_legal and the observations can be computed", t):
+            mask, legal, bits, views = jax.device_get(probe(state))
+        with check("observation shapes, dtypes and range (check_observation)", t):
+            for view in views:
+                check_observation(env, view)
         done = bool(state.terminated) or bool(state.truncated)
-        np.testing.assert_array_equal(mask, legal, f"mask vs is_legal at step {t}")
-        np.testing.assert_array_equal(mask[:-1], bits & (not done), f"mask vs legal_bits at step {t}")
+        with check("the mask agrees with is_legal", t):
+            np.testing.assert_array_equal(mask, legal)
+        with check("the mask agrees with legal_bits", t):
+            np.testing.assert_array_equal(mask[:-1], bits & (not done))
         if done:
-            assert not mask.any(), "no action is legal once the game is over"
+            with check("no action is legal once the game is over", t):
+                assert not mask.any(), f"{int(mask.sum())} actions are legal"
         else:
-            assert mask[pass_action] == (not mask[:-1].any()), f"pass legal exactly when nothing else, step {t}"
+            movers.add(int(state.current_player))
+            with check("the pass is legal exactly when nothing else is", t):
+                assert mask[pass_action] == (not mask[:-1].any()), f"pass legal: {bool(mask[pass_action])}"
         if t < len(actions):
-            assert mask[actions[t]], f"sample_action chose illegal action {actions[t]} at step {t}"
             after = states[t + 1]
-            assert int(after.step_count) == t + 1 and int(after.last_action) == actions[t]
+            with check("sample_action picks a legal action", t):
+                assert mask[actions[t]], f"it chose illegal action {actions[t]}"
+            with check("step advances step_count and records last_action", t):
+                assert int(after.step_count) == t + 1, f"step_count {int(after.step_count)}, expected {t + 1}"
+                assert int(after.last_action) == actions[t], f"last_action {int(after.last_action)} != {actions[t]}"
             if not bool(after.terminated):
-                np.testing.assert_array_equal(after.rewards, 0.0, f"non-zero reward before the end, step {t}")
+                with check("rewards are zero before the end", t):
+                    np.testing.assert_array_equal(after.rewards, 0.0)
+    with check("every player is to move at some point of a game"):
+        absent = sorted(set(range(env.num_players)) - movers)
+        assert not absent, f"players {absent} were never to move (current_player was only ever {sorted(movers)})"
     if bool(final.terminated):
-        check_terminal_rewards(env, final)
+        with check("terminal rewards as documented (check_terminal_rewards)", len(actions)):
+            check_terminal_rewards(env, final)
 
     # step purity: the same input gives the same output, and the input is not changed
-    mid, action = states[len(actions) // 2], actions[len(actions) // 2]
-    before = jax.tree.map(np.array, mid)
-    chex.assert_trees_all_equal(step(mid, action), step(mid, action), states[len(actions) // 2 + 1])
-    chex.assert_trees_all_equal(jax.tree.map(np.asarray, mid), before)
+    middle = len(actions) // 2
+    mid, action = states[middle], actions[middle]
+    with check("step is pure (same input, same output; input unchanged)", middle):
+        before = jax.tree.map(np.array, mid)
+        chex.assert_trees_all_equal(step(mid, action), step(mid, action), states[middle + 1])
+        chex.assert_trees_all_equal(jax.tree.map(np.asarray, mid), before)
 
     # jit against eager
     for t in range(min(eager_steps, len(actions))):
-        chex.assert_trees_all_equal(env.step(states[t], actions[t]), states[t + 1])
+        with check("step without jit equals step under jit", t):
+            chex.assert_trees_all_equal(env.step(states[t], actions[t]), states[t + 1])
 
     # vmap against one by one (states from different points of the game)
     picks = np.linspace(0, len(actions) - 1, vmap_batch).astype(int)
-    batch = jax.tree.map(lambda *xs: jnp.stack(xs), *[states[i] for i in picks])
-    stepped = jax.jit(jax.vmap(env.step))(batch, jnp.asarray([actions[i] for i in picks], jnp.int32))
-    for j, i in enumerate(picks):
-        chex.assert_trees_all_equal(jax.tree.map(lambda x: x[j], stepped), states[i + 1])
+    with check(f"vmap of step equals one-by-one stepping (steps {picks.tolist()})"):
+        batch = jax.tree.map(lambda *xs: jnp.stack(xs), *[states[i] for i in picks])
+        stepped = jax.jit(jax.vmap(env.step))(batch, jnp.asarray([actions[i] for i in picks], jnp.int32))
+        for j, i in enumerate(picks):
+            chex.assert_trees_all_equal(jax.tree.map(lambda x: x[j], stepped), states[i + 1])
 
     # a finished game is a fixed point with zero rewards
-    chex.assert_trees_all_equal(step(final, pass_action), final.replace(rewards=jnp.zeros_like(final.rewards)))
+    with check("a finished game is left unchanged with zero rewards", len(actions)):
+        chex.assert_trees_all_equal(step(final, pass_action), final.replace(rewards=jnp.zeros_like(final.rewards)))
 
     # illegal actions: out of range (judged before narrowing to int32) or forbidden end the game with the penalty
     # for the mover and the board untouched; a non-integer action is refused when traced
@@ -210,29 +300,35 @@ def check_core_env(env: bj.Env, seed: int = 0, eager_steps: int = 0, vmap_batch:
     forbidden = int(np.flatnonzero(~np.asarray(start.legal_action_mask))[0])
     traced = (-1, n_actions, forbidden, np.uint32(2**31 + 1))  # jit arguments: int32 / uint32 tracers
     host = (2**40, -(2**40), np.int64(2**32 + 5))  # concrete values seen by the step itself
-    check_legal = jax.jit(lambda s, a: (env.step(s, a), env.is_legal(s, a)))
-    results = [check_legal(start, bad) for bad in traced]
-    results += jax.jit(lambda s: [(env.step(s, bad), env.is_legal(s, bad)) for bad in host])(start)
+    with check("illegal actions can be stepped", 0):
+        check_legal = jax.jit(lambda s, a: (env.step(s, a), env.is_legal(s, a)))
+        results = [check_legal(start, bad) for bad in traced]
+        results += jax.jit(lambda s: [(env.step(s, bad), env.is_legal(s, bad)) for bad in host])(start)
     for bad, (after, legal) in zip(traced + host, results):
-        assert bool(after.terminated) and not bool(legal), bad
-        np.testing.assert_array_equal(after.rewards, expected)
-        np.testing.assert_array_equal(after.board, start.board)
+        with check(f"illegal action {bad!r} ends the game with the penalty, the board untouched", 0):
+            assert not bool(legal), "is_legal says it is legal"
+            assert bool(after.terminated), "the game goes on"
+            np.testing.assert_array_equal(after.rewards, expected)
+            np.testing.assert_array_equal(after.board, start.board)
     for bad in (1.0, True, np.float32(3)):
-        try:
-            step(start, bad)
-        except bj.ActionTypeError:
-            pass
-        else:
-            raise AssertionError(f"action {bad!r} was accepted")
+        with check(f"a non-integer action {bad!r} raises ActionTypeError", 0):
+            try:
+                step(start, bad)
+            except bj.ActionTypeError:
+                pass
+            else:
+                raise AssertionError(f"action {bad!r} was accepted")
 
     # auto-reset: a finished game restarts from the initial position, reporting the step that ended it
     last = states[-2]
-    wrapped, method = jax.jit(lambda s, a: (AutoReset(env).step(s, a), env.step_autoreset(s, a)))(last, actions[-1])
-    reset_state, rewards, done = wrapped
-    assert bool(done)
-    np.testing.assert_array_equal(rewards, final.rewards)
-    chex.assert_trees_all_equal(reset_state, start)
-    chex.assert_trees_all_equal(method, wrapped)
+    with check("auto-reset restarts a finished game and reports the step that ended it", len(actions) - 1):
+        both = jax.jit(lambda s, a: (AutoReset(env).step(s, a), env.step_autoreset(s, a)))
+        wrapped, method = both(last, actions[-1])
+        reset_state, rewards, done = wrapped
+        assert bool(done), "done is False on the final step"
+        np.testing.assert_array_equal(rewards, final.rewards)
+        chex.assert_trees_all_equal(reset_state, start)
+        chex.assert_trees_all_equal(method, wrapped)
 
 
 def check_pgx_env(env: Any, seed: int = 0) -> None:
@@ -240,38 +336,54 @@ def check_pgx_env(env: Any, seed: int = 0) -> None:
     jitted) beside the core's, asserting at every step Pgx's conventions (dtypes, the stored mask equal to the
     core's and all True once over, ``_step_count``, the observation equal to the core's planes for the player to
     move, rewards) and, from the start, Pgx's illegal-action rule (the offender gets the penalty, every other player
-    ``(n - 1)`` times its magnitude) for a forbidden and two out-of-range actions. Part of :func:`check_env`."""
+    ``(n - 1)`` times its magnitude) for a forbidden and two out-of-range actions. Part of :func:`check_env`; raises
+    :class:`ContractError`."""
     core = env.core
+    check = _Checker(core.variant.name, "check_env (Pgx adapter)")
     n = core.num_players
     init, step = jax.jit(env.init), jax.jit(env.step)
     planes = jax.jit(lambda s: core.observe(s).planes)
-    states, actions = random_game(core, seed)
-    state = init(jax.random.key(seed))
-    chex.assert_trees_all_equal(state._core, states[0])
+    with check("a random core game plays to its end"):
+        states, actions = random_game(core, seed)
+    with check("init wraps the core's initial state", 0):
+        state = init(jax.random.key(seed))
+        chex.assert_trees_all_equal(state._core, states[0])
     for t, expected in enumerate(states):
         if t:
-            state = step(state, actions[t - 1])
-        where = f"step {t}"
-        chex.assert_trees_all_equal(state._core, expected)
-        chex.assert_type([state.current_player, state._step_count], jnp.int32)
-        chex.assert_type([state.terminated, state.truncated, state.legal_action_mask, state.observation], jnp.bool_)
-        chex.assert_type(state.rewards, jnp.float32)
-        chex.assert_shape(state.rewards, (n,))
-        chex.assert_shape(state.observation, env.observation_shape)
-        assert int(state._step_count) == t, where
-        assert int(state.current_player) == int(expected.current_player), where
-        assert bool(state.terminated) == bool(expected.terminated), where
-        assert bool(state.truncated) == bool(expected.truncated), where
-        np.testing.assert_array_equal(state.rewards, expected.rewards, where)
+            with check("step runs", t):
+                state = step(state, actions[t - 1])
+        with check("the core state inside equals the core's own game", t):
+            chex.assert_trees_all_equal(state._core, expected)
+        with check("field dtypes and shapes (Pgx's conventions)", t):
+            chex.assert_type([state.current_player, state._step_count], jnp.int32)
+            chex.assert_type([state.terminated, state.truncated, state.legal_action_mask, state.observation], jnp.bool_)
+            chex.assert_type(state.rewards, jnp.float32)
+            chex.assert_shape(state.rewards, (n,))
+            chex.assert_shape(state.observation, env.observation_shape)
+        with check("_step_count counts the steps", t):
+            assert int(state._step_count) == t, f"_step_count is {int(state._step_count)}"
+        with check("current_player is the core's player to move", t):
+            assert int(state.current_player) == int(expected.current_player), (
+                f"{int(state.current_player)}, the core says {int(expected.current_player)}"
+            )
+        with check("terminated and truncated are the core's", t):
+            assert bool(state.terminated) == bool(expected.terminated), f"terminated {bool(state.terminated)}"
+            assert bool(state.truncated) == bool(expected.truncated), f"truncated {bool(state.truncated)}"
+        with check("rewards are the core's", t):
+            np.testing.assert_array_equal(state.rewards, expected.rewards)
         done = bool(expected.terminated) or bool(expected.truncated)
-        mask = np.asarray(state.legal_action_mask)
-        np.testing.assert_array_equal(mask, np.asarray(expected.legal_action_mask) | done, where)
-        np.testing.assert_array_equal(state.observation, np.asarray(planes(expected)).astype(bool), where)
-        assert state.env_id == env.id, where
+        with check("the stored mask is the core's, all True once over", t):
+            mask = np.asarray(state.legal_action_mask)
+            np.testing.assert_array_equal(mask, np.asarray(expected.legal_action_mask) | done)
+        with check("the observation is the core's planes for the player to move", t):
+            np.testing.assert_array_equal(state.observation, np.asarray(planes(expected)).astype(bool))
+        with check("state.env_id is env.id", t):
+            assert state.env_id == env.id, f"{state.env_id!r} != {env.id!r}"
     # a finished game is left alone with zero rewards (Pgx's rule)
-    after = step(state, 0)
-    np.testing.assert_array_equal(after.rewards, 0.0)
-    chex.assert_trees_all_equal(after._core, state._core)
+    with check("a finished game is left alone with zero rewards", len(actions)):
+        after = step(state, 0)
+        np.testing.assert_array_equal(after.rewards, 0.0)
+        chex.assert_trees_all_equal(after._core, state._core)
     # illegal actions: Pgx's rule, the board untouched
     start = init(jax.random.key(seed))
     penalty = core.illegal_action_penalty
@@ -279,11 +391,12 @@ def check_pgx_env(env: Any, seed: int = 0) -> None:
     expected_rewards[int(start.current_player)] = penalty
     forbidden = int(np.flatnonzero(~np.asarray(start.legal_action_mask))[0])
     for bad in (forbidden, -1, core.num_actions):
-        after = step(start, jnp.int32(bad))
-        assert bool(after.terminated), bad
-        np.testing.assert_allclose(after.rewards, expected_rewards, err_msg=f"illegal action {bad}")
-        np.testing.assert_array_equal(after._core.board, start._core.board)
-        assert np.asarray(after.legal_action_mask).all(), "the stored mask is all True once the game is over"
+        with check(f"illegal action {bad} follows Pgx's rule (penalty, others -(n-1) times it, board kept)", 0):
+            after = step(start, jnp.int32(bad))
+            assert bool(after.terminated), "the game goes on"
+            np.testing.assert_allclose(after.rewards, expected_rewards)
+            np.testing.assert_array_equal(after._core.board, start._core.board)
+            assert np.asarray(after.legal_action_mask).all(), "the stored mask is not all True once over"
 
 
 def check_openspiel_game(game: Any, seed: int = 0) -> None:
@@ -291,54 +404,74 @@ def check_openspiel_game(game: Any, seed: int = 0) -> None:
     through the OpenSpiel state, asserting at every step the player to move, the sorted legal actions (the core's
     mask), action strings that read back, the observation tensor (the core's features for every player), zero
     returns until the end and the core's rewards at the end, ``clone`` independence and a serialisation round trip
-    at a few steps. Part of :func:`check_env`."""
+    at a few steps. Part of :func:`check_env`; raises :class:`ContractError`."""
     import pyspiel
 
     core = game.core
-    game_type = game.get_type()
-    assert game_type.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
-    assert game_type.chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC
-    assert game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION
-    assert game_type.utility == pyspiel.GameType.Utility.GENERAL_SUM
-    assert game.num_players() == core.num_players and game.num_distinct_actions() == core.num_actions
-    rows, cols = core.board_shape
-    c, p = core.num_colors, core.num_pieces
-    assert game.observation_tensor_size() == 2 * c * rows * cols + c * p + c
+    check = _Checker(core.variant.name, "check_env (OpenSpiel adapter)")
+    with check("the game type (sequential, deterministic, perfect information, general sum) and sizes"):
+        game_type = game.get_type()
+        assert game_type.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL, "dynamics"
+        assert game_type.chance_mode == pyspiel.GameType.ChanceMode.DETERMINISTIC, "chance mode"
+        assert game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION, "information"
+        assert game_type.utility == pyspiel.GameType.Utility.GENERAL_SUM, "utility"
+        assert game.num_players() == core.num_players, f"num_players {game.num_players()}"
+        assert game.num_distinct_actions() == core.num_actions, f"num_distinct_actions {game.num_distinct_actions()}"
+        rows, cols = core.board_shape
+        c, p = core.num_colors, core.num_pieces
+        size = 2 * c * rows * cols + c * p + c
+        assert game.observation_tensor_size() == size, f"observation_tensor_size {game.observation_tensor_size()}"
     features = jax.jit(lambda s, player: core.observe(s, player))
-    states, actions = random_game(core, seed)
-    assert len(actions) <= game.max_game_length()
+    with check("a random core game plays to its end"):
+        states, actions = random_game(core, seed)
+    with check("max_game_length bounds a game"):
+        assert len(actions) <= game.max_game_length(), f"{len(actions)} > {game.max_game_length()}"
     state = game.new_initial_state()
     for t, expected in enumerate(states):
-        where = f"step {t}"
         if t:
-            state.apply_action(actions[t - 1])
-        chex.assert_trees_all_equal(state.core_state, jax.device_get(expected))
+            with check("apply_action plays the core's move", t):
+                state.apply_action(actions[t - 1])
+        with check("the state's core position equals the core's own game", t):
+            chex.assert_trees_all_equal(state.core_state, jax.device_get(expected))
         done = bool(expected.terminated) or bool(expected.truncated)
-        assert state.is_terminal() == done, where
+        with check("is_terminal is the core's", t):
+            assert state.is_terminal() == done, f"is_terminal {state.is_terminal()}"
         legal = np.flatnonzero(np.asarray(expected.legal_action_mask)).tolist()
         if done:
-            assert state.current_player() == pyspiel.PlayerId.TERMINAL and state.legal_actions() == [], where
-            np.testing.assert_allclose(state.returns(), np.asarray(expected.rewards), err_msg=where)
+            with check("at the end: TERMINAL, no legal actions, the core's rewards as returns", t):
+                assert state.current_player() == pyspiel.PlayerId.TERMINAL, f"player {state.current_player()}"
+                assert state.legal_actions() == [], "legal actions after the end"
+                np.testing.assert_allclose(state.returns(), np.asarray(expected.rewards))
         else:
-            assert state.current_player() == int(expected.current_player), where
-            assert state.legal_actions() == legal, where
-            assert state.returns() == [0.0] * core.num_players, where
-            for other in range(core.num_players):
-                if other != state.current_player():
-                    assert state.legal_actions(other) == [], where
+            with check("current_player is the core's player to move", t):
+                assert state.current_player() == int(expected.current_player), (
+                    f"{state.current_player()}, the core says {int(expected.current_player)}"
+                )
+            with check("legal_actions are the core's mask, sorted", t):
+                assert state.legal_actions() == legal, "they differ"
+            with check("returns are zero before the end", t):
+                assert state.returns() == [0.0] * core.num_players, f"returns {state.returns()}"
+            with check("other players have no legal actions", t):
+                for other in range(core.num_players):
+                    if other != state.current_player():
+                        assert state.legal_actions(other) == [], f"player {other} has some"
             action = actions[t]
-            text = state.action_to_string(action)
-            assert state.string_to_action(text) == action, (where, text)
+            with check("action strings read back", t):
+                text = state.action_to_string(action)
+                assert state.string_to_action(text) == action, f"{text!r} reads back as another action"
         for player in range(core.num_players):
-            obs = jax.device_get(features(expected, player))
-            flat = np.concatenate(
-                [np.moveaxis(obs.planes, -1, 0).reshape(-1), obs.pieces.reshape(-1), obs.to_move.reshape(-1)]
-            )
-            np.testing.assert_array_equal(np.asarray(state.observation_tensor(player)), flat, where)
+            with check(f"observation_tensor({player}) is the core's features", t):
+                obs = jax.device_get(features(expected, player))
+                flat = np.concatenate(
+                    [np.moveaxis(obs.planes, -1, 0).reshape(-1), obs.pieces.reshape(-1), obs.to_move.reshape(-1)]
+                )
+                np.testing.assert_array_equal(np.asarray(state.observation_tensor(player)), flat)
         if t in (0, 1, len(actions) // 2) and not done:
-            copy = state.clone()
-            before = str(state)
-            copy.apply_action(actions[t])
-            assert str(state) == before and str(copy) != before, f"clone shares its state, {where}"
-            _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
-            assert str(back) == before and back.history() == state.history(), f"serialisation, {where}"
+            with check("clone is independent of the original", t):
+                copy = state.clone()
+                before = str(state)
+                copy.apply_action(actions[t])
+                assert str(state) == before and str(copy) != before, "the clone shares its state"
+            with check("a serialisation round trip gives the same state", t):
+                _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+                assert str(back) == before and back.history() == state.history(), "the loaded state differs"
