@@ -1,5 +1,5 @@
 """The ``blokus-jax`` command: one module per subcommand (``eval``, ``play``, ``bench``, ``train``, ``view``,
-``replay``) and :func:`main`, which parses the arguments and turns every error into one line.
+``replay``, ``gtp``, ``match``) and :func:`main`, which parses the arguments and turns every error into one line.
 
 A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
 its registration function: it adds the command's arguments to the ``argparse`` parser it is given and returns the
@@ -18,7 +18,7 @@ import traceback
 import warnings
 from types import ModuleType
 
-from blokus_agents.cli import bench, evaluate, play, replay, train, view
+from blokus_agents.cli import bench, evaluate, gtp, match, play, replay, train, view
 from blokus_agents.cli.common import (  # noqa: F401 (names importable from blokus_agents.cli)
     Handler,
     nonnegative_int,
@@ -54,6 +54,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     train,
     view,
     replay,
+    gtp,
+    match,
 )
 
 #: name -> (help, setup): what :func:`build_parser` adds, built from :data:`COMMANDS`.

@@ -1,0 +1,108 @@
+"""``blokus-jax match``: an agent against any GTP Blokus engine, one game at a time, and the ladder of Pentobi's
+levels with an Elo estimate on Pentobi's scale."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+
+from blokus_agents.cli.common import (
+    AGENT_HELP,
+    Handler,
+    nonnegative_int,
+    output_dir,
+    output_file,
+    positive_float,
+    positive_int,
+    print_table,
+    say,
+    variant_of,
+)
+from blokus_jax.sgf import GAMES
+
+NAME = "match"
+HELP = "play an agent against a GTP engine (e.g. Pentobi) game by game; with --levels, an Elo on Pentobi's scale"
+
+
+def _levels(text: str) -> list[int]:
+    from blokus_agents.ladder import MatchError, parse_levels
+
+    try:
+        return parse_levels(text)
+    except MatchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def setup(parser: argparse.ArgumentParser) -> Handler:
+    """Add the arguments of ``blokus-jax match`` to ``parser``; returns its handler."""
+    parser.add_argument("--agent", required=True, help=AGENT_HELP)
+    parser.add_argument(
+        "--engine",
+        required=True,
+        help="the command line that starts the GTP engine, quoted; with --levels, '{level}' in it is replaced by "
+        'each level, e.g. "pentobi-gtp --game duo --level {level} --book book_duo.blksgf"',
+    )
+    parser.add_argument("--games", type=positive_int, default=100, help="games per level (default 100)")
+    parser.add_argument("--levels", type=_levels, default=None, help="engine levels to play, e.g. 1-5 or 2,4")
+    parser.add_argument("--variant", choices=sorted(GAMES), default=None, help="the game (default: duo)")
+    parser.add_argument(
+        "--opening", type=nonnegative_int, default=0, help="random moves before the agents take over (default 0)"
+    )
+    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of openings and the agent's choices")
+    parser.add_argument(
+        "--results",
+        type=output_file,
+        default=None,
+        help="JSON-lines results file; a match with the same settings resumes from it (default: none)",
+    )
+    parser.add_argument("--save-games", type=output_dir, default=None, help="directory for the games as .blksgf")
+    parser.add_argument(
+        "--timeout", type=positive_float, default=60.0, help="seconds the engine may take per reply (default 60)"
+    )
+    parser.add_argument(
+        "--no-check-legal",
+        action="store_true",
+        help="do not compare the engine's legal moves (all_legal) with the project's before every move",
+    )
+    parser.add_argument("--engine-log", type=output_file, default=None, help="append the engine's stderr here")
+
+    def run(args: argparse.Namespace) -> int:
+        from blokus_agents import ladder
+
+        variant = variant_of(args, [args.agent])
+        stderr = open(args.engine_log, "a", encoding="utf-8") if args.engine_log else subprocess.DEVNULL
+        try:
+            by_level = ladder.play_match(
+                args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
+                args.results, args.save_games, args.timeout, not args.no_check_legal, log=say, engine_stderr=stderr,
+            )  # fmt: skip
+        finally:
+            if args.engine_log:
+                stderr.close()
+        summaries, elo = ladder.summarize(variant, by_level)
+        _print(args, variant, summaries, elo)
+        return 0
+
+    return run
+
+
+def _print(args, variant: str, summaries, elo) -> None:
+    """The match table on stdout: one row per level, then the Elo estimate."""
+    rows = [["level", "games", "win rate", "95% interval", "margin", "agent s/move", "engine s/move", "errors"]]
+    for s in summaries:
+        rows.append([
+            "-" if s.level is None else str(s.level), str(s.games),
+            "-" if not s.games else f"{s.win_rate:.3f}", f"[{s.interval[0]:.2f}, {s.interval[1]:.2f}]",
+            "-" if not s.games else f"{s.margin:+.1f}", f"{s.agent_seconds:.3f}", f"{s.engine_seconds:.3f}",
+            str(s.errors) + (f" ({', '.join(f'{k} {n}' for k, n in s.error_kinds.items())})" if s.errors else ""),
+        ])  # fmt: skip
+    print_table(rows, f"{args.agent} against {args.engine} ({variant})", sys.stdout)
+    if elo is not None:
+        estimate, low, high = elo
+        if math.isinf(estimate):
+            text = f"below {high:.0f}" if estimate < 0 else f"above {low:.0f}"
+        else:
+            text = f"{estimate:.0f} [{low:.0f}, {'inf' if math.isinf(high) else f'{high:.0f}'}]"
+        print(f"Elo on Pentobi's {variant} scale (level 1 = 1000): {text}")
