@@ -1,5 +1,5 @@
-"""The README's adapter snippets run as written (a smaller vector batch) and print a result; pyproject's extras match
-what the README and ``blokus_jax._extras`` say."""
+"""The README's snippets run as written (a smaller vector batch) and print a result; pyproject's extras match what
+the README and ``blokus_jax._extras`` say; the README stays a short front door whose links point at real pages."""
 
 from __future__ import annotations
 
@@ -48,5 +48,32 @@ def test_the_extras_are_what_the_readme_and_the_checks_say():
     for extra in _extras.EXTRAS:
         assert f"| `{extra}` |" in README
     assert 'pip install -e ".[notebooks]"' in README and "jupyter nbconvert --to notebook --execute" in README
+    assert "blokus-jax[gym,pettingzoo,pgx,openspiel,render,train,docs]" in extras["dev"]  # .ci/run builds the docs
+    assert any(d.startswith("mkdocs-material") for d in extras["docs"])
     description = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["description"]
     assert "AlphaZero" in description and "search" in description
+
+
+def test_the_quick_start_runs(capsys):
+    code = _block("# a batch of 4096 games").replace("4096", "16")
+    exec(compile(code, "README.md", "exec"), {})
+    assert "a b c d" in capsys.readouterr().out  # the board's column letters
+
+
+def test_the_readme_is_a_short_front_door_without_history():
+    lines = README.splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines; move details into docs/"
+    assert not re.search(r"\bround \d+", README, re.I), "no round numbers in the README"
+    assert "TODAY" not in README
+    # the two set-up commands, exactly
+    assert lines[7].startswith(
+        'pip install -e ".[all]" && blokus-jax train --variant simple --minutes 5 --out runs/simple'
+    )
+    assert lines[8].startswith('pip install -e ".[dev]" && python -m pytest -q -n auto --dist loadfile')
+
+
+def test_the_readme_links_point_at_files_of_the_repository():
+    links = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", README)
+    assert any(link.startswith("docs/") for link in links)
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
