@@ -109,3 +109,12 @@ def test_a_blokus_jax_command_of_the_docs_uses_real_flags(source, command):
     unknown = [f for f in top if f.split("=", 1)[0] not in _help(None)]
     unknown += [f for f in flags if not re.search(rf"{re.escape(f)}\b(?!-)", _help(subcommand))]
     assert not unknown, f"{source}: {command!r} uses flags that `blokus-jax {subcommand} --help` does not list"
+
+
+def test_every_page_and_notebook_is_in_the_site_menu():
+    menu = (ROOT / "mkdocs.yml").read_text().split("\nnav:", 1)[1]
+    listed = set(re.findall(r":\s*([\w/.-]+\.(?:md|ipynb))\s*$", menu, re.M))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "notebooks" not in p.parts}
+    notebooks = {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob("*.ipynb")}
+    assert pages | notebooks <= listed, f"not in mkdocs.yml's nav: {sorted((pages | notebooks) - listed)}"
+    assert {"architecture.md", "strength.md", "changelog.md"} <= listed
