@@ -293,6 +293,13 @@ def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: in
     with check("a finished game is left unchanged with zero rewards", len(actions)):
         chex.assert_trees_all_equal(step(final, pass_action), final.replace(rewards=jnp.zeros_like(final.rewards)))
 
+    _check_illegal_actions(env, check, step, start)
+    _check_autoreset(env, check, states, actions, start)
+
+
+def _check_illegal_actions(env: Any, check: Any, step: Any, start: Any) -> None:
+    """Part of :func:`check_core_env`: illegal and non-integer actions from the initial position."""
+    n_actions = env.num_actions
     # illegal actions: out of range (judged before narrowing to int32) or forbidden end the game with the penalty
     # for the mover and the board untouched; a non-integer action is refused when traced
     expected = np.zeros(env.num_players, np.float32)
@@ -319,6 +326,10 @@ def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: in
             else:
                 raise AssertionError(f"action {bad!r} was accepted")
 
+
+def _check_autoreset(env: Any, check: Any, states: list, actions: list, start: Any) -> None:
+    """Part of :func:`check_core_env`: a finished game restarts from the initial position."""
+    final = states[-1]
     # auto-reset: a finished game restarts from the initial position, reporting the step that ended it
     last = states[-2]
     with check("auto-reset restarts a finished game and reports the step that ended it", len(actions) - 1):

@@ -18,7 +18,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "types and the spec registry": ("messages", "masking", "options", "search_settings", "policies"),
     "players": ("bots", "networks", "gumbel", "search", "arena"),
     "training": ("replay", "configs", "scaffold", "ppo", "alphazero", "algorithms", "checkpoint", "rundir", "train"),
-    "catalog and applications": ("baselines", "catalog", "gtp", "ladder", ""),
+    "catalog and applications": ("baselines", "catalog", "gtp", "gtp_client", "ladder", ""),
     "command line": ("cli",),
 }
 LAYER = {f"blokus_agents.{m}".rstrip("."): i for i, names in enumerate(LAYERS.values()) for m in names}

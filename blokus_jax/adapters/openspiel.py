@@ -1,69 +1,10 @@
-"""OpenSpiel adapter: every Blokus variant as an OpenSpiel Python game, for MCTS, AlphaZero, CFR, Elo evaluation and
-the rest of OpenSpiel's algorithms.
+"""OpenSpiel adapter: every Blokus variant as an OpenSpiel Python game (``blokus_duo``, ``blokus_classic``, ...), for
+MCTS, AlphaZero, CFR, Elo evaluation and the rest of OpenSpiel's algorithms.
 
-``import blokus_jax.adapters.openspiel`` registers the games below with ``pyspiel``; then
-``pyspiel.load_game("blokus_duo")`` works as for any other game (extra ``[openspiel]``).
-
-===================== ============== =====================================================================
-game                  variant        players
-===================== ============== =====================================================================
-``blokus_classic``    ``classic``    4 (one colour each)
-``blokus_classic_2p`` ``classic_2p`` 2 (two colours each)
-``blokus_classic_3p`` ``classic_3p`` 3 (the fourth colour is shared, placed in turn)
-``blokus_duo``        ``duo``        2 (14x14)
-``blokus_junior``     ``junior``     2 (14x14, the Junior pieces, no bonus)
-``blokus_simple``     ``simple``     2 (7x7, for quick experiments)
-===================== ============== =====================================================================
-
-**A custom variant** goes through the game parameter ``variant``: ``variant_parameter(my_variant)``, the variant's
-records-format JSON (:func:`blokus_jax.records.variant_to_dict`) in URL-safe base64, so that it survives OpenSpiel's
-game strings (``name(key=value,...)``); it is decoded and checked field by field as a record's variant is. E.g.
-``pyspiel.load_game("blokus_simple", {"variant": variant_parameter(my_variant)})``; the default ``""`` plays the
-game's own variant.
-
-**The game.** Sequential, deterministic, perfect information, general-sum, terminal rewards. Players are the core's
-players; ``current_player()`` is the player to move (``TERMINAL`` at the end). Actions are the core's dense ids
-(``num_distinct_actions()`` = ``env.num_actions``; the last id is the pass, the only legal action of a colour that
-cannot place, so a turn never has an empty action list). ``returns()``: zero until the end, then the core's
-``reward="winloss"`` (the players with the best score share +1, 1/k each on a k-way tie; the others get -1).
-Action strings use the project's move notation, the Pentobi point list of the cells a placement covers
-(``"a1,b1,b2"``, the same text as a game record's ``moves``; see :func:`blokus_jax.render.cells_text`), and
-``"pass"``; ``state.string_to_action`` reads them back.
-
-**Observation tensor** (``observation_tensor(player)``, also as ``dict`` from ``make_observation``): the core's
-egocentric features (:mod:`blokus_jax.observe`) for ``player``: ``planes`` ``[2C, H, W]`` (occupancy of each colour,
-then its corner cells, own colours first), ``pieces`` ``[C, P]`` and ``to_move`` ``[C]``, float32, flattened in that
-order. ``observation_string`` and ``str(state)`` are the text board of :func:`blokus_jax.render.to_text`.
-
-**State and speed.** A state lives on the host: the core :class:`blokus_jax.State` as NumPy arrays plus the legal
-action ids, in one immutable object that ``clone()`` shares instead of copying. Moves are made by the core's own step
-(one cached, jitted function per variant: no second rules implementation), so ``MCTSBot`` with random rollouts plays
-a Duo game in seconds.
-
-**Serialisation, without unpickling.** ``pyspiel.serialize_game_and_state`` writes OpenSpiel's text: the game
-string, the move list (``history=0:12,1:345,...``) and the state's Python attributes as a base64 ``pickle``.
-OpenSpiel's own loader unpickles that last part, which runs whatever code a crafted string holds. This adapter
-therefore reads its games' states from the move list alone: importing it puts :func:`deserialize_game_and_state` in
-place of ``pyspiel.deserialize_game_and_state`` (strings of other games go on to OpenSpiel's loader unchanged), and
-``game.deserialize_state(text)`` of a Blokus game does the same. The pickled part is never decoded; the game is built
-from the game string (a custom variant checked field by field) and every move replayed through the rules, each
-checked to be legal and made by the player to move (a bad string raises :class:`~blokus_jax.errors.RecordError`
-naming the move). So a loaded state is always a position of the game it names. What still unpickles is OpenSpiel's
-C++ loader when C++ code calls it (``pyspiel.random_sim_test``) and ``pickle.loads`` of a ``pyspiel.State``; those
-take their strings from the same process, or are ``pickle`` by the caller's own choice, and even there a position of
-another game is refused (:class:`~blokus_jax.errors.RecordError`).
-
-**Caches.** The rule sets (a jitted step per variant, about 40 MB and a few seconds to build for a full board) are
-cached by the canonical variant, whatever spelling of the ``variant`` parameter named it, and at most
-:data:`RULES_CACHE_SIZE` are kept (the least recently used is dropped; games and states keep theirs alive).
-
-**Bots.** :class:`ProjectBot` plays any agent spec of the project (``"mcts:sims=64"``, ``"greedy"``, a run
-directory, ...) as a ``pyspiel.Bot``, so OpenSpiel's ``evaluate_bots`` pits it against ``MCTSBot`` and friends. The
-spec is checked when the bot is made (see :class:`ProjectBot`).
-
-**Players.** ``state.legal_actions(player)`` and ``legal_actions_mask(player)`` raise
-:class:`~blokus_jax.errors.ConfigError` for a player outside ``[0, num_players)`` (OpenSpiel would return an empty
-list); for a player of the game who is not to move they are empty, as OpenSpiel defines.
+``import blokus_jax.adapters.openspiel`` registers the games with ``pyspiel``; then ``pyspiel.load_game("blokus_duo")``
+works as for any other game (extra ``[openspiel]``). States are loaded from their move list, never unpickled;
+:class:`ProjectBot` plays any agent spec as a ``pyspiel.Bot``. The games, the observation layout, serialisation,
+caches and players are described in ``docs/adapters.md`` ("OpenSpiel: the details").
 """
 
 from __future__ import annotations
