@@ -39,7 +39,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         choices=("ppo", "alphazero"),
         default=None,
         help="training algorithm: ppo (default; fast, no search) or alphazero (self-play with search, stronger per "
-        "move played; see the README's 'Train an agent')",
+        "move played; see docs/training.md)",
     )
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument(
@@ -146,7 +146,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar (the compile and evaluation lines stay)"
     )
-    devices = parser.add_argument_group("devices and hosts", "see the README's 'Several devices and hosts'")
+    devices = parser.add_argument_group("devices and hosts", "see docs/training.md, 'Several devices and hosts'")
     devices.add_argument(
         "--cpu-devices",
         type=positive_int,
