@@ -24,6 +24,7 @@ from typing import TextIO
 import jax
 import numpy as np
 
+from blokus_agents.messages import brief, first_line
 from blokus_agents.policies import resolve_agent
 from blokus_jax import __version__, records, render
 from blokus_jax.env import Env, State, make
@@ -68,7 +69,7 @@ def parse_color(variant: Variant, text: str) -> int:
         if word in words:
             return color
     valid = ", ".join("/".join(w) for w in color_words(variant))
-    raise GtpError(f"invalid color argument {_brief(text)!r}; this game's colours are {valid}")
+    raise GtpError(f"invalid color argument {brief(text)}; this game's colours are {valid}")
 
 
 def move_text(env: Env, action: int) -> str:
@@ -85,12 +86,12 @@ def parse_move(env: Env, text: str) -> int:
     points = [p.strip() for p in text.split(",")]
     largest = max(p.size for p in env.variant.pieces)
     if len(points) > largest:
-        raise GtpError(f"invalid move {_brief(text)!r}: more than {largest} points, no piece is that large")
+        raise GtpError(f"invalid move {brief(text)}: more than {largest} points, no piece is that large")
     try:
         cells = [parse_cell_name(env.variant, p) for p in points]
         return int(env.action_from_cells(cells))
     except BlokusError as exc:
-        raise GtpError(f"invalid move {_brief(text)!r}: {_first_line(exc)}") from None
+        raise GtpError(f"invalid move {brief(text)}: {first_line(exc)}") from None
 
 
 def variant_of_game(text: str, current: Variant) -> str:
@@ -102,16 +103,7 @@ def variant_of_game(text: str, current: Variant) -> str:
             return name
     if wanted == current.name.lower():
         return current.name
-    raise GtpError(f"invalid argument: unknown game {_brief(text)!r}; known games: {', '.join(GAMES.values())}")
-
-
-def _brief(text: str, limit: int = 60) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    raise GtpError(f"invalid argument: unknown game {brief(text)}; known games: {', '.join(GAMES.values())}")
 
 
 # ---------------------------------------------------------------------------------------------- the engine
@@ -196,7 +188,7 @@ class GtpEngine:
         command, args = words[0].lower(), words[1:]
         handler = self._commands.get(command)
         if handler is None:
-            return f"?{ident} unknown command {_brief(command)!r}; list_commands shows the known ones\n\n"
+            return f"?{ident} unknown command {brief(command)}; list_commands shows the known ones\n\n"
         try:
             result = handler(args)
         except BlokusError as exc:
@@ -237,7 +229,7 @@ class GtpEngine:
             try:
                 self._setup(name)
             except BlokusError as exc:
-                raise GtpError(f"cannot play {name}: {_first_line(exc)}") from None
+                raise GtpError(f"cannot play {name}: {first_line(exc)}") from None
         return ""
 
     def _clear_board(self, args: list[str]) -> str:
@@ -301,7 +293,7 @@ class GtpEngine:
         try:
             seed = int(args[0])
         except ValueError:
-            raise GtpError(f"invalid seed {_brief(args[0])!r}; give a non-negative integer") from None
+            raise GtpError(f"invalid seed {brief(args[0])}; give a non-negative integer") from None
         if not 0 <= seed < 2**63:
             raise GtpError(f"seed {seed} out of range; give an integer from 0 to 2**63 - 1")
         self._seed = seed
