@@ -1,11 +1,10 @@
-"""Shared set-up of the test suite: one persistent JAX compilation cache per run, opt-in per-test timing, the
-Pentobi reference data and a mask-to-placements helper."""
+"""Shared set-up of the test suite: one persistent JAX compilation cache per run, opt-in per-test timing, the order
+in which test files start, and fixtures for the Pentobi reference data and a mask-to-placements helper (both in
+``tests/helpers.py``)."""
 
 from __future__ import annotations
 
 import atexit
-import functools
-import gzip
 import json
 import os
 import resource
@@ -13,9 +12,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 # One persistent compilation cache for the whole run, in a temporary directory: tests that build the same function
@@ -40,6 +37,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import jax  # noqa: E402  (after the cache settings above)
+from helpers import load_oracle, mask_placements  # noqa: E402
 
 # JAX reads these variables when it is imported; set again here in case a plugin imported it first.
 jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
@@ -78,7 +76,7 @@ def pytest_runtest_protocol(item, nextitem):
 HEAVY_FILES = (
     "test_notebooks.py",
     "test_alphazero.py",
-    "test_search_scaling.py",
+    "test_search_playouts.py",
     "test_search.py",
     "test_distributed.py",
     "test_ppo.py",
@@ -106,57 +104,10 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FILES)))
 
 
-def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:
-    """Write checkpoint ``step`` under ``run_dir`` with orbax directly, as older formats of
-    ``blokus_agents.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for the
-    tests that old checkpoints still load."""
-    import orbax.checkpoint as ocp
-
-    manager = ocp.CheckpointManager(
-        run_dir.absolute() / "checkpoints",
-        item_names=("params", "state", "meta"),
-        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
-    )
-    manager.save(
-        step,
-        args=ocp.args.Composite(
-            params=ocp.args.StandardSave(params), state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
-        ),
-    )
-    manager.wait_until_finished()
-    manager.close()
-
-
-DATA_DIR = Path(__file__).parent / "data"
-
-#: Pentobi variant ids of the reference files and the registered blokus_jax names they correspond to.
-ORACLE_VARIANTS = {
-    "classic": "classic",
-    "classic_2": "classic_2p",
-    "classic_3": "classic_3p",
-    "duo": "duo",
-    "junior": "junior",
-}
-
-
-@functools.cache
-def load_oracle(file_name: str) -> dict:
-    """The parsed reference file ``tests/data/<file_name>`` (e.g. ``"duo_dev.json.gz"``), read once per session."""
-    with gzip.open(DATA_DIR / file_name, "rt") as handle:
-        return json.load(handle)
-
-
 @pytest.fixture(scope="session")
 def oracle() -> Callable[[str], dict]:
     """A loader ``oracle(file_name) -> dict`` for the reference files, cached for the whole session."""
     return load_oracle
-
-
-def mask_placements(env, mask) -> set[frozenset]:
-    """The placements (frozensets of ``(row, col)``) whose bits are set in a legal mask, decoded with
-    ``env.action_cells``; the pass bit is ignored."""
-    mask = np.asarray(mask)
-    return {frozenset(map(tuple, env.action_cells(int(a)).tolist())) for a in np.flatnonzero(mask[:-1])}
 
 
 @pytest.fixture(scope="session")

@@ -25,14 +25,14 @@ differs from the core, which gives the others 0: ``state._core.rewards`` keeps t
 
 **Cost.** The core keeps its mask packed and computes observations on demand; a Pgx state stores both, as Pgx's
 API demands: a Pgx state is the core state plus ``num_actions`` mask bytes, ``H * W * 2C`` observation bytes and
-``10 + 4 * num_players`` bytes of small fields (``tests/test_pgx.py`` checks the sum). Per unbatched state:
+``10 + 4 * num_players`` bytes of small fields (``tests/adapters/test_pgx.py`` checks the sum). Per unbatched state:
 ``simple`` 897 core vs 2,484 Pgx, ``duo`` 5,380 vs 24,019, ``classic`` 7,838 vs 47,465 (:func:`state_bytes`).
 
 **Ids.** ``env.id`` is ``"blokus_<variant>"`` (``blokus_duo``, ...); a custom variant that reuses a registered name
 with other rules (a 10x10 board named ``duo``) gets ``"blokus_<name>_custom_<8 hex digits>"`` instead, the digits a
 digest of its rules, so that no two different games share an id (:func:`env_id`). Pgx's ``api_test`` checks
 ``state.env_id`` against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of
-:func:`api_test_env_ids` to that list inside the test, as ``tests/test_pgx.py`` does (which also works around the
+:func:`api_test_env_ids` to that list inside the test, as ``tests/adapters/test_pgx.py`` does (which also works around the
 harness's random mover, see there).
 
 **What the adapter accepts** (Pgx's conventions, checked with the project's errors, when the step or observation

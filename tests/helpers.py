@@ -1,0 +1,61 @@
+"""Helpers shared by the test files: the repository's paths, the Pentobi reference data, a mask-to-placements
+decoder and an old-format checkpoint writer. Test files import them with ``from helpers import ...`` (``tests/`` is on
+``sys.path`` through ``tests/conftest.py``)."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+
+#: The repository's root folder and the tests' reference data.
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = ROOT / "tests" / "data"
+
+
+def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:
+    """Write checkpoint ``step`` under ``run_dir`` with orbax directly, as older formats of
+    ``blokus_agents.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for the
+    tests that old checkpoints still load."""
+    import orbax.checkpoint as ocp
+
+    manager = ocp.CheckpointManager(
+        run_dir.absolute() / "checkpoints",
+        item_names=("params", "state", "meta"),
+        options=ocp.CheckpointManagerOptions(enable_async_checkpointing=False),
+    )
+    manager.save(
+        step,
+        args=ocp.args.Composite(
+            params=ocp.args.StandardSave(params), state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
+        ),
+    )
+    manager.wait_until_finished()
+    manager.close()
+
+
+#: Pentobi variant ids of the reference files and the registered blokus_jax names they correspond to.
+ORACLE_VARIANTS = {
+    "classic": "classic",
+    "classic_2": "classic_2p",
+    "classic_3": "classic_3p",
+    "duo": "duo",
+    "junior": "junior",
+}
+
+
+@functools.cache
+def load_oracle(file_name: str) -> dict:
+    """The parsed reference file ``tests/data/<file_name>`` (e.g. ``"duo_dev.json.gz"``), read once per session."""
+    with gzip.open(DATA_DIR / file_name, "rt") as handle:
+        return json.load(handle)
+
+
+def mask_placements(env, mask) -> set[frozenset]:
+    """The placements (frozensets of ``(row, col)``) whose bits are set in a legal mask, decoded with
+    ``env.action_cells``; the pass bit is ignored."""
+    mask = np.asarray(mask)
+    return {frozenset(map(tuple, env.action_cells(int(a)).tolist())) for a in np.flatnonzero(mask[:-1])}
