@@ -16,7 +16,7 @@ import optax
 from flax import struct
 from jax.sharding import Mesh
 
-from blokus_agents.configs import AZConfig
+from blokus_agents.configs import AZConfig, check_candidates
 from blokus_agents.networks import PolicyValueNet, masked_logits
 from blokus_agents.policies import AgentSpecError
 from blokus_agents.replay import Buffer, Sample, buffer_finish, buffer_sample, buffer_write, empty_buffer
@@ -148,6 +148,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts
+    check_candidates(c, env)  # the buffer's targets are k wide: never more than the placements
     search, teacher = make_searches(c, env, network)
     observe, env_step = jax.vmap(env.observe), jax.vmap(env.step_autoreset)
     per_env = c.batch_size // c.num_envs

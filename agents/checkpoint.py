@@ -115,6 +115,7 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
     meta = {
         "format_version": FORMAT_VERSION,
         "obs_version": OBS_VERSION,
+        "update": step,
         "algorithm": config.algorithm,
         "config": config.to_dict(),
         "sha256": {name: content_hash(config, tree) for name, tree in items.items()},
@@ -157,7 +158,9 @@ def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
 
 def _steps(run_dir: str | os.PathLike) -> list[int]:
     """Saved update numbers under ``run_dir`` (finished checkpoints only), ascending; no orbax needed. Only folders
-    named as :func:`save` names them count (``7``, not ``0007``, ``²`` or ``7.orbax-checkpoint-tmp``)."""
+    named as :func:`save` names them count (``7``, not ``0007``, ``²`` or ``7.orbax-checkpoint-tmp``). A folder whose
+    metadata records another update than its name (a copy or a renamed checkpoint, which would otherwise pass for
+    the newest) is a ``CheckpointError`` naming it."""
     root = Path(run_dir) / SUBDIR
     try:
         names = [p.name for p in root.iterdir() if _STEP_NAME.fullmatch(p.name) and p.is_dir()]
@@ -165,7 +168,47 @@ def _steps(run_dir: str | os.PathLike) -> list[int]:
         return []
     except OSError as exc:
         raise CheckpointError(f"cannot list the checkpoints of {str(run_dir)!r}: {exc.strerror}") from exc
-    return sorted(int(name) for name in names)
+    steps = sorted(int(name) for name in names)
+    for step in steps:
+        recorded = _recorded_update(run_dir, step)
+        if recorded is not None and recorded != step:
+            raise _misnamed(run_dir, step, recorded)
+    return steps
+
+
+def _recorded_update(run_dir: str | os.PathLike, step: int) -> int | None:
+    """The update recorded in the metadata of checkpoint folder ``step`` (``None`` when the metadata has none, as
+    before format 3 recorded it, or cannot be read: reading the checkpoint reports that)."""
+    try:
+        text = fileio.read_bytes(_meta_path(run_dir, step), MAX_META_BYTES, what="metadata", error=CheckpointError)
+        meta = fileio.load_json(text, max_depth=8, what="metadata", error=CheckpointError)
+    except (CheckpointError, OSError):
+        return None
+    recorded = meta.get("update") if isinstance(meta, dict) else None
+    return recorded if type(recorded) is int else None
+
+
+def _misnamed(run_dir: str | os.PathLike, step: int, recorded: int) -> CheckpointError:
+    """The error for checkpoint folder ``step`` that holds update ``recorded``."""
+    folder = f"{SUBDIR}/{step}"
+    return CheckpointError(
+        f"checkpoint folder {folder!r} of {str(run_dir)!r} holds update {recorded}, not {step} (a copied or renamed "
+        f"checkpoint); a checkpoint folder must be named after its update: delete that folder, or rename it to "
+        f"{SUBDIR}/{recorded} if no folder has that name"
+    )
+
+
+def check_run_dir(run_dir: str | os.PathLike) -> None:
+    """Refuse (``CheckpointError``) a run directory whose checkpoints could not be listed or written: its
+    ``checkpoints`` is not a folder (a file, a broken link), or a checkpoint folder is misnamed (:func:`_steps`).
+    Training calls this before any work, so that nothing is compiled or trained for a run that cannot be saved."""
+    root = Path(run_dir) / SUBDIR
+    if os.path.lexists(root) and not root.is_dir():
+        raise CheckpointError(
+            f"{str(root)!r} is not a folder, so no checkpoint can be saved there; move or delete it, or choose "
+            f"another output directory (--out)"
+        )
+    _steps(run_dir)
 
 
 def latest_step(run_dir: str | os.PathLike) -> int | None:
@@ -383,9 +426,11 @@ def _restore_items(
                 args=ocp.args.Composite(**{name: ocp.args.StandardRestore(target) for name, target in items.items()}),
             )
     except Exception as exc:  # shape mismatches and corrupt files surface as many exception types
+        folder = Path(run_dir) / SUBDIR / str(step)
         raise CheckpointError(
             f"cannot restore {where}: it is corrupt or does not match the network/batch of its "
-            f"config ({_short(exc)}); delete it or use another checkpoint"
+            f"config ({_cause(exc)}); delete its folder {str(folder)!r} to fall back on the run's previous "
+            f"checkpoint, or use another checkpoint"
         ) from exc
     if meta["format_version"] >= 2:
         for name in items:
@@ -397,6 +442,16 @@ def _restore_items(
     if "params" in restored:
         check_finite(restored["params"], where)
     return dict(restored)
+
+
+def _cause(exc: BaseException) -> str:
+    """What went wrong inside orbax or TensorStore, without their internal file names: the exception type, its
+    status code (``DATA_LOSS``) when it has one, and its first line only when that names no file."""
+    text = _short(exc)
+    if "/" not in text and "\\" not in text:
+        return text
+    code = re.search(r"\b([A-Z][A-Z_]{3,}):", str(exc))
+    return f"{type(exc).__name__}{': ' + code.group(1) if code else ''}, in the checkpoint's array files"
 
 
 def check_finite(params: Any, where: str) -> None:
@@ -446,7 +501,10 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
         target = _target(trainer)
         items = _restore_items(manager, run_dir, step, meta, _resume_targets(run_dir, step, meta, target))
     newest = {name: items[name] for name in NEWEST_ONLY if name in items}
-    return type(target)(params=items["params"], **items["state"], **newest)
+    runner = type(target)(params=items["params"], **items["state"], **newest)
+    if int(runner.update) != step:  # a checkpoint saved before its metadata recorded the update
+        raise _misnamed(run_dir, step, int(runner.update))
+    return runner
 
 
 def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: Any) -> dict[str, Any]:

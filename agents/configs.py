@@ -431,12 +431,24 @@ def _gb(n: int) -> str:
     return gib(n, mib_below=2**27)
 
 
+def check_candidates(config: Any, env: Any) -> None:
+    """Raise ``ConfigError`` when an AlphaZero config's ``k`` (search candidates a node, and the width of the replay
+    buffer's targets) is more than the placements of ``env``'s variant (its actions but the pass)."""
+    placements = env.pass_action
+    if config.k > placements:
+        raise ConfigError(
+            f"AZConfig.k={config.k} is more than the {placements:,} placements of {config.variant!r}; give k at "
+            f"most {placements}"
+        )
+
+
 def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
     """Checks a run needs before anything is compiled or written: ``config`` is a config of a known variant, an
-    AlphaZero ``k`` is at most the variant's number of actions, its replay ring keeps games until they are trained
-    on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when short games would), and the
-    memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played at once) fits ``limit``
-    bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit otherwise."""
+    AlphaZero ``k`` is at most the variant's number of placements (:func:`check_candidates`), its replay ring keeps
+    games until they are trained on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when
+    short games would), and the memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played
+    at once) fits ``limit`` bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit
+    otherwise."""
     if not isinstance(config, RunConfig):
         raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
     name = type(config).__name__
@@ -445,11 +457,7 @@ def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int
     except BlokusError as exc:
         raise ConfigError(f"{name}.variant: {exc}") from exc
     if config.algorithm == "alphazero":
-        if config.k > env.num_actions:
-            raise ConfigError(
-                f"AZConfig.k={config.k} is more than the {env.num_actions} actions of {config.variant!r}; "
-                f"give at most {env.num_actions}"
-            )
+        check_candidates(config, env)
         length, slots = max_game_length(env.variant), config.games_per_env
         if config.num_steps >= slots * length:
             raise ConfigError(
@@ -505,6 +513,7 @@ __all__ = [
     "PPOConfig",
     "ReplayWarning",
     "RunConfig",
+    "check_candidates",
     "check_trainable",
     "config_class",
     "estimate_memory",

@@ -166,6 +166,18 @@ def truncate_metrics(out: str | os.PathLike, update: int) -> None:
                 f.write(body + b"\n")
 
 
+def run_clock(out: str | os.PathLike, update: int) -> float:
+    """The run's clock at update ``update``: the largest ``time_s`` (seconds of training so far, every session
+    counted) among the records of ``out/metrics.jsonl`` up to that update; 0 when none has one. A resumed run
+    continues its clock from here, so that ``--minutes`` is the budget of the whole run."""
+    clock = 0.0
+    for record in iter_metrics(out):
+        value = record.get("time_s")
+        if record["update"] <= update and type(value) in (int, float) and math.isfinite(value) and value > clock:
+            clock = float(value)
+    return clock
+
+
 # ------------------------------------------------------------------------------------------------ run settings
 SETTINGS_FILE = "settings.json"
 _SETTINGS_MAX_BYTES = 64 * 1024
@@ -175,13 +187,16 @@ _SETTINGS_MAX_BYTES = 64 * 1024
 class Settings:
     """The host loop's settings of a run (not part of the trainer's config): kept in ``out_dir/settings.json`` so
     that a resumed run keeps the settings it was started with unless told otherwise. ``minutes`` is the wall-time
-    budget of each session (``None``: no time limit, the run ends at ``config.total_steps``)."""
+    budget of the whole run, counted on the run's clock (``time_s`` of ``metrics.jsonl``, which a resumed run
+    continues; ``None``: no time limit, the run ends at ``config.total_steps``). ``checkpoint_minutes``: also save a
+    checkpoint whenever this many minutes have passed since the last one (0: by update count only)."""
 
     eval_every: int = 10
     eval_games: int = 32
     opponents: tuple[str, ...] = ("random", "greedy")
     checkpoint_every: int = 50
     minutes: float | None = None
+    checkpoint_minutes: float = 5.0
 
     #: the command-line flag of each setting, for messages
     FLAGS: ClassVar[dict[str, str]] = {
@@ -190,6 +205,7 @@ class Settings:
         "opponents": "opponents",
         "checkpoint_every": "--checkpoint-every",
         "minutes": "--minutes",
+        "checkpoint_minutes": "--checkpoint-minutes",
     }
 
     def __post_init__(self):
@@ -207,6 +223,11 @@ class Settings:
             isinstance(self.minutes, (int, float)) and not isinstance(self.minutes, bool) and 0 < self.minutes < 1e9
         ):
             raise ConfigError(f"minutes (--minutes) must be a positive number of minutes, got {self.minutes!r}")
+        every = self.checkpoint_minutes
+        if not (isinstance(every, (int, float)) and not isinstance(every, bool) and 0 <= every < 1e9):
+            raise ConfigError(
+                f"checkpoint_minutes (--checkpoint-minutes) must be a number of minutes from 0 (off) up, got {every!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
@@ -304,6 +325,7 @@ __all__ = [
     "read_metrics",
     "read_settings",
     "resolve_settings",
+    "run_clock",
     "run_lock",
     "truncate_metrics",
 ]

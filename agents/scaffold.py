@@ -107,6 +107,16 @@ def agree(value: Any) -> Any:
     return np.asarray(multihost_utils.broadcast_one_to_all(np.asarray(value))).item()
 
 
+def any_process(flag: bool) -> bool:
+    """Whether ``flag`` is true in any process of the run (every process must call this at the same point), so that
+    a stop signal sent to one process stops them all together; ``flag`` itself with one process."""
+    if jax.process_count() == 1:
+        return bool(flag)
+    from jax.experimental import multihost_utils
+
+    return bool(np.any(multihost_utils.process_allgather(np.asarray(bool(flag)))))
+
+
 def host_array(x: Any) -> np.ndarray:
     """The whole value of array ``x`` as a NumPy array on this host, also when it is split over the devices of
     several processes (then gathered from all of them: every process must call this for the same arrays, in the
@@ -323,6 +333,7 @@ __all__ = [
     "LinearDecayState",
     "Parts",
     "agree",
+    "any_process",
     "check_split",
     "cpu_cores",
     "default_mesh",

@@ -11,7 +11,9 @@ import functools
 import io
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -195,6 +197,7 @@ def run(
     eval_games: int | None = None,
     opponents: Sequence[str] | None = None,
     checkpoint_every: int | None = None,
+    checkpoint_minutes: float | None = None,
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
@@ -202,22 +205,29 @@ def run(
 ) -> dict:
     """Train ``config`` (a :class:`~blokus_agents.ppo.PPOConfig` trains PPO, an
     :class:`~blokus_agents.alphazero.AZConfig` AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall
-    time (this call's) or update number ``until_update``, whichever comes first, writing metrics, checkpoints and the
-    plot to ``out_dir``.
+    time on the run's clock or update number ``until_update``, whichever comes first, writing metrics, checkpoints
+    and the plot to ``out_dir``.
 
     The host-loop settings (``eval_every`` 10, ``eval_games`` 32, ``opponents`` random and greedy,
-    ``checkpoint_every`` 50, ``minutes`` none: the defaults of a new run) are kept in ``out_dir/settings.json``: with
-    ``resume`` each one left at ``None`` keeps its saved value (``minutes=math.inf`` drops a saved time limit), and
-    those that change are printed. With ``resume`` the newest checkpoint in ``out_dir`` is continued exactly (its
-    config must equal ``config`` except for ``total_steps``); records of ``metrics.jsonl`` after that checkpoint
-    (from a killed run) are dropped first.
+    ``checkpoint_every`` 50, ``checkpoint_minutes`` 5, ``minutes`` none: the defaults of a new run) are kept in
+    ``out_dir/settings.json``: with ``resume`` each one left at ``None`` keeps its saved value (``minutes=math.inf``
+    drops a saved time limit), and those that change are printed. With ``resume`` the newest checkpoint in
+    ``out_dir`` is continued exactly (its config must equal ``config`` except for ``total_steps``); records of
+    ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped first, and the run's clock (``time_s``)
+    continues from that checkpoint's record: ``minutes`` is the budget of the whole run, not of each call.
 
     The learning rate decays linearly over the run: over ``config.num_updates`` updates, or, in a time-limited call
-    (new or resumed), over the updates it expects to reach by its deadline, fitted on its second update, so that the
-    rate reaches its final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before
-    a new run, every ``eval_every`` updates and on the last update (``eval_games`` games per opponent, any agent
-    spec). The last update is always checkpointed. A non-finite loss or parameter norm stops the run with a
-    ``ConfigError`` (nothing of that update is saved; earlier checkpoints are kept).
+    (new or resumed), over the updates it expects to reach by its deadline, fitted from the wall time of its updates
+    so far (logging, evaluations and checkpoints included) on its updates 2, 4, 8, ..., so that the rate reaches its
+    final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before a new run, every
+    ``eval_every`` updates and on the last update (``eval_games`` games per opponent, any agent spec). A checkpoint
+    is saved every ``checkpoint_every`` updates, when ``checkpoint_minutes`` have passed since the last one, and on
+    the last update. A non-finite loss or parameter norm stops the run with a ``ConfigError`` (nothing of that update
+    is saved; earlier checkpoints are kept).
+
+    SIGINT (Ctrl-C) or SIGTERM stops the run after the update under way: its checkpoint, metrics and plot are
+    written and the summary (``interrupted`` true) is returned; the line printed says how to resume. A second signal
+    stops at once (``KeyboardInterrupt``), keeping the earlier checkpoints.
 
     ``progress`` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
     either way). ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a
@@ -240,17 +250,49 @@ def run(
         eval_games=eval_games,
         opponents=opponents,
         checkpoint_every=checkpoint_every,
+        checkpoint_minutes=checkpoint_minutes,
     )
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
     # types, ranges, the replay ring and the memory estimate, before anything is written
     check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
-    with _process_lock(out):
-        session = _Session(config, out, settings, progress, mesh, until_update)
+    checkpoint.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
+    with _process_lock(out), StopSignals() as stop:
+        session = _Session(config, out, settings, progress, mesh, until_update, stop)
         try:
             return session.run(resume, init_from, changed)
         finally:
             session.close()
+
+
+class StopSignals:
+    """While entered (in the main thread), SIGINT and SIGTERM ask a training run to stop cleanly instead of
+    killing it: the first one sets :attr:`received` (the signal's name), which the loop checks after each update; a
+    second one raises ``KeyboardInterrupt`` at once. The previous handlers are restored on exit. Elsewhere than in
+    the main thread (where Python cannot install handlers) it does nothing."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.received is not None:
+            self.__exit__()
+            raise KeyboardInterrupt(f"{signal.Signals(signum).name} received twice: stopped without saving")
+        self.received = signal.Signals(signum).name
 
 
 @contextmanager
@@ -280,11 +322,27 @@ class _Session:
     :meth:`compile`, the first evaluation, :meth:`train` (the loop of updates, evaluations and checkpoints), then
     :meth:`finish` (the last checkpoint, the plot and the summary). Only process 0 writes files and prints."""
 
-    def __init__(self, config: Any, out: Path, settings: Settings, progress: bool, mesh: Any, until_update: int | None):
+    #: The clock of the session (seconds, monotonic); tests may replace it.
+    clock = staticmethod(time.perf_counter)
+
+    def __init__(
+        self,
+        config: Any,
+        out: Path,
+        settings: Settings,
+        progress: bool,
+        mesh: Any,
+        until_update: int | None,
+        stop: StopSignals | None = None,
+    ):
         self.config, self.out, self.settings = config, out, settings
+        self.stop = stop or StopSignals()
+        self.interrupted = False
         self.primary = scaffold.is_primary()
-        self.begin = time.perf_counter()
+        self.begin = self.clock()
+        self.clock0 = 0.0  # the run's clock when this session began (seconds trained by earlier sessions)
         self.deadline = None if settings.minutes is None else self.begin + 60.0 * settings.minutes
+        self.last_save = self.begin
         self.verbose = self.primary  # lines of text (compiling, the first evaluation) are shown even without a bar
         self.progress = progress and self.primary
         self.trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
@@ -309,9 +367,23 @@ class _Session:
             self.writer.close()
             self.writer = None
 
+    def elapsed(self) -> float:
+        """The run's clock: seconds of training so far, earlier sessions included (``time_s`` of the metrics)."""
+        return self.clock0 + self.clock() - self.begin
+
     def out_of_time(self) -> bool:
         """Whether the deadline has passed, as process 0 sees it (the same answer in every process)."""
-        return bool(scaffold.agree(self.deadline is not None and time.perf_counter() >= self.deadline))
+        return bool(scaffold.agree(self.deadline is not None and self.clock() >= self.deadline))
+
+    def stopping(self) -> bool:
+        """Whether a stop signal reached any process (:class:`StopSignals`); announced once, on process 0."""
+        if not self.interrupted and scaffold.any_process(self.stop.received is not None):
+            self.interrupted = True
+            self.say(
+                f"\n{self.stop.received or 'a stop signal'} received: stopping after this update and saving a "
+                f"checkpoint (send it again to stop at once without saving)"
+            )
+        return self.interrupted
 
     # 1. the runner
     def start(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> Any:
@@ -320,12 +392,17 @@ class _Session:
         trainer, out = self.trainer, self.out
         if resume:
             runner = checkpoint.restore(out, trainer)
+            update = int(runner.update)
             if self.primary:
-                rundir.truncate_metrics(out, int(runner.update))
+                rundir.truncate_metrics(out, update)
+            self.clock0 = float(scaffold.agree(rundir.run_clock(out, update) if self.primary else 0.0))
+            if self.deadline is not None:
+                self.deadline -= self.clock0
             horizon = min(self.config.num_updates, scaffold.MAX_HORIZON)
             if self.deadline is None and scaffold.lr_horizon(runner) != horizon:
                 changed.append(f"learning-rate horizon {horizon} updates (was {scaffold.lr_horizon(runner)})")
                 runner = scaffold.with_lr_horizon(runner, horizon)
+            self.say(f"resumed from update {update}{self.budget_text()}")
             for line in changed:
                 self.say(f"resumed with {line}")
         else:
@@ -343,6 +420,19 @@ class _Session:
             _write_settings(out, self.settings)
         return runner
 
+    def budget_text(self) -> str:
+        """How much of the run's time budget is used and left, for the resume line (empty without a budget)."""
+        minutes = self.settings.minutes
+        if minutes is None:
+            return ""
+        used = self.clock0 / 60
+        if used >= minutes:
+            return (
+                f", its time budget is spent ({used:.1f} of --minutes {minutes:g}, the whole run's budget): give a "
+                f"larger --minutes to train longer, e.g. --minutes {math.ceil(used + minutes):g}"
+            )
+        return f" at {used:.1f} of {minutes:g} minutes ({minutes - used:.1f} min left)"
+
     # 2. compile
     def compile(self, runner: Any) -> Any:
         """The compiled update (timed and announced)."""
@@ -350,9 +440,9 @@ class _Session:
         mesh = self.trainer.mesh
         where = f" over {mesh.size} {mesh.devices.flat[0].platform} devices" if mesh is not None else ""
         self.say(f"compiling the {self.name} update ({c.variant}, {c.num_envs} games x {c.num_steps} steps{where})...")
-        t0 = time.perf_counter()
+        t0 = self.clock()
         update_fn = self.trainer.update.lower(runner).compile()
-        self.compile_s = time.perf_counter() - t0
+        self.compile_s = self.clock() - t0
         self.say(f"compiled in {self.compile_s:.1f} s")
         return update_fn
 
@@ -384,7 +474,7 @@ class _Session:
         if minutes:
             self.bar = tqdm(
                 total=round(60 * minutes),
-                initial=min(round(time.perf_counter() - self.begin), round(60 * minutes)),
+                initial=min(round(self.elapsed()), round(60 * minutes)),
                 disable=not self.progress,
                 desc=desc,
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s{postfix}",
@@ -411,43 +501,56 @@ class _Session:
             f"train again with a lower --lr (learning_rate), now {self.config.learning_rate:g}"
         )
 
-    def fit_horizon(self, runner: Any, seconds: float) -> Any:
-        """``runner`` with its learning rate decaying to the final fraction by the deadline (agreed horizon)."""
+    def fit_horizon(self, runner: Any, seconds_per_update: float) -> Any:
+        """``runner`` with its learning rate decaying to the final fraction by the deadline (agreed horizon), at
+        ``seconds_per_update`` of wall time an update."""
         update = int(runner.update)
-        horizon = _estimated_horizon(self.config, update, self.deadline - time.perf_counter(), seconds)
+        horizon = _estimated_horizon(self.config, update, self.deadline - self.clock(), seconds_per_update)
         return scaffold.with_lr_horizon(runner, int(scaffold.agree(max(horizon, update))))
 
+    def save_due(self, update: int, done: bool) -> bool:
+        """Whether update ``update`` is checkpointed: the last one, every ``checkpoint_every`` updates, or
+        ``checkpoint_minutes`` after the last save (process 0's clock decides for all)."""
+        s = self.settings
+        if done or (s.checkpoint_every > 0 and update % s.checkpoint_every == 0):
+            return True
+        late = s.checkpoint_minutes > 0 and self.clock() - self.last_save >= 60 * s.checkpoint_minutes
+        return bool(scaffold.agree(late))
+
     def train(self, runner: Any, update_fn: Any) -> Any:
-        """Run updates until the last one (or the deadline): log each, evaluate and checkpoint on schedule."""
+        """Run updates until the last one, the deadline or a stop signal: log each, evaluate and checkpoint on
+        schedule."""
         s, spu = self.settings, self.config.steps_per_update
-        done = int(runner.update) >= self.last or self.out_of_time()
-        session_updates = 0
+        done = int(runner.update) >= self.last or self.out_of_time() or self.stopping()
+        session_updates, loop_start = 0, self.clock()
         while not done:
-            t0 = time.perf_counter()
+            t0 = self.clock()
             runner, metrics = update_fn(runner)
             metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
-            seconds = time.perf_counter() - t0
+            seconds = max(self.clock() - t0, 1e-9)
             update = int(runner.update)
             self.check_finite(metrics, update)
             self.rates.append(spu / seconds)
             session_updates += 1
-            if self.deadline is not None and session_updates == 2:
-                runner = self.fit_horizon(runner, seconds)
-            done = update >= self.last or self.out_of_time()  # decided once: the last update is evaluated and saved
+            if self.deadline is not None and session_updates & (session_updates - 1) == 0 and session_updates > 1:
+                # updates 2, 4, 8, ...: wall time an update so far, with its logging, evaluations and checkpoints
+                runner = self.fit_horizon(runner, (t0 - loop_start) / (session_updates - 1))
+            done = update >= self.last or self.out_of_time() or self.stopping()  # decided once, for all processes
             record = {
                 "update": update,
                 "env_steps": update * spu,
-                "time_s": time.perf_counter() - self.begin,
+                "time_s": self.elapsed(),
                 "steps_per_s": spu / seconds,
                 **metrics,
             }
-            if s.eval_every > 0 and (update % s.eval_every == 0 or done):
+            if s.eval_every > 0 and (update % s.eval_every == 0 or (done and not self.interrupted)):
                 record.update(self.evaluate(runner.params, update))
             self.log(record)  # before the checkpoint: a resume drops what comes after it
-            if done or (s.checkpoint_every > 0 and update % s.checkpoint_every == 0):
+            if self.save_due(update, done):
                 checkpoint.save(self.out, runner, self.config)
+                self.last_save = self.clock()
             if s.minutes:
-                self.bar.update(min(self.bar.total, round(time.perf_counter() - self.begin)) - self.bar.n)
+                self.bar.update(min(self.bar.total, round(self.elapsed())) - self.bar.n)
             else:
                 self.bar.update(spu)
         return runner
@@ -458,6 +561,11 @@ class _Session:
         self.close()
         update = int(runner.update)
         checkpoint.save(self.out, runner, self.config)
+        if self.interrupted:
+            self.say(
+                f"{self.stop.received or 'a stop signal'}: training stopped at update {update}; its checkpoint and "
+                f"metrics are saved in {str(self.out)!r}; continue with: blokus-jax train --out {self.out} --resume"
+            )
         final: dict[str, Any] = {}
         if self.primary:
             records = read_metrics(self.out)
@@ -469,21 +577,24 @@ class _Session:
         return {
             "updates": update,
             "env_steps": update * self.config.steps_per_update,
-            "seconds": time.perf_counter() - self.begin,
+            "seconds": self.clock() - self.begin,
             "compile_s": self.compile_s,
             "steps_per_s": float(np.mean(self.rates[1:] or self.rates)) if self.rates else math.nan,
+            "interrupted": self.interrupted,
             **final,
         }
 
     def run(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> dict:
         """The session from start to summary."""
         runner = self.start(resume, init_from, changed)
+        if self.stopping():  # a signal while starting: save the runner as it is (update 0 of a new run)
+            return self.finish(runner)
         update_fn = self.compile(runner)
         s = self.settings
-        if not resume and s.eval_every > 0:
+        if not resume and s.eval_every > 0 and not self.stopping():
             self.say(f"evaluating the initial network against {', '.join(s.opponents)} ({s.eval_games} games each)...")
             result = self.evaluate(runner.params, 0)
-            self.log({"update": 0, "env_steps": 0, "time_s": time.perf_counter() - self.begin, **result})
+            self.log({"update": 0, "env_steps": 0, "time_s": self.elapsed(), **result})
             self.say(f"initial network: {win_rates_text(result)}")
         if int(runner.update) >= self.last:
             self.say(f"nothing to train: the run is at update {int(runner.update)} of {self.last}")

@@ -62,6 +62,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    """argparse type: a finite number >= 0 (rejects nan and inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a number from 0 up such as 2.5") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number from 0 up, e.g. 2.5")
+    return value
+
+
 def _writable_dir_for(path: Path, flag: str) -> None:
     """Raise ``ArgumentTypeError`` unless ``path`` could be created or written: its nearest existing ancestor must be
     a writable directory."""

@@ -12,6 +12,7 @@ from typing import Any
 from blokus_agents import checkpoint, scaffold
 from blokus_agents.cli.common import (
     Handler,
+    nonnegative_float,
     nonnegative_int,
     output_dir,
     output_file,
@@ -24,7 +25,13 @@ from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
 #: ``blokus-jax train``'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
-_TRAIN_DEFAULTS = {"eval_every": 25, "eval_games": 64, "checkpoint_every": 50, "minutes": 5.0}
+_TRAIN_DEFAULTS = {
+    "eval_every": 25,
+    "eval_games": 64,
+    "checkpoint_every": 50,
+    "checkpoint_minutes": 5.0,
+    "minutes": 5.0,
+}
 
 
 NAME = "train"
@@ -45,7 +52,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     budget.add_argument(
         "--minutes",
         type=positive_float,
-        help="train for this many minutes of wall time (default 5; a resumed run gets its own again)",
+        help="train for this many minutes of wall time (default 5), the whole run's budget: a resumed run continues "
+        "its clock, so give a larger --minutes with --resume to train longer",
     )
     budget.add_argument("--total-steps", type=positive_int, help="train for this many environment steps instead")
     parser.add_argument("--num-envs", type=positive_int, help="games played in parallel (default 64)")
@@ -108,7 +116,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         )
         if scaffold.is_primary():
             _print_summary(summary, config, out, args.json)
-        return 0
+        return 130 if summary.get("interrupted") else 0
 
     return run
 
@@ -141,6 +149,13 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-games", type=positive_int, help="games per evaluation against each bot (default 64)")
     parser.add_argument(
         "--checkpoint-every", type=nonnegative_int, help="updates between checkpoints (0: only at the end; default 50)"
+    )
+    parser.add_argument(
+        "--checkpoint-minutes",
+        type=nonnegative_float,
+        metavar="M",
+        help="also save a checkpoint when M minutes have passed since the last one (0: off; default 5); Ctrl-C or "
+        "SIGTERM always saves one before stopping",
     )
     parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the summary as JSON to PATH")
     parser.add_argument(
@@ -247,6 +262,7 @@ def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
         "eval_every": args.eval_every,
         "eval_games": args.eval_games,
         "checkpoint_every": args.checkpoint_every,
+        "checkpoint_minutes": args.checkpoint_minutes,
         "minutes": args.minutes if args.total_steps is None else math.inf,
     }
     if fresh:

@@ -148,9 +148,14 @@ def test_memory_limit_is_the_machine():
     assert limit > 2**28 and what
 
 
-def test_k_above_the_number_of_actions_is_refused():
-    with pytest.raises(ConfigError, match="more than the 1373 actions of 'simple'"):
-        check_trainable(AZConfig(k=2000, considered=8), limit=64 * GIB)
+def test_k_above_the_number_of_placements_is_refused_by_the_config_check_and_by_make_train():
+    for k in (2000, 1373):  # simple has 1,373 actions: 1,372 placements and the pass
+        with pytest.raises(ConfigError, match="AZConfig.k=.* more than the 1,372 placements of 'simple'"):
+            check_trainable(AZConfig(k=k, considered=8), limit=64 * GIB)
+    from blokus_agents.alphazero import make_train
+
+    with pytest.raises(ConfigError, match="AZConfig.k=2000 is more than the 1,372 placements"):
+        make_train(AZConfig(k=2000, considered=8))  # called directly, before anything is traced
 
 
 # --------------------------------------------------------------------------------------------------- replay ring
