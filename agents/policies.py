@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from blokus_agents.masking import masked_logits, sample_masked
 from blokus_agents.messages import gib
 from blokus_agents.options import Option, default_check, machine_memory
+from blokus_agents.search_settings import check_budget
 from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
@@ -351,6 +352,10 @@ def _build(
     factory's default) and checked against its declared range, and the memory estimate checked, first."""
     params, _ = _parameters(factory, 1 + len(target))
     typed = _typed_options(spec, name, factory, entry, env, options, len(target))
+    try:
+        check_budget(typed)  # every search agent's one rule for seconds= and sims=
+    except ValueError as exc:
+        raise AgentSpecError(f"agent {spec!r}: {exc}") from None
     if entry.memory is not None:
         defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
         need = int(entry.memory(env, {**defaults, **typed}))
