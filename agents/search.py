@@ -9,9 +9,12 @@ import functools
 import inspect
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from blokus_agents.gumbel import (  # noqa: F401 (the search's public names, importable from here too)
     LOGIT_BOUND,
@@ -69,9 +72,9 @@ def mcts_policy(
     """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
     evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
 
-    ``seconds=S > 0`` replaces ``sims`` by a time budget: the number of simulations that one batch-1 search on this
-    machine runs in at most ``S`` seconds (:func:`calibrate_sims`; the policy then plays that fixed budget, also
-    batched in the arena, so a match against it costs what its moves would cost one at a time).
+    ``seconds=S > 0`` replaces ``sims`` by a time budget: in each phase of the game, the number of simulations that
+    one batch-1 search on this machine runs in at most ``S`` seconds (:func:`calibrate_budget`; the policy then plays
+    that fixed budget, also batched in the arena, so a match against it plays as its moves would one at a time).
 
     Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
     playouts per leaf blended with the score margin, no Gumbel noise when playing."""
@@ -102,7 +105,7 @@ def mcts_policy(
 
     if o.seconds:
         options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
-        return build(calibrate_sims(env, build, o.seconds, ("mcts",) + options))
+        return phased(build, calibrate_budget(env, build, o.seconds, ("mcts",) + options))
     return build(o.sims)
 
 
@@ -126,14 +129,60 @@ AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", 
 MAX_BUDGET_SIMS = 1 << 15
 #: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
 BUDGET_SHARE = 0.75
-#: Calibrated simulation counts, by (variant, agent options, seconds, machine); calibrating costs two compilations.
-_CALIBRATED: dict[tuple, int] = {}
+#: A ``seconds=`` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
+#: the cheap phases search more than the slowest one allows.
+BUDGET_PHASES = 3
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Simulations a move by phase of the game: phase ``i`` starts once ``starts[i]`` pieces are on the board (all
+    colours together; ``starts[0]`` is 0) and searches ``sims[i]`` simulations."""
+
+    starts: tuple[int, ...]
+    sims: tuple[int, ...]
+
+    def phase(self, state: State) -> jax.Array:
+        """``int32``: the phase of ``state`` (unbatched)."""
+        placed = state.pieces_placed.sum()
+        return sum((placed >= start).astype(jnp.int32) for start in self.starts[1:]) + jnp.int32(0)
+
+    def describe(self) -> str:
+        """The budget in words (``"312 simulations a move"``, or one figure per phase)."""
+        if len(set(self.sims)) == 1:
+            return f"{self.sims[0]} simulations a move"
+        phases = ", ".join(f"{n} from {start} pieces on the board" for start, n in zip(self.starts, self.sims))
+        return f"simulations a move by phase: {phases}"
+
+
+#: Calibrated budgets, by (variant, agent options, seconds, machine); calibrating costs a few compilations.
+_CALIBRATED: dict[tuple, Budget] = {}
 
 
 def calibrated_sims() -> list[int]:
     """The simulation counts that the ``seconds=`` budgets calibrated so far in this process came to, oldest first
-    (what a time-budgeted agent actually searched, for a match's record)."""
+    (the largest phase's count of a phased budget; :func:`calibrated_budgets` has every phase)."""
+    return [max(budget.sims) for budget in _CALIBRATED.values()]
+
+
+def calibrated_budgets() -> list[Budget]:
+    """The :class:`Budget` of every ``seconds=`` budget calibrated so far in this process, oldest first (what a
+    time-budgeted agent actually searched, for a match's record)."""
     return list(_CALIBRATED.values())
+
+
+def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
+    """The search of ``budget``: ``build(sims)`` is a search function whose last argument is the (unbatched) state;
+    the result calls the one of the state's phase (:func:`jax.lax.switch`: at batch 1 only that branch runs; under
+    ``vmap``, as in the arena, every branch runs and the phase's result is kept)."""
+    branches = [build(n) for n in budget.sims]
+    if len(set(budget.sims)) == 1:
+        return branches[0]
+
+    def search(*args):
+        return jax.lax.switch(budget.phase(args[-1]), branches, *args)
+
+    return search
 
 
 def _calibration_positions(env: Env) -> list[State]:
@@ -148,6 +197,28 @@ def _calibration_positions(env: Env) -> list[State]:
     return positions
 
 
+def _move_times(policy: Callable[[jax.Array, State], jax.Array], states: list[State]) -> list[float]:
+    """Seconds a move of the batch-1 ``policy`` at each of ``states`` after compiling it (median of three)."""
+    act = jax.jit(policy)
+    jax.block_until_ready(act(jax.random.key(1), states[0]))  # compile
+    medians = []
+    for state in states:
+        times = []
+        for i in range(3):
+            start = time.perf_counter()
+            jax.block_until_ready(act(jax.random.key(2 + i), state))
+            times.append(time.perf_counter() - start)
+        medians.append(sorted(times)[1])
+    return medians
+
+
+def _check_seconds(seconds: float) -> float:
+    seconds = float(seconds)
+    if not 0 < seconds <= 3600:
+        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
+    return seconds
+
+
 def calibrate_sims(
     env: Env,
     build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
@@ -157,41 +228,46 @@ def calibrate_sims(
     max_sims: int = MAX_BUDGET_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
-    this machine, measured after compilation on positions of every phase of a game (the slowest one counts; forced
-    moves return at once): a probe search of ``probe`` simulations gives the time per simulation, the budget is
-    extrapolated from it, then timed and shrunk once more if it still overruns. Cached per ``cache_key``, variant,
-    budget, ``probe`` and ``max_sims``. Raises ``VariantError`` for a budget that is not a positive finite number of
-    seconds."""
-    seconds = float(seconds)
-    if not 0 < seconds <= 3600:
-        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
-    key = (env.variant, cache_key, seconds, probe, max_sims, jax.default_backend())
+    this machine in every phase of a game: :func:`calibrate_budget` with a single phase."""
+    return calibrate_budget(env, build, seconds, cache_key, probe, max_sims, phases=1).sims[0]
+
+
+def calibrate_budget(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    cache_key: tuple = (),
+    probe: int = 32,
+    max_sims: int = MAX_BUDGET_SIMS,
+    phases: int = BUDGET_PHASES,
+) -> Budget:
+    """The :class:`Budget` of ``phases`` phases whose batch-1 search (:func:`phased` over ``build(sims) ->
+    policy``) takes at most ``BUDGET_SHARE * seconds`` a move on this machine in each phase, measured after
+    compilation on positions of every phase of a game (the slowest position of a phase counts; forced moves return
+    at once): a probe search of ``probe`` simulations gives the time per simulation at each position, each phase's
+    count is extrapolated from its slowest one, then the phased search is timed and a phase that still overruns is
+    shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``. Raises
+    ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    seconds = _check_seconds(seconds)
+    key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
     states = _calibration_positions(env)
     target = BUDGET_SHARE * seconds
+    groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
+    starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
+    starts = (0,) + starts[1:]
 
-    def timed(sims: int) -> float:
-        # The slowest phase of the game (the median of three calls at each position) sets the budget.
-        act = jax.jit(build(sims))
-        jax.block_until_ready(act(jax.random.key(1), states[0]))  # compile
-        worst = 0.0
-        for state in states:
-            times = []
-            for i in range(3):
-                start = time.perf_counter()
-                jax.block_until_ready(act(jax.random.key(2 + i), state))
-                times.append(time.perf_counter() - start)
-            worst = max(worst, sorted(times)[1])
-        return worst
+    def fit(times: list[float], sims: tuple[int, ...]) -> tuple[int, ...]:
+        slowest = [max(times[i] for i in g) for g in groups]
+        return tuple(int(min(max_sims, max(1, n * target / t))) if t > 0 else n for n, t in zip(sims, slowest))
 
-    per_sim = timed(probe) / probe
-    sims = int(min(max_sims, max(1, target / per_sim)))
-    spent = timed(sims)
-    if spent > target:
-        sims = int(max(1, sims * target / spent))
-    _CALIBRATED[key] = sims
-    return sims
+    sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
+    spent = _move_times(phased(build, Budget(starts, sims)), states)
+    slowest = [max(spent[i] for i in g) for g in groups]
+    sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
+    _CALIBRATED[key] = budget = Budget(starts, sims)
+    return budget
 
 
 @takes_settings()
@@ -204,8 +280,8 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
     ``playout`` and ``margin``; unused at ``mix=0``).
 
     ``seconds=S > 0`` replaces ``sims`` by a time budget, as for :func:`mcts_policy`: the simulations one batch-1
-    search with these ``params`` runs in at most ``S`` seconds on this machine (:func:`calibrate_sims`, cached per
-    network architecture and options)."""
+    search with these ``params`` runs in at most ``S`` seconds on this machine in each phase of the game
+    (:func:`calibrate_budget`, cached per network architecture and options)."""
     o = settings
     evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
 
@@ -225,8 +301,8 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
                 built[n] = build(n)
             return functools.partial(built[n], params)
 
-        sims = calibrate_sims(env, build_policy, o.seconds, ("network",) + options)
-        return ParamPolicy(built[sims] if sims in built else build(sims), params)
+        budget = calibrate_budget(env, build_policy, o.seconds, ("network",) + options)
+        return ParamPolicy(phased(lambda n: built[n] if n in built else build(n), budget), params)
     return ParamPolicy(build(o.sims), params)
 
 
@@ -385,7 +461,12 @@ __all__ = [
     "absolute_seats",
     "az_memory",
     "az_policy",
+    "BUDGET_PHASES",
+    "Budget",
+    "calibrate_budget",
     "calibrate_sims",
+    "calibrated_budgets",
+    "phased",
     "egocentric_seats",
     "full_action_weights",
     "make_search",

@@ -338,13 +338,20 @@ def orientation_row_masks(tables: Tables) -> np.ndarray:
 
 
 def playout_move(
-    tables: Tables, key: jax.Array, bits: jax.Array, greedy: bool = True, covering: jax.Array | None = None
+    tables: Tables,
+    key: jax.Array,
+    bits: jax.Array,
+    greedy: bool = True,
+    covering: jax.Array | None = None,
+    size_base: float = 0.0,
 ) -> jax.Array:
     """The move of a playout policy from the packed legal placements ``bits`` (``uint32[O, H]``): a uniformly random
     placement of the largest placeable piece size (``greedy``) or of any size; with ``covering`` (the legal anchors
-    that cover an opponent's corner cell, a subset of ``bits``) the ones among those that also cover, when there
-    are any. The pass when nothing is placeable."""
-    if greedy:
+    that cover a cell the policy prefers, a subset of ``bits``) the ones among those that also cover, when there
+    are any. ``size_base > 0`` replaces the size rule by weights: each placement is drawn with probability in
+    proportion to ``size_base ** size`` (``greedy`` is then ignored). The pass when nothing is placeable."""
+    width = tables.variant.board_shape[1]
+    if greedy and not size_base > 0:
         sizes = jnp.asarray(tables.orientation_size)
         placeable = jnp.max(bits, axis=1) != 0
         best = jnp.max(jnp.where(placeable, sizes, 0))
@@ -352,7 +359,38 @@ def playout_move(
     if covering is not None:
         covering = bits & covering
         bits = jnp.where(has_placement(covering), covering, bits)
-    return sample_from_bits(key, bits, tables.variant.board_shape[1], tables.pass_action)
+    if size_base > 0:
+        weights = jnp.asarray(float(size_base) ** tables.orientation_size.astype(np.float64), jnp.float32)
+        return sample_weighted(key, bits, weights, width, tables.pass_action)
+    return sample_from_bits(key, bits, width, tables.pass_action)
+
+
+def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: int, pass_action: int) -> jax.Array:
+    """A random set bit of packed ``uint32[O, H]`` bits as an action index, drawn with probability in proportion to
+    ``weights[o]`` (``float32[O]``, positive) of its orientation: an orientation by its placements times its weight,
+    then a uniformly random placement of it. ``pass_action`` if no bit is set."""
+    num_rows = bits.shape[-1]
+    counts = popcount(bits)  # [O, H]
+    per_orientation = jnp.sum(counts, axis=-1)
+    mass = per_orientation.astype(jnp.float32) * weights
+    upper = jnp.asarray(np.triu(np.ones((mass.shape[0],) * 2, np.float32)))
+    cumulative = jnp.matmul(mass, upper, precision=jax.lax.Precision.HIGHEST)
+    k_orientation, k_rank = jax.random.split(key)
+    u = jax.random.uniform(k_orientation) * cumulative[-1]
+    o = jnp.minimum(jnp.sum(cumulative <= u), mass.shape[0] - 1)
+    o = jnp.where(per_orientation[o] > 0, o, jnp.argmax(per_orientation))  # float rounding at the top end
+    rank = jax.random.randint(k_rank, (), 0, jnp.maximum(per_orientation[o], 1))
+    r, rank = _select_by_rank(counts[o], rank)
+    col = _nth_set_bit(bits[o, r], rank)
+    action = join_action(o, r, col, (num_rows, width))
+    return jnp.where(jnp.sum(per_orientation) > 0, action, pass_action).astype(jnp.int32)
+
+
+def _dilate(rows: jax.Array) -> jax.Array:
+    """The cells of row bitboard ``rows`` (``uint32[H]``) and their 8 neighbours (bits past the board's width may be
+    set; callers only test them against placements, which never cover them)."""
+    wide = rows | (rows << 1) | (rows >> 1)
+    return wide | _shift_rows(wide, 1, 0) | _shift_rows(wide, -1, 0)
 
 
 def playout(
@@ -366,6 +404,8 @@ def playout(
     color: jax.Array,
     greedy: bool = True,
     block: bool = False,
+    local: bool = False,
+    size_base: float = 0.0,
 ) -> tuple[jax.Array, jax.Array]:
     """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
     last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
@@ -379,7 +419,15 @@ def playout(
     ``block`` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
     corner cell of another player's colours (a cell from which that colour could start a piece), when there are
     any. A third of the work of a move more than ``greedy``.
+
+    ``local`` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
+    within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
+    there are any; ``size_base > 0`` draws among them with probability in proportion to ``size_base ** size``
+    instead of the ``greedy`` size rule. ``block`` and ``local`` are exclusive.
     """
+    if block and local:
+        raise ValueError("playout: block and local are exclusive preferences; choose one")
+    prefers = block or local
     rows, width = tables.variant.board_shape
     num_colors = remaining.shape[0]
     masks = jnp.asarray(orientation_row_masks(tables))
@@ -388,7 +436,7 @@ def playout(
     depth = masks.shape[1]
     own = jax.vmap(lambda c: pack_rows(board == (c + 1).astype(board.dtype)))(jnp.arange(num_colors, dtype=jnp.int32))
 
-    def bits_of(own, remaining, placed, color):
+    def bits_of(own, remaining, placed, color, recent):
         # One-hot selects instead of gathers at ``color``: batched gathers and scatters are serial loops on CPU.
         is_color = jnp.arange(num_colors) == color
         mine = functools.reduce(jnp.bitwise_or, [jnp.where(is_color[i], own[i], 0) for i in range(num_colors)])
@@ -397,8 +445,9 @@ def playout(
         available = jnp.sum(jnp.where(is_color[:, None], remaining, 0), axis=0) > 0
         forbidden, corners = forbidden_and_corners(tables, mine, occupied, first, color)
         bits = legal_bits(tables, forbidden, corners, available)
-        if block:
-            covering = bits & covering_bits(tables, opponent_corners(own, occupied, placed, color))
+        if prefers:
+            cells = opponent_corners(own, occupied, placed, color) if block else near_opponents(recent, color)
+            covering = bits & covering_bits(tables, cells)
             return jax.lax.optimization_barrier((bits, covering))
         return jax.lax.optimization_barrier(bits)
 
@@ -416,13 +465,23 @@ def playout(
             cells = cells | jnp.where(mover != owner[c], corners, jnp.uint32(0))
         return cells
 
+    def near_opponents(recent, color):
+        # Cells within two of the last piece of every colour owned by another player than ``color``'s.
+        mover = jnp.sum(jnp.where(jnp.arange(num_colors) == color, jnp.asarray(owner), 0))
+        cells = jnp.zeros((rows,), jnp.uint32)
+        for c in range(num_colors):
+            if owner[c] < 0:
+                continue
+            cells = cells | jnp.where(mover != owner[c], recent[c], jnp.uint32(0))
+        return _dilate(_dilate(cells))
+
     def turn(carry):
         # The mask is computed at the end of the previous turn and read here from the loop carry: choosing a move
         # from a mask computed in the same iteration made XLA:CPU pick a layout that was ~30x slower.
-        own, remaining, placed, last_mono, passed, color, bits, key = carry
+        own, remaining, placed, last_mono, passed, color, bits, key, recent = carry
         key, sub = jax.random.split(key)
-        bits, covering = bits if block else (bits, None)
-        action = playout_move(tables, sub, bits, greedy, covering)
+        bits, covering = bits if prefers else (bits, None)
+        action = playout_move(tables, sub, bits, greedy, covering, size_base)
         moves = action != tables.pass_action
         o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
         r, c = (action // width) % rows, (action % width).astype(jnp.uint32)
@@ -430,6 +489,7 @@ def playout(
         piece_rows = jnp.where((offset >= 0) & (offset < depth), masks[o][jnp.clip(offset, 0, depth - 1)] << c, 0)
         hit = (jnp.arange(num_colors) == color) & moves
         own = jnp.where(hit[:, None], own | piece_rows, own)
+        recent = jnp.where(hit[:, None], piece_rows, recent)
         is_piece = jnp.arange(remaining.shape[1]) == piece_of[o]
         remaining = remaining - (hit[:, None] & is_piece).astype(remaining.dtype)
         placed = placed + hit.astype(placed.dtype)
@@ -437,12 +497,14 @@ def playout(
         passed = passed | ((jnp.arange(num_colors) == color) & ~moves)
         order = (color + 1 + jnp.arange(num_colors)) % num_colors
         color = order[jnp.argmax(~passed[order])].astype(jnp.int32)
-        return own, remaining, placed, last_mono, passed, color, bits_of(own, remaining, placed, color), key
+        bits = bits_of(own, remaining, placed, color, recent)
+        return own, remaining, placed, last_mono, passed, color, bits, key, recent
 
     def live(carry):
         return ~jnp.all(carry[4])
 
     color = jnp.asarray(color, jnp.int32)
+    recent = jnp.zeros_like(own)
     start = (
         own,
         remaining,
@@ -450,8 +512,9 @@ def playout(
         last_was_monomino,
         passed,
         color,
-        bits_of(own, remaining, pieces_placed, color),
+        bits_of(own, remaining, pieces_placed, color, recent),
         key,
+        recent,
     )
     final = jax.lax.while_loop(live, turn, start)
     return final[1], final[3]

@@ -21,8 +21,8 @@ from blokus_agents.cli.common import (
     nonnegative_int,
     variant_of,
 )
-from blokus_agents.policies import Policy
-from blokus_agents.search import calibrated_sims
+from blokus_agents.policies import Policy, check_agent
+from blokus_agents.search import calibrated_budgets
 from blokus_jax import records, render, rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import IllegalActionError
@@ -35,7 +35,8 @@ PLAY_HELP = """Commands:
   <cell> <cell> ...              the cells to cover, e.g. "{cells}" (or "{cells_commas}")
   pieces                         your remaining pieces and how many orientations each has
   show <piece>                   draw every orientation of a piece with its number
-  hint                           suggest a move
+  hint                           suggest a move (by the agent of --hint-bot; e.g. --hint-bot corners answers at
+                                 once, the default strong is calibrated to this machine at the first hint)
   undo                           take back your last move (and the replies to it)
   help                           this text
   quit                           leave the game
@@ -69,6 +70,14 @@ def _first_moves(env: Env, color: int) -> list[int]:
     mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
     return [int(a) for a in np.flatnonzero(mask)]
 
+
+#: The longest line ``play`` reads (a move of the largest piece as cells, with commas, is well under 100
+#: characters); a longer one is refused without being echoed.
+MAX_LINE_CHARS = 200
+#: The most words a line may have (the cells of the largest piece, or a command).
+MAX_TOKENS = 32
+#: The most digits an orientation number may have.
+_MAX_ORIENTATION_DIGITS = 3
 
 #: The words ``play`` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
 PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
@@ -110,11 +119,23 @@ def parse_move(text: str, env: Env) -> int:
     ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
     when the text is not a move."""
     tokens = text.replace(",", " ").split()
+    if len(tokens) > MAX_TOKENS:
+        raise IllegalActionError(
+            f"a move has at most {MAX_TOKENS} words (a piece, an orientation and a cell, or the cells to cover); "
+            f"this line has {len(tokens)}"
+        )
     names = {p.name.lower() for p in env.variant.pieces}
     if len(tokens) == 3 and tokens[1].isdigit():
         index = _piece_index(tokens[0], env)
         piece = env.variant.pieces[index]
-        orientation, count = int(tokens[1]), len(piece.orientations)
+        count = len(piece.orientations)
+        if not (tokens[1].isascii() and len(tokens[1]) <= _MAX_ORIENTATION_DIGITS):
+            shown = tokens[1] if len(tokens[1]) <= 8 else tokens[1][:8] + "..."
+            raise IllegalActionError(
+                f"orientation {shown!r} is not a number 0-{count - 1} written in the digits 0-9 ({piece.name!r} "
+                f"has {count}; type 'show {piece.name}' to see them)"
+            )
+        orientation = int(tokens[1])
         if orientation >= count:
             raise IllegalActionError(
                 f"{piece.name!r} has orientations 0-{count - 1} (its distinct rotations and "
@@ -192,6 +213,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         env = make(variant_of(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
+        check_agent(args.hint_bot, env)  # before anything compiles; a timed hint bot is built at the first hint
         if _timed(args.opponent):
             print(f"calibrating {args.opponent!r} to its time budget here (two compilations) ...", file=sys.stderr)
         opponent = _resolve_saying_budget(args.opponent, env)
@@ -217,10 +239,10 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 def _resolve_saying_budget(spec: str, env: Env) -> Policy:
     """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
     it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
-    before = len(calibrated_sims())
+    before = len(calibrated_budgets())
     policy = cli.resolve_agent(spec, env)
-    if len(calibrated_sims()) > before:
-        print(f"{spec!r}: {calibrated_sims()[-1]} simulations a move on this machine", file=sys.stderr)
+    if len(calibrated_budgets()) > before:
+        print(f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine", file=sys.stderr)
     return policy
 
 
@@ -307,10 +329,15 @@ def play_game(
             show_board = False
         out.write(f"your move ({names[int(state.current_color)]})> ")
         out.flush()
-        line = stdin.readline()
+        line = stdin.readline(MAX_LINE_CHARS + 1)
         if not line:
             say("\nend of input; leaving the game")
             return 0
+        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+            while (rest := stdin.readline(1 << 16)) and not rest.endswith("\n"):
+                pass  # the rest of the long line is dropped, never echoed
+            say(f"error: a line has at most {MAX_LINE_CHARS} characters. Type 'help' for the move format.")
+            continue
         command = line.strip()
         lowered = command.lower()
         if not command:

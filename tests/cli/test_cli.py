@@ -373,7 +373,7 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     def resolve(spec, env):  # a timed spec calibrates (here: says it came to 77 simulations), others do not
         built.append(spec)
         if cli._timed(spec):
-            monkeypatch.setitem(search._CALIBRATED, ("test", spec), 77)
+            monkeypatch.setitem(search._CALIBRATED, ("test", spec), search.Budget((0,), (77,)))
         return get_bot("corners", env)
 
     monkeypatch.setattr(cli, "resolve_agent", resolve)

@@ -1,0 +1,124 @@
+"""The ``local`` playout policy (Pentobi-style: answer the opponent's last piece nearby, pieces drawn in proportion to
+``3 ** size``) and the weighted sampling under it (:func:`blokus_jax.rules.sample_weighted`): the draws follow the
+weights, the preference for local placements holds, and whole playouts end with consistent scores."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import blokus_jax
+from blokus_agents.gumbel import LOCAL_SIZE_BASE, playout_value
+from blokus_jax import rules
+
+
+@pytest.fixture(scope="module")
+def duo():
+    return blokus_jax.make("duo")
+
+
+@pytest.fixture(scope="module")
+def opening(duo):
+    """A Duo position after four random moves (both colours have pieces on the board)."""
+    state = duo.init(jax.random.key(0))
+    step, sample = jax.jit(duo.step), jax.jit(duo.sample_action)
+    for t in range(4):
+        state = step(state, sample(jax.random.key(10 + t), state))
+    return state
+
+
+def test_weighted_draws_follow_the_weights(duo, opening):
+    """Each orientation is drawn in proportion to (its legal placements) x (its weight), and every draw is legal."""
+    bits = opening.legal_bits
+    counts = np.asarray(rules.popcount(bits).sum(-1))
+    weights = np.ones(duo.tables.num_orientations, np.float32)
+    heavy = np.flatnonzero(counts)[:2]
+    weights[heavy] = [50.0, 200.0]
+    draw = jax.jit(jax.vmap(lambda k: rules.sample_weighted(k, bits, jnp.asarray(weights), 14, duo.pass_action)))
+    actions = np.asarray(draw(jax.random.split(jax.random.key(1), 20_000)))
+    mask = np.asarray(opening.legal_action_mask)
+    assert mask[actions].all()
+    orientation = duo.tables.split_action(actions)[0]
+    expected = counts * weights / (counts * weights).sum()
+    seen = np.bincount(orientation, minlength=len(counts)) / len(actions)
+    for o in heavy:
+        assert abs(seen[o] - expected[o]) < 4 * np.sqrt(expected[o] * (1 - expected[o]) / len(actions)) + 1e-3
+    assert seen[counts == 0].sum() == 0
+
+
+def test_weighted_draw_of_nothing_is_the_pass(duo):
+    empty = jnp.zeros((duo.tables.num_orientations, 14), jnp.uint32)
+    weights = jnp.ones((duo.tables.num_orientations,), jnp.float32)
+    assert int(rules.sample_weighted(jax.random.key(0), empty, weights, 14, duo.pass_action)) == duo.pass_action
+
+
+def test_size_weights_prefer_large_pieces_without_excluding_small_ones(duo, opening):
+    """``size_base=3``: a 5-square placement is 3x as likely as a 4-square one placement for placement; the greedy
+    rule would never play the 4-square pieces at all."""
+    bits = opening.legal_bits
+    move = jax.jit(jax.vmap(lambda k: rules.playout_move(duo.tables, k, bits, True, None, LOCAL_SIZE_BASE)))
+    actions = np.asarray(move(jax.random.split(jax.random.key(2), 20_000)))
+    sizes = duo.tables.orientation_size[duo.tables.split_action(actions)[0]]
+    per_size = np.asarray(rules.popcount(bits).sum(-1))
+    legal_by_size = {s: per_size[duo.tables.orientation_size == s].sum() for s in (4, 5)}
+    ratio = (sizes == 5).sum() / legal_by_size[5] / ((sizes == 4).sum() / legal_by_size[4])
+    assert 2.5 < ratio < 3.6, ratio
+
+
+def test_local_preference_plays_a_covering_placement_when_there_is_one(duo, opening):
+    """With ``covering`` given, the weighted draw keeps to the covering placements while there are any."""
+    cells = jnp.zeros((14,), jnp.uint32).at[6].set(jnp.uint32(0b111111 << 4))  # a strip mid-board
+    covering = opening.legal_bits & rules.covering_bits(duo.tables, cells)
+    assert rules.has_placement(covering)
+    move = jax.jit(jax.vmap(lambda k: rules.playout_move(duo.tables, k, opening.legal_bits, True, covering, 3.0)))
+    for action in np.asarray(move(jax.random.split(jax.random.key(3), 200))):
+        placed = duo.action_cells(int(action))
+        assert any(r == 6 and 4 <= c < 10 for r, c in placed), placed
+
+
+def test_local_playouts_end_the_game_with_consistent_scores(duo, opening):
+    def one(key):
+        return rules.playout(
+            duo.tables,
+            key,
+            opening.board,
+            opening.remaining,
+            opening.pieces_placed,
+            opening.last_was_monomino,
+            opening.passed,
+            opening.current_color,
+            True,
+            False,
+            True,
+            LOCAL_SIZE_BASE,
+        )[0]
+
+    remaining = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(4), 32)))
+    before = np.asarray(opening.remaining)
+    assert (remaining >= 0).all() and (remaining <= before).all()
+    assert (remaining.sum((1, 2)) < before.sum() - 10).all()  # every playout went on placing pieces
+    assert len({r.tobytes() for r in remaining}) > 1  # and they differ
+
+
+def test_block_and_local_are_exclusive(duo, opening):
+    with pytest.raises(ValueError, match="exclusive"):
+        rules.playout(
+            duo.tables,
+            jax.random.key(0),
+            opening.board,
+            opening.remaining,
+            opening.pieces_placed,
+            opening.last_was_monomino,
+            opening.passed,
+            opening.current_color,
+            True,
+            True,
+            True,
+        )
+
+
+def test_local_playout_values_are_results(duo, opening):
+    value = jax.jit(playout_value(duo, 4, "local", 0.5))(jax.random.key(5), opening, jnp.int32(0))
+    assert -1.0 <= float(value) <= 1.0

@@ -1,0 +1,108 @@
+"""Time budgets by phase of the game (``seconds=``): :class:`~blokus_agents.search.Budget` picks the phase of a
+position, :func:`~blokus_agents.search.phased` runs the phase's search (also under ``jit`` and ``vmap``), and
+:func:`~blokus_agents.search.calibrate_budget` fits each phase's simulations to the slowest position of that phase
+(checked with a synthetic clock, so the arithmetic is exact and the test costs no timing)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import blokus_jax
+from blokus_agents import search
+from blokus_agents.search import BUDGET_SHARE, Budget, calibrate_budget, phased
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return blokus_jax.make("simple")
+
+
+@pytest.fixture(scope="module")
+def game(simple):
+    """The calibration positions of ``simple`` (one random game, every few moves)."""
+    return search._calibration_positions(simple)
+
+
+def _constant_search(n: int):
+    """A stand-in search that answers its own simulation count."""
+    return lambda key, state: jnp.float32(n)
+
+
+def test_phase_follows_the_pieces_on_the_board(game):
+    placed = [int(s.pieces_placed.sum()) for s in game]
+    budget = Budget((0, placed[1], placed[2]), (10, 20, 30))
+    expected = [0, 1] + [2] * (len(game) - 2)
+    assert [int(budget.phase(s)) for s in game] == expected
+    assert [float(phased(_constant_search, budget)(None, s)) for s in game] == [10.0, 20.0] + [30.0] * (len(game) - 2)
+
+
+def test_phased_search_under_jit_and_vmap(game):
+    placed = [int(s.pieces_placed.sum()) for s in game]
+    budget = Budget((0, placed[2]), (7, 9))
+    policy = phased(_constant_search, budget)
+    assert float(jax.jit(policy)(jax.random.key(0), game[0])) == 7.0
+    assert float(jax.jit(policy)(jax.random.key(0), game[-1])) == 9.0
+    batch = jax.tree.map(lambda *x: jnp.stack(x), *game)
+    keys = jax.random.split(jax.random.key(0), len(game))
+    got = np.asarray(jax.jit(jax.vmap(policy))(keys, batch))
+    assert got.tolist() == [7.0, 7.0] + [9.0] * (len(game) - 2)
+
+
+def test_one_simulation_count_is_one_search():
+    budget = Budget((0, 5, 9), (4, 4, 4))
+    assert phased(_constant_search, budget)(None, None) == 4.0
+    assert budget.describe() == "4 simulations a move"
+    assert "from 5 pieces" in Budget((0, 5), (4, 8)).describe()
+
+
+def test_calibration_fits_each_phase_to_its_slowest_position(simple, game, monkeypatch):
+    """Each position costs (its simulations) x (a cost per simulation that falls as the game goes on), except one
+    slow position in the middle: every phase gets ``target / slowest cost per simulation`` of its own positions."""
+    cost = np.linspace(2e-3, 2e-4, len(game))
+    cost[len(game) // 2] = 3e-3
+    calls = []
+
+    def clock(policy, states):
+        calls.append(len(states))
+        return [float(policy(None, s)) * c for s, c in zip(states, cost)]
+
+    monkeypatch.setattr(search, "_move_times", clock)
+    monkeypatch.setattr(search, "_calibration_positions", lambda env: game)
+    budget = calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 1), phases=3)
+    groups = np.array_split(np.arange(len(game)), 3)
+    assert budget.starts[0] == 0 and list(budget.starts) == sorted(set(budget.starts))
+    assert budget.starts[1:] == tuple(int(game[g[0]].pieces_placed.sum()) for g in groups[1:])
+    for n, g in zip(budget.sims, groups):
+        assert n == int(BUDGET_SHARE * 1.0 / cost[g].max())
+    assert calls == [len(game), len(game)]  # the probe, then the phased search once
+    assert calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 1), phases=3) is budget  # cached
+    assert search.calibrated_budgets()[-1] == budget
+    assert search.calibrated_sims()[-1] == max(budget.sims)
+
+
+def test_a_phase_that_still_overruns_is_shrunk(simple, game, monkeypatch):
+    """When the phased search is slower than the probe predicted (a larger tree costs more per simulation), the
+    overrunning phase is shrunk in proportion; the others keep their counts."""
+    cost = np.full(len(game), 1e-3)
+    state = {"probe": True}
+
+    def clock(policy, states):
+        times = [float(policy(None, s)) * c for s, c in zip(states, cost)]
+        if not state.pop("probe", False):
+            times[0] *= 2.0  # the first phase runs twice as slow at its full budget
+        return times
+
+    monkeypatch.setattr(search, "_move_times", clock)
+    monkeypatch.setattr(search, "_calibration_positions", lambda env: game)
+    budget = calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 2), phases=2)
+    fitted = int(BUDGET_SHARE / 1e-3)
+    assert budget.sims == (fitted // 2, fitted)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), 1e9])
+def test_bad_budgets_are_refused(simple, bad):
+    with pytest.raises(blokus_jax.BlokusError, match="seconds"):
+        calibrate_budget(simple, _constant_search, bad)
