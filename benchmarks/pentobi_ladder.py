@@ -1,0 +1,70 @@
+"""Strength on Pentobi's scale at a fixed search budget: a time-budgeted agent (``strong``, ``seconds=S``) played with
+the simulations a move that its budget calibrates to on an idle core, so that the result does not depend on the
+machine's load while the match runs (``blokus-jax match`` calibrates on the spot).
+
+Usage (Pentobi built with ``shared/tools/pentobi/build.sh``; ``P`` the engine command with ``{level}``)::
+
+    # 1. on an idle core: what the budget calibrates to (prints a --budget value)
+    taskset -c 0 python benchmarks/pentobi_ladder.py --agent strong --calibrate
+    # 2. the match, pinned to one core, at that budget
+    taskset -c 0 python benchmarks/pentobi_ladder.py --agent strong --budget 0,12,24:537,780,1200 \\
+        --engine "$P" --levels 4 --games 100 --results strong_L4.jsonl
+
+``--budget STARTS:SIMS`` is a :class:`~blokus_agents.search.Budget` (phase starts in pieces on the board, then the
+simulations of each phase). Results are the JSON lines of ``blokus-jax match`` (resumable), summarised the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import blokus_jax
+from blokus_agents import ladder, search
+from blokus_agents.cli import resolve_agent
+
+
+def parse_budget(text: str) -> search.Budget:
+    """``"0,12,24:537,780,1200"`` -> ``Budget((0, 12, 24), (537, 780, 1200))``; raises ``ValueError``."""
+    starts, _, sims = text.partition(":")
+    budget = search.Budget(tuple(int(x) for x in starts.split(",")), tuple(int(x) for x in sims.split(",")))
+    if not budget.starts or budget.starts[0] != 0 or len(budget.starts) != len(budget.sims):
+        raise ValueError(f"--budget {text!r}: give phase starts from 0, a colon, and one count per phase")
+    if list(budget.starts) != sorted(set(budget.starts)) or min(budget.sims) < 1:
+        raise ValueError(f"--budget {text!r}: starts must increase and every count must be positive")
+    return budget
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", default="strong", help="a time-budgeted agent spec (strong, ...,seconds=S)")
+    parser.add_argument("--variant", default="duo")
+    parser.add_argument("--calibrate", action="store_true", help="print the budget the agent calibrates to here")
+    parser.add_argument("--budget", type=parse_budget, help="STARTS:SIMS, e.g. 0,12,24:537,780,1200")
+    parser.add_argument("--engine", help="the GTP engine command, with {level}")
+    parser.add_argument("--levels", default="4", help="comma-separated levels")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--results", help="JSON lines of the games (resumable)")
+    args = parser.parse_args(argv)
+    env = blokus_jax.make(args.variant)
+    if args.calibrate:
+        resolve_agent(args.agent, env)
+        budget = search.calibrated_budgets()[-1]
+        print(f"--budget {','.join(map(str, budget.starts))}:{','.join(map(str, budget.sims))}")
+        return 0
+    if args.budget is None or args.engine is None:
+        parser.error("give --budget and --engine (or --calibrate)")
+    budget = args.budget
+    search.calibrate_budget = lambda *_, **__: budget  # the agent's seconds= budget resolves to this one
+    levels = [int(x) for x in args.levels.split(",")]
+    games = ladder.play_match(args.agent, args.engine, args.games, args.variant, levels=levels, results=args.results)
+    summaries, elo = ladder.summarize(args.variant, games)
+    for row in summaries:
+        print(f"level {row.level}: {row.games} games, win rate {row.win_rate:.3f}")
+    if elo is not None:
+        print(f"Elo on Pentobi's {args.variant} scale: {elo[0]:.0f} [{elo[1]:.0f}, {elo[2]:.0f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
