@@ -173,6 +173,21 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     another variant. A bot name that is also a directory here plays the bot (with a warning; write ``./NAME`` for
     the directory).
     """
+    policy = _resolve(spec, env, build=True)
+    assert policy is not None
+    return policy
+
+
+def check_agent(spec: str, env: Env) -> None:
+    """Check agent ``spec`` for ``env`` as :func:`resolve_agent` would (the name, each option's type and range, the
+    search budget rule, the memory estimate) without building it, raising the same :class:`AgentSpecError`: for an
+    agent built later (``play``'s hint bot, whose time budget is calibrated at the first hint), so that a bad spec
+    is refused at once. A run directory is only checked to exist."""
+    _resolve(spec, env, build=False)
+
+
+def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
+    """:func:`resolve_agent` (``build``) or :func:`check_agent` (not ``build``: ``None`` once the spec is checked)."""
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(
             f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run directory"
@@ -184,10 +199,10 @@ def resolve_agent(spec: str, env: Env) -> Policy:
                 f"agent {spec!r} is the registered agent {name!r}, not the directory of that name here; write "
                 f"{os.path.join('.', spec)!r} (an explicit path) to play that run directory",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         options = _parse_options(spec, rest) if colon else {}
-        return _build(spec, name, _AGENTS[name], _declared(_AGENTS[name]), env, options)
+        return _build(spec, name, _AGENTS[name], _declared(_AGENTS[name]), env, options, build=build)
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
             raise AgentSpecError(
@@ -196,9 +211,9 @@ def resolve_agent(spec: str, env: Env) -> Policy:
             )
         target, option_text = split_target(spec)
         options = _parse_options(spec, option_text) if option_text is not None else {}
-        return _build(spec, name, _PREFIXES[name], _declared(_PREFIXES[name]), env, options, target)
+        return _build(spec, name, _PREFIXES[name], _declared(_PREFIXES[name]), env, options, target, build=build)
     if os.path.isdir(spec):
-        return load_run(spec, env)
+        return load_run(spec, env) if build else None
     if os.path.sep in spec or spec.startswith("."):
         raise AgentSpecError(
             f"agent {spec!r}: no such run directory; check the path (a run directory is the "
@@ -346,10 +361,18 @@ def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
 
 
 def _build(
-    spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], *target: str
-) -> Policy:
+    spec: str,
+    name: str,
+    factory: Callable,
+    entry: _Declared,
+    env: Env,
+    options: dict[str, str],
+    *target: str,
+    build: bool = True,
+) -> Policy | None:
     """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
-    factory's default) and checked against its declared range, and the memory estimate checked, first."""
+    factory's default) and checked against its declared range, and the memory estimate checked, first (only those
+    checks, returning ``None``, when not ``build``)."""
     params, _ = _parameters(factory, 1 + len(target))
     typed = _typed_options(spec, name, factory, entry, env, options, len(target))
     try:
@@ -366,6 +389,8 @@ def _build(
                 f"agent {spec!r}: {given} would need about {gib(need)} for one game (an estimate), more than "
                 f"{what} ({gib(have)}); lower {', '.join(typed) or 'the budget'}"
             )
+    if not build:
+        return None
     try:
         return factory(env, *target, **typed)
     except (BlokusError, ValueError, TypeError) as exc:
@@ -481,6 +506,7 @@ __all__ = [
     "register_run_kind",
     "register_run_reader",
     "require_agent_run",
+    "check_agent",
     "resolve_agent",
     "spec_identity",
     "spec_paths",
