@@ -22,7 +22,7 @@ from blokus_agents.cli.common import (
     variant_of,
 )
 from blokus_agents.policies import Policy, check_agent
-from blokus_agents.search import calibrated_sims
+from blokus_agents.search import calibrated_budgets
 from blokus_jax import records, render, rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import IllegalActionError
@@ -239,10 +239,10 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 def _resolve_saying_budget(spec: str, env: Env) -> Policy:
     """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
     it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
-    before = len(calibrated_sims())
+    before = len(calibrated_budgets())
     policy = cli.resolve_agent(spec, env)
-    if len(calibrated_sims()) > before:
-        print(f"{spec!r}: {calibrated_sims()[-1]} simulations a move on this machine", file=sys.stderr)
+    if len(calibrated_budgets()) > before:
+        print(f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine", file=sys.stderr)
     return policy
 
 
