@@ -5,6 +5,7 @@ Design notes: ``docs/architecture.md``.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import os
@@ -220,7 +221,15 @@ def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
             f"--out of 'blokus-jax train')"
         )
     known = agent_names() + [f"{p}:..." for p in sorted(set(_PREFIXES) | set(_RESERVED))]
-    raise AgentSpecError(f"unknown agent {spec!r}; give an agent from {known} or a run directory")
+    guess = did_you_mean(name, agent_names() + [f"{p}:" for p in sorted(_PREFIXES)])
+    raise AgentSpecError(f"unknown agent {spec!r}{guess}; give an agent from {known} or a run directory")
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    """``" (did you mean 'greedy'?)"`` naming the choice nearest to a mistyped ``word`` (``difflib``), or ``""``
+    when none is close."""
+    close = difflib.get_close_matches(word.lower(), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def split_target(spec: str) -> tuple[str, str | None]:
@@ -331,7 +340,8 @@ def _typed_options(
             continue
         if key not in params:
             raise AgentSpecError(
-                f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}; its options are: {described}"
+                f"bad options for agent {name!r} in {spec!r}: unknown option {key!r}{did_you_mean(key, params)}; "
+                f"its options are: {described}"
             )
         option = entry.options.get(key)
         value = _convert(spec, key, text, params[key], option)
@@ -354,7 +364,10 @@ def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
         raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()}")
     name, colon, rest = spec.partition(":")
     if name not in _AGENTS:
-        raise AgentSpecError(f"{spec!r} is not a registered agent; give one of {agent_names()} with its options")
+        raise AgentSpecError(
+            f"{spec!r} is not a registered agent{did_you_mean(name, agent_names())}; give one of {agent_names()} "
+            f"with its options"
+        )
     options = _parse_options(spec, rest) if colon else {}
     factory = _AGENTS[name]
     return name, _typed_options(spec, name, factory, _declared(factory), env, options)
@@ -507,6 +520,7 @@ __all__ = [
     "register_run_reader",
     "require_agent_run",
     "check_agent",
+    "did_you_mean",
     "resolve_agent",
     "spec_identity",
     "spec_paths",

@@ -438,7 +438,11 @@ class _Session:
         """The compiled update (timed and announced)."""
         c = self.config
         mesh = self.trainer.mesh
-        where = f" over {mesh.size} {mesh.devices.flat[0].platform} devices" if mesh is not None else ""
+        if mesh is not None:
+            where = f", over {mesh.size} {mesh.devices.flat[0].platform} devices"
+        else:
+            platform, count = jax.local_devices()[0].platform, jax.local_device_count()
+            where = f", on 1 of {count} {platform} devices" if count > 1 else f", on 1 {platform} device"
         self.say(f"compiling the {self.name} update ({c.variant}, {c.num_envs} games x {c.num_steps} steps{where})...")
         t0 = self.clock()
         update_fn = self.trainer.update.lower(runner).compile()

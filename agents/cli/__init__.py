@@ -12,9 +12,12 @@ The commands resolve agent specs through this package's ``resolve_agent``, so th
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import traceback
+import typing
 import warnings
 from types import ModuleType
 
@@ -30,6 +33,7 @@ from blokus_agents.cli.common import (  # noqa: F401 (names importable from blok
     run_variant,
     say,
     unit_float,
+    use_compile_cache,
 )
 from blokus_agents.cli.play import (  # noqa: F401 (names importable from blokus_agents.cli)
     Deferred,
@@ -62,19 +66,66 @@ COMMANDS: tuple[ModuleType, ...] = (
 _COMMANDS = {command.NAME: (command.HELP, command.setup) for command in COMMANDS}
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are short: the message with the nearest valid choice or flag for a typo
+    (``did you mean 'duo'?``) and a pointer to ``--help``, instead of the whole usage (the top-level parser, whose
+    usage is one line, keeps it)."""
+
+    #: The subcommand parsers by name (set on the top-level parser by :func:`build_parser`).
+    commands: dict[str, argparse.ArgumentParser]
+
+    def error(self, message: str) -> typing.NoReturn:
+        message += _suggestion(message, self)
+        if not hasattr(self, "commands"):  # a subcommand: one line, not its usage
+            self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        super().error(message)
+
+
+def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    """`` (did you mean X?)`` for an argparse error about an invalid choice or an unknown flag, else ``""``."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        word, options = choice.group(1), [o.strip(" '") for o in choice.group(2).split(",")]
+    else:
+        flag = re.search(r"unrecognized arguments: (-\S+)", message)
+        if not flag:
+            return ""
+        word, options = flag.group(1).split("=")[0], [o for o in parser._option_string_actions if o.startswith("--")]
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``blokus-jax`` argument parser with every registered subcommand."""
-    parser = argparse.ArgumentParser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
+    parser = Parser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    parser.add_argument("--no-compile-cache", action="store_true", help=_CACHE_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = {}
     for name, (help_text, setup) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+        sub.add_argument("--no-compile-cache", action="store_true", default=argparse.SUPPRESS, help=_CACHE_HELP)
         sub.set_defaults(handler=setup(sub))
+        parser.commands[name] = sub
     return parser
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed arguments; flags the command does not know are reported by the command's parser (which can name
+    the nearest flag it has)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 _DEBUG_HELP = "show the full traceback of an error (also: environment variable BLOKUS_JAX_DEBUG=1)"
+_CACHE_HELP = (
+    "do not keep compiled code between runs (by default JAX's persistent compilation cache is kept under "
+    "~/.cache/blokus-jax; also: BLOKUS_JAX_COMPILE_CACHE=0, or a folder for it)"
+)
 
 #: Optional dependencies of each command, checked before it starts: ``(extra, modules, required)``. A required one
 #: missing stops the command at once; an optional one is announced and its step skipped (the training plot).
@@ -103,13 +154,14 @@ def _debugging(args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``blokus-jax`` console command; returns the exit code: 2 with a one-line message on bad
     input (any error: an unexpected one says so, and ``--debug`` or ``BLOKUS_JAX_DEBUG=1`` shows its traceback)."""
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
     debug = _debugging(args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = _show_warning
             _check_extras(args.command)
+            use_compile_cache(getattr(args, "no_compile_cache", False))
             return args.handler(args)
     except KeyboardInterrupt:
         print(f"blokus-jax {args.command}: interrupted", file=sys.stderr)

@@ -19,6 +19,45 @@ from blokus_jax import _extras
 #: A command's handler: ``(parsed arguments) -> exit code``.
 Handler = Callable[[argparse.Namespace], int]
 
+#: Environment variable of the CLI's persistent compilation cache: ``0`` turns it off, a path puts it there.
+COMPILE_CACHE_ENV = "BLOKUS_JAX_COMPILE_CACHE"
+
+
+def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) -> str | None:
+    """The folder of JAX's persistent compilation cache for a ``blokus-jax`` command, so that a second run of a
+    command skips most of its compiling: ``None`` (no cache) with ``--no-compile-cache`` (``off``),
+    ``BLOKUS_JAX_COMPILE_CACHE=0``, or when ``JAX_COMPILATION_CACHE_DIR`` is set (JAX then uses that one itself);
+    else the path in ``BLOKUS_JAX_COMPILE_CACHE``, else ``blokus-jax/jax`` under the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get(COMPILE_CACHE_ENV, "").strip()
+    if off or chosen.lower() in ("0", "off", "false", "no") or environ.get("JAX_COMPILATION_CACHE_DIR"):
+        return None
+    if chosen:
+        return os.path.expanduser(chosen)
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "blokus-jax", "jax")
+
+
+def use_compile_cache(off: bool = False) -> str | None:
+    """Turn on JAX's persistent compilation cache in :func:`compile_cache_dir` (before anything compiles); returns
+    the folder, or ``None`` when the cache is off or its folder cannot be made (said in one line)."""
+    path = compile_cache_dir(off)
+    if path is None:
+        return None
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        say(
+            f"blokus-jax: warning: no compilation cache ({exc.strerror}: {path!r}); set {COMPILE_CACHE_ENV} to "
+            f"another folder, or to 0 to turn it off"
+        )
+        return None
+    import jax  # the command's dependencies load only once it runs
+
+    jax.config.update("jax_compilation_cache_dir", path)
+    return path
+
 
 def _integer(text: str, low: int, what: str) -> int:
     try:

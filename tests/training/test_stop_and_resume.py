@@ -4,6 +4,7 @@ on a time interval; the learning-rate decay fitted to the deadline from the upda
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 import pytest
@@ -76,6 +77,7 @@ def test_a_signal_stops_after_the_update_saves_it_and_resume_continues_with_noth
     assert checkpoint.latest_step(out) == 2 and [r["update"] for r in read_metrics(out)] == [1, 2]
     err = capsys.readouterr().err
     assert "SIGINT received: stopping after this update" in err
+    assert re.search(r"compiling the PPO update \(simple, 8 games x 8 steps, on 1 (of \d+ )?cpu devices?\)", err)
     assert f"continue with: blokus-jax train --out {out} --resume" in err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are given back
 

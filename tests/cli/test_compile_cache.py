@@ -1,0 +1,62 @@
+"""The CLI keeps JAX's persistent compilation cache under the user's cache folder by default; ``--no-compile-cache``
+or ``BLOKUS_JAX_COMPILE_CACHE=0`` turns it off, and a path in that variable moves it."""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import pytest
+
+from blokus_agents import cli
+from blokus_agents.cli import common
+from blokus_agents.cli.common import COMPILE_CACHE_ENV, compile_cache_dir, use_compile_cache
+
+
+def test_the_cache_folder_follows_the_flag_and_the_environment():
+    home = os.path.expanduser("~")
+    assert compile_cache_dir(environ={}) == os.path.join(home, ".cache", "blokus-jax", "jax")
+    assert compile_cache_dir(environ={"XDG_CACHE_HOME": "/xdg"}) == "/xdg/blokus-jax/jax"
+    assert compile_cache_dir(environ={COMPILE_CACHE_ENV: "/somewhere"}) == "/somewhere"
+    for off in ("0", "off", "no"):
+        assert compile_cache_dir(environ={COMPILE_CACHE_ENV: off}) is None
+    assert compile_cache_dir(off=True, environ={}) is None
+    assert compile_cache_dir(environ={"JAX_COMPILATION_CACHE_DIR": "/jax/own"}) is None  # JAX uses its own
+
+
+def test_use_compile_cache_points_jax_at_the_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(COMPILE_CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        assert use_compile_cache() == str(tmp_path / "cache") and (tmp_path / "cache").is_dir()
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "cache")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    assert use_compile_cache(off=True) is None
+
+
+def test_an_unusable_cache_folder_is_one_warning_not_a_failure(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv(COMPILE_CACHE_ENV, str(blocker / "cache"))
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    assert use_compile_cache() is None
+    assert "no compilation cache" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "off"),
+    [
+        (["replay", "nowhere.json"], False),
+        (["--no-compile-cache", "replay", "nowhere.json"], True),
+        (["replay", "--no-compile-cache", "nowhere.json"], True),
+    ],
+)
+def test_every_command_turns_the_cache_on_unless_told_not_to(argv, off, monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(cli, "use_compile_cache", lambda flag=False: seen.append(flag))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 2  # no such record: the command ran after the cache was set up
+    assert seen == [off]
+    assert common.COMPILE_CACHE_ENV == "BLOKUS_JAX_COMPILE_CACHE"
