@@ -189,7 +189,9 @@ class Settings:
     that a resumed run keeps the settings it was started with unless told otherwise. ``minutes`` is the wall-time
     budget of the whole run, counted on the run's clock (``time_s`` of ``metrics.jsonl``, which a resumed run
     continues; ``None``: no time limit, the run ends at ``config.total_steps``). ``checkpoint_minutes``: also save a
-    checkpoint whenever this many minutes have passed since the last one (0: by update count only)."""
+    checkpoint whenever this many minutes have passed since the last one (0: by update count only). ``evals``: with
+    a time budget, also evaluate each time another ``1/evals`` of it has passed on the run's clock, so that the
+    learning curve has about that many points whatever the speed (0: every ``eval_every`` updates only)."""
 
     eval_every: int = 10
     eval_games: int = 32
@@ -197,6 +199,7 @@ class Settings:
     checkpoint_every: int = 50
     minutes: float | None = None
     checkpoint_minutes: float = 5.0
+    evals: int = 0
 
     #: the command-line flag of each setting, for messages
     FLAGS: ClassVar[dict[str, str]] = {
@@ -206,16 +209,19 @@ class Settings:
         "checkpoint_every": "--checkpoint-every",
         "minutes": "--minutes",
         "checkpoint_minutes": "--checkpoint-minutes",
+        "evals": "--evals",
     }
 
     def __post_init__(self):
-        for name in ("eval_every", "eval_games", "checkpoint_every"):
+        for name in ("eval_every", "eval_games", "checkpoint_every", "evals"):
             value = getattr(self, name)
             if type(value) is not int or value < (1 if name == "eval_games" else 0):
                 raise ConfigError(
                     f"{name} ({self.FLAGS[name]}) must be a whole number of at least "
                     f"{1 if name == 'eval_games' else 0}, got {value!r}"
                 )
+        if self.evals > 10_000:
+            raise ConfigError(f"evals (--evals) must be at most 10000 evaluations over the budget, got {self.evals}")
         names = self.opponents
         if not (isinstance(names, tuple) and names and all(isinstance(o, str) and o for o in names)):
             raise ConfigError(f"opponents must be a non-empty sequence of agent specs, got {self.opponents!r}")

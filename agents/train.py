@@ -157,9 +157,10 @@ def teacher_handover(records: list[dict]) -> int | None:
     return None
 
 
-def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> None:
-    """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``, with
-    a dashed line where a teacher handed over to the network (:func:`teacher_handover`)."""
+def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> Any:
+    """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``, each
+    with its 95 % interval as a shaded band where the records have one (``win_rate_ci_vs_<bot>``), and a dashed line
+    where a teacher handed over to the network (:func:`teacher_handover`). Returns the matplotlib ``Figure``."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
     fig = Figure(figsize=(6, 4))
@@ -167,7 +168,12 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     names = sorted({k for r in records for k in r if k.startswith("win_rate_vs_")})
     for name in names:
         points = [(r["env_steps"], r[name]) for r in records if name in r]
-        ax.plot(*zip(*points), marker="o", label=name.removeprefix("win_rate_"))
+        (line,) = ax.plot(*zip(*points), marker="o", label=name.removeprefix("win_rate_"))
+        ci = "win_rate_ci_" + name.removeprefix("win_rate_")
+        bands = [(r["env_steps"], *r[ci]) for r in records if name in r and _is_interval(r.get(ci))]
+        if bands:
+            steps, low, high = zip(*bands)
+            ax.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     handover = teacher_handover(records)
     if handover is not None:
         ax.axvline(handover, color="grey", linestyle="--", label="teacher hands over")
@@ -179,6 +185,16 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     fileio.write_atomic(path, buffer.getvalue(), what="plot", error=CheckpointError)  # never through a link
+    return fig
+
+
+def _is_interval(value: Any) -> bool:
+    """Whether ``value`` is a ``[low, high]`` pair of finite numbers (a record's win-rate interval)."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(type(v) in (int, float) and math.isfinite(v) for v in value)
+    )
 
 
 def _estimated_horizon(config: Any, update: int, seconds_left: float, seconds_per_update: float) -> int:
@@ -198,6 +214,7 @@ def run(
     opponents: Sequence[str] | None = None,
     checkpoint_every: int | None = None,
     checkpoint_minutes: float | None = None,
+    evals: int | None = None,
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
@@ -220,7 +237,9 @@ def run(
     (new or resumed), over the updates it expects to reach by its deadline, fitted from the wall time of its updates
     so far (logging, evaluations and checkpoints included) on its updates 2, 4, 8, ..., so that the rate reaches its
     final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before a new run, every
-    ``eval_every`` updates and on the last update (``eval_games`` games per opponent, any agent spec). A checkpoint
+    ``eval_every`` updates, with a time budget each time another ``1/evals`` of it has passed (``evals`` 0: never by
+    time), and on the last update (``eval_games`` games per opponent, any agent spec; none when ``eval_every`` is 0).
+    A checkpoint
     is saved every ``checkpoint_every`` updates, when ``checkpoint_minutes`` have passed since the last one, and on
     the last update. A non-finite loss or parameter norm stops the run with a ``ConfigError`` (nothing of that update
     is saved; earlier checkpoints are kept).
@@ -251,6 +270,7 @@ def run(
         opponents=opponents,
         checkpoint_every=checkpoint_every,
         checkpoint_minutes=checkpoint_minutes,
+        evals=evals,
     )
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
@@ -343,6 +363,7 @@ class _Session:
         self.clock0 = 0.0  # the run's clock when this session began (seconds trained by earlier sessions)
         self.deadline = None if settings.minutes is None else self.begin + 60.0 * settings.minutes
         self.last_save = self.begin
+        self.next_eval = math.inf  # the run's clock (seconds) at which the next evaluation by time is due
         self.verbose = self.primary  # lines of text (compiling, the first evaluation) are shown even without a bar
         self.progress = progress and self.primary
         self.trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
@@ -512,6 +533,27 @@ class _Session:
         horizon = _estimated_horizon(self.config, update, self.deadline - self.clock(), seconds_per_update)
         return scaffold.with_lr_horizon(runner, int(scaffold.agree(max(horizon, update))))
 
+    def eval_period(self) -> float | None:
+        """Seconds of the run's clock between evaluations by time (``evals`` over the budget), or ``None``."""
+        s = self.settings
+        return 60.0 * s.minutes / s.evals if s.evals > 0 and s.minutes and s.eval_every > 0 else None
+
+    def schedule_eval(self) -> None:
+        """Set the next evaluation by time to the next multiple of :meth:`eval_period` on the run's clock."""
+        period = self.eval_period()
+        if period is not None:
+            self.next_eval = (math.floor(self.elapsed() / period) + 1) * period
+
+    def eval_due(self, update: int, done: bool) -> bool:
+        """Whether update ``update`` is evaluated: every ``eval_every`` updates, the last one (unless stopped by a
+        signal), or once the run's clock reaches the next evaluation by time (process 0's clock decides)."""
+        s = self.settings
+        if s.eval_every <= 0:
+            return False
+        if update % s.eval_every == 0 or (done and not self.interrupted):
+            return True
+        return self.eval_period() is not None and bool(scaffold.agree(self.elapsed() >= self.next_eval))
+
     def save_due(self, update: int, done: bool) -> bool:
         """Whether update ``update`` is checkpointed: the last one, every ``checkpoint_every`` updates, or
         ``checkpoint_minutes`` after the last save (process 0's clock decides for all)."""
@@ -527,6 +569,7 @@ class _Session:
         s, spu = self.settings, self.config.steps_per_update
         done = int(runner.update) >= self.last or self.out_of_time() or self.stopping()
         session_updates, loop_start = 0, self.clock()
+        self.schedule_eval()
         while not done:
             t0 = self.clock()
             runner, metrics = update_fn(runner)
@@ -547,8 +590,9 @@ class _Session:
                 "steps_per_s": spu / seconds,
                 **metrics,
             }
-            if s.eval_every > 0 and (update % s.eval_every == 0 or (done and not self.interrupted)):
+            if self.eval_due(update, done):
                 record.update(self.evaluate(runner.params, update))
+                self.schedule_eval()
             self.log(record)  # before the checkpoint: a resume drops what comes after it
             if self.save_due(update, done):
                 checkpoint.save(self.out, runner, self.config)

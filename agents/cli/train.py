@@ -30,6 +30,7 @@ _TRAIN_DEFAULTS = {
     "eval_games": 64,
     "checkpoint_every": 50,
     "checkpoint_minutes": 5.0,
+    "evals": 10,
     "minutes": 5.0,
 }
 
@@ -146,6 +147,13 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
     parser.add_argument("--eval-every", type=nonnegative_int, help="updates between evaluations (0: never; default 25)")
+    parser.add_argument(
+        "--evals",
+        type=nonnegative_int,
+        metavar="N",
+        help="with --minutes, also evaluate each time another 1/N of the budget has passed, so the learning curve has "
+        "about N points at any speed (0: by --eval-every only; default 10)",
+    )
     parser.add_argument("--eval-games", type=positive_int, help="games per evaluation against each bot (default 64)")
     parser.add_argument(
         "--checkpoint-every", type=nonnegative_int, help="updates between checkpoints (0: only at the end; default 50)"
@@ -263,6 +271,7 @@ def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
         "eval_games": args.eval_games,
         "checkpoint_every": args.checkpoint_every,
         "checkpoint_minutes": args.checkpoint_minutes,
+        "evals": args.evals,
         "minutes": args.minutes if args.total_steps is None else math.inf,
     }
     if fresh:

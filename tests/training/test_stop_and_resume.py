@@ -175,3 +175,48 @@ def test_refused_run_directories_are_refused_before_anything_is_compiled(tmp_pat
     (out / "checkpoints").write_text("not a folder")
     with pytest.raises(CheckpointError, match="checkpoints' is not a folder"):
         run(TINY, out, progress=False, mesh=None)
+
+
+def test_an_alphazero_run_stopped_by_a_signal_resumes_to_the_same_network_as_an_unbroken_run(tmp_path, clocked):
+    import jax
+    import numpy as np
+
+    from blokus_agents.alphazero import AZConfig
+
+    config = AZConfig(
+        variant="simple",
+        num_envs=4,
+        num_steps=6,
+        total_steps=4 * 6 * 3,
+        sims=4,
+        k=4,
+        considered=2,
+        games_per_env=2,
+        batch_size=8,
+        train_steps=2,
+        channels=8,
+        blocks=1,
+        value_hidden=16,
+    )
+    _, signals = clocked
+    whole, stopped = tmp_path / "whole", tmp_path / "stopped"
+    run(config, whole, eval_every=0, progress=False, mesh=None)
+    signals[1] = signal.SIGINT
+    assert run(config, stopped, eval_every=0, checkpoint_every=0, progress=False, mesh=None)["interrupted"]
+    assert checkpoint.latest_step(stopped) == 1  # with its replay buffer: the newest checkpoint keeps it
+    signals.clear()
+    assert run(config, stopped, progress=False, mesh=None, resume=True)["updates"] == config.num_updates
+    a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(stopped)[1]
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_a_time_limited_run_evaluates_a_fixed_number_of_times_over_its_budget(tmp_path, clocked):
+    clock, _ = clocked
+    clock.per_update = 30.0  # 6 updates in a 3-minute budget; evals=3: at 1 and 2 minutes and at the end
+    out = tmp_path / "curve"
+    config = TINY.replace(total_steps=8 * 8 * 100)
+    settings = dict(eval_every=1000, eval_games=2, opponents=("random",), checkpoint_minutes=0)
+    run(config, out, minutes=3, evals=3, progress=False, mesh=None, **settings)
+    evaluated = [r["update"] for r in read_metrics(out) if "win_rate_vs_random" in r]
+    assert evaluated == [0, 2, 4, 6] and read_settings(out).evals == 3
