@@ -6,8 +6,11 @@ Design notes: ``docs/architecture.md``.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -65,30 +68,120 @@ def use_cpu_cores(count: int | None = None) -> int | None:
     return wanted
 
 
-def start_distributed(
-    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
-) -> None:
-    """Join a multi-process run with ``jax.distributed.initialize``: ``coordinator`` (``HOST:PORT`` of process 0),
-    ``num_processes`` and this ``process_id``, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
-    Open MPI). CPU collectives go over gloo. Must run before JAX executes anything; every process of the run calls
-    it (a second call in the same process does nothing). Raises ``ConfigError`` (in the CLI's words) when no cluster
-    is found or the values are inconsistent."""
-    if jax.distributed.is_initialized():
-        return
-    if coordinator is not None and not re.fullmatch(r"\[?[\w.:-]+\]?:\d{1,5}", coordinator):
-        raise ConfigError(f"--coordinator {coordinator!r} is not HOST:PORT, e.g. 10.0.0.1:1234 or localhost:1234")
+#: The most processes a run may have (a larger ``--num-processes`` is a typo; JAX would allocate for each one).
+MAX_PROCESSES = 65_536
+#: Seconds a process waits for all the others to join a distributed run, by default.
+DISTRIBUTED_TIMEOUT = 120
+
+
+def check_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> None:
+    """Raise ``ConfigError`` (in the CLI's words) for distributed settings that could only hang or crash: a
+    ``coordinator`` that is not ``HOST:PORT`` with a port from 1 to 65535 or whose host does not resolve, a
+    ``coordinator`` without ``num_processes`` and ``process_id`` (JAX would wait for a cluster that is not there),
+    a process count outside 1 to :data:`MAX_PROCESSES`, or a ``process_id`` outside ``0..num_processes - 1``."""
+    if num_processes is not None and not (type(num_processes) is int and 1 <= num_processes <= MAX_PROCESSES):
+        raise ConfigError(f"--num-processes {num_processes!r} must be a whole number from 1 to {MAX_PROCESSES:,}")
     if num_processes is not None and process_id is not None and not 0 <= process_id < num_processes:
         raise ConfigError(
             f"--process-id {process_id} must be in 0..{num_processes - 1} (--num-processes {num_processes})"
         )
+    if coordinator is None:
+        return
+    match = re.fullmatch(r"\[?([\w.:-]+?)\]?:(\d{1,5})", coordinator)
+    if not match:
+        raise ConfigError(f"--coordinator {coordinator!r} is not HOST:PORT, e.g. 10.0.0.1:1234 or localhost:1234")
+    host, port = match.group(1), int(match.group(2))
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"--coordinator {coordinator!r}: the port must be from 1 to 65535, e.g. {host}:12355")
+    if num_processes is None or process_id is None:
+        raise ConfigError(
+            f"--coordinator {coordinator!r} needs --num-processes N and --process-id I too (every process gets the "
+            f"same N and its own I); on a SLURM, TPU-pod or Open MPI cluster leave all three out"
+        )
+    try:
+        socket.getaddrinfo(host, port)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(
+            f"--coordinator {coordinator!r}: host {host!r} does not resolve ({getattr(exc, 'strerror', None) or exc}); "
+            f"give the address of the machine running --process-id 0"
+        ) from None
+
+
+def _await_coordinator(coordinator: str, process_id: int | None, timeout: float) -> None:
+    """Before JAX connects (whose own wait ends by killing the process): on process 0, check that the coordinator's
+    port is free (a second process 0, or another program, holds it otherwise); on the others, wait up to
+    ``timeout`` seconds for process 0 to listen there. ``ConfigError`` saying which and what to do."""
+    host, _, port_text = coordinator.rpartition(":")
+    host, port = host.strip("[]"), int(port_text)
+    if process_id == 0:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("", port))  # where JAX's coordinator listens: every interface
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    return  # not ours to judge: JAX says what is wrong
+                raise ConfigError(
+                    f"--coordinator {coordinator!r}: process 0 cannot listen there ({exc.strerror}): another process "
+                    f"uses that port (a second --process-id 0?); give each process its own --process-id, or choose "
+                    f"another port"
+                ) from None
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise ConfigError(
+                    f"process {process_id} waited {timeout:g} s and nobody listens at --coordinator {coordinator!r}: "
+                    f"start the process with --process-id 0 on that host (with the same --coordinator and "
+                    f"--num-processes), or raise --distributed-timeout"
+                ) from None
+            time.sleep(0.25)
+
+
+def start_distributed(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    timeout: int = DISTRIBUTED_TIMEOUT,
+) -> None:
+    """Join a multi-process run with ``jax.distributed.initialize``: ``coordinator`` (``HOST:PORT`` of process 0),
+    ``num_processes`` and this ``process_id``, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
+    Open MPI). CPU collectives go over gloo. Must run before JAX executes anything; every process of the run calls
+    it (a second call in the same process does nothing). The settings are checked first
+    (:func:`check_distributed`); a process waits at most ``timeout`` seconds for the others. Raises ``ConfigError``
+    (in the CLI's words) when no cluster is found, the values are inconsistent or the others do not come."""
+    if jax.distributed.is_initialized():
+        return
+    check_distributed(coordinator, num_processes, process_id)
+    if not (type(timeout) is int and 1 <= timeout <= 86_400):
+        raise ConfigError(f"--distributed-timeout {timeout!r} must be a whole number of seconds from 1 to 86400")
+    if coordinator is not None:
+        _await_coordinator(coordinator, process_id, timeout)
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes, process_id=process_id)
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            num_processes=num_processes,
+            process_id=process_id,
+            initialization_timeout=timeout,
+        )
     except (ValueError, RuntimeError) as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        waited = "DEADLINE" in str(exc).upper() or "timed out" in str(exc).lower()
+        who = "process " + (str(process_id) if process_id is not None else "?")
         raise ConfigError(
-            f"--distributed could not start ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); on a "
-            f"SLURM, TPU-pod or Open MPI cluster the flags may be left out, elsewhere give --coordinator HOST:PORT "
-            f"--num-processes N --process-id I to every process"
+            f"--distributed could not start ({text[:300]}); "
+            + (
+                f"{who} waited {timeout} s for the others: start every process with the same --coordinator and "
+                f"--num-processes and its own --process-id (0 on the coordinator's host), or raise "
+                f"--distributed-timeout"
+                if waited
+                else "on a SLURM, TPU-pod or Open MPI cluster the flags may be left out, elsewhere give "
+                "--coordinator HOST:PORT --num-processes N --process-id I to every process"
+            )
         ) from exc
 
 
@@ -334,6 +427,7 @@ __all__ = [
     "Parts",
     "agree",
     "any_process",
+    "check_distributed",
     "check_split",
     "cpu_cores",
     "default_mesh",

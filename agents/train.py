@@ -8,7 +8,9 @@ Design notes: ``docs/architecture.md``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
+import json
 import math
 import os
 import signal
@@ -277,6 +279,7 @@ def run(
     # types, ranges, the replay ring and the memory estimate, before anything is written
     check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
     checkpoint.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
+    _check_same_run(config, settings, out, resume, until_update)
     with _process_lock(out), StopSignals() as stop:
         session = _Session(config, out, settings, progress, mesh, until_update, stop)
         try:
@@ -313,6 +316,20 @@ class StopSignals:
             self.__exit__()
             raise KeyboardInterrupt(f"{signal.Signals(signum).name} received twice: stopped without saving")
         self.received = signal.Signals(signum).name
+
+
+def _check_same_run(config: Any, settings: Settings, out: Path, resume: bool, until_update: int | None) -> None:
+    """With several processes, raise ``ConfigError`` in every one of them unless all were started with the same
+    config, host-loop settings, run directory and resume flag (process 0's are compared with each process's own)."""
+    if jax.process_count() == 1:
+        return
+    text = json.dumps([config.to_dict(), settings.to_dict(), str(out), resume, until_update], sort_keys=True)
+    digest = int(hashlib.sha256(text.encode()).hexdigest()[:7], 16)  # 28 bits: an int32 on every device
+    if scaffold.any_process(int(scaffold.agree(digest)) != digest):
+        raise ConfigError(
+            "the processes of this run were started with different settings: start every process with the same "
+            "flags (--variant, --out, --num-envs, --minutes, --resume, ...) but its own --process-id"
+        )
 
 
 @contextmanager

@@ -184,6 +184,13 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     devices.add_argument("--coordinator", metavar="HOST:PORT", help="--distributed: address of process 0")
     devices.add_argument("--num-processes", type=positive_int, help="--distributed: number of processes")
     devices.add_argument("--process-id", type=nonnegative_int, help="--distributed: this process, 0 to N-1")
+    devices.add_argument(
+        "--distributed-timeout",
+        type=positive_int,
+        default=scaffold.DISTRIBUTED_TIMEOUT,
+        metavar="SECONDS",
+        help=f"--distributed: how long a process waits for the others to join (default {scaffold.DISTRIBUTED_TIMEOUT})",
+    )
 
 
 def _start_jax(args: argparse.Namespace) -> None:
@@ -192,7 +199,7 @@ def _start_jax(args: argparse.Namespace) -> None:
     scaffold.use_cpu_cores(args.cpu_devices)
     flags = (args.coordinator, args.num_processes, args.process_id)
     if args.distributed or any(f is not None for f in flags):
-        scaffold.start_distributed(*flags)
+        scaffold.start_distributed(*flags, timeout=args.distributed_timeout)
 
 
 def _default_out(algo: str | None, variant: str | None) -> str:

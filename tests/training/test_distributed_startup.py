@@ -1,0 +1,85 @@
+"""Distributed start-up fails fast instead of hanging: addresses, counts and ids checked up front, the wait for
+the other processes bounded, and processes started with different settings refused once connected."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from blokus_agents import cli, scaffold, train
+from blokus_agents.ppo import PPOConfig
+from blokus_jax.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("localhost:0", 2, 0), "port must be from 1 to 65535"),
+        (("localhost:99999", 2, 0), "port must be from 1 to 65535"),
+        (("no-such-host.invalid:1234", 2, 0), "does not resolve"),
+        (("localhost:1234", None, None), "needs --num-processes N and --process-id I"),
+        (("localhost:1234", 10**9, 0), "--num-processes 1000000000 must be a whole number from 1 to 65,536"),
+        (("localhost:1234", 2**40, 0), "must be a whole number from 1 to 65,536"),
+        (("localhost:1234", 2, 5), "--process-id 5 must be in 0..1"),
+    ],
+)
+def test_settings_that_could_only_hang_or_crash_are_refused_before_connecting(flags, message):
+    with pytest.raises(ConfigError, match=message):
+        scaffold.check_distributed(*flags)
+
+
+def test_the_cli_refuses_a_coordinator_alone_in_its_words(capsys):
+    assert cli.main(["train", "--coordinator", "localhost:1234", "--out", "unused", "--cpu-devices", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "needs --num-processes N and --process-id I" in err and "Traceback" not in err
+
+
+WAIT = textwrap.dedent("""
+    import sys
+    from blokus_agents import scaffold
+    from blokus_jax.errors import ConfigError
+    try:
+        scaffold.start_distributed(sys.argv[1], 2, 1, timeout=3)
+    except ConfigError as exc:
+        print("REFUSED", exc)
+""")
+
+
+def test_a_process_whose_coordinator_never_comes_gives_up_after_the_timeout(tmp_path):
+    with socket.socket() as probe:  # a free port where nobody listens
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run(
+        [sys.executable, "-c", WAIT, f"localhost:{port}"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert "REFUSED process 1 waited 3 s and nobody listens at --coordinator" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_a_second_process_zero_is_refused_when_the_port_is_taken(tmp_path):
+    with socket.socket() as holder:  # process 0 of the run already listens there
+        holder.bind(("", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code = WAIT.replace("2, 1, timeout=3", "2, 0, timeout=3")
+        env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+        proc = subprocess.run(
+            [sys.executable, "-c", code, f"localhost:{port}"], capture_output=True, text=True, timeout=120, env=env
+        )
+    assert "REFUSED" in proc.stdout and "a second --process-id 0?" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_processes_started_with_different_settings_are_refused_in_all_of_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(train.jax, "process_count", lambda: 2)
+    monkeypatch.setattr(scaffold, "agree", lambda value: value + 1)  # process 0 had other settings
+    monkeypatch.setattr(scaffold, "any_process", lambda flag: bool(flag))
+    config = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=64)
+    with pytest.raises(ConfigError, match="started with different settings"):
+        train._check_same_run(config, train.Settings(), tmp_path, False, None)
+    monkeypatch.setattr(scaffold, "agree", lambda value: value)
+    train._check_same_run(config, train.Settings(), tmp_path, False, None)
