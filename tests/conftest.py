@@ -15,6 +15,11 @@ from collections.abc import Callable
 
 import pytest
 
+try:  # pytest-xdist, for the scheduler of `-n N` runs below
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # the suite also runs in one process without it
+    LoadScopeScheduling = None
+
 # One persistent compilation cache for the whole run, in a temporary directory: tests that build the same function
 # again (a fresh `make_train` closure, a CLI subprocess, a notebook kernel, the other pytest-xdist worker) load the
 # executable instead of compiling it again. Set through the environment before JAX is imported, so that the xdist
@@ -69,39 +74,95 @@ def pytest_runtest_protocol(item, nextitem):
         handle.write(json.dumps(row) + "\n")
 
 
-#: The heaviest test files, most CPU time first (``python benchmarks/ci_times.py``, benchmarks/RESULTS.md "CI
-#: time"). They are collected first and pytest-xdist's ``--dist loadfile`` hands files out in collection order (see
-#: :func:`pytest_configure`), so the longest files start first and the workers finish close together; every other
-#: file keeps its place after them.
-HEAVY_FILES = (
-    "test_notebooks.py",
-    "test_alphazero.py",
+#: Files whose tests share no module fixture and take long one by one (each notebook runs in a kernel of its own):
+#: under pytest-xdist each of their tests is a unit of work on its own, so that they spread over the workers.
+SPLIT_FILES = ("test_notebooks.py", "test_docs_snippets.py")
+
+#: The longest units of work, the longest first (``python benchmarks/ci_times.py``): a test file, or ``file::test``
+#: for a test of :data:`SPLIT_FILES`. They are collected first, in this order, and the scheduler below hands units out
+#: in collection order, so the longest start first and the workers finish close together; every other file keeps its
+#: place after them.
+HEAVY = (
     "test_search_playouts.py",
+    "test_notebooks.py::test_notebook_runs[02_training.ipynb]",
+    "test_alphazero.py",
     "test_search.py",
     "test_distributed.py",
+    "test_notebooks.py::test_notebook_runs[07_alphazero.ipynb]",
     "test_ppo.py",
+    "test_pgx.py",
+    "test_baselines.py",
+    "test_env.py",
     "test_accelerator.py",
     "test_bots.py",
-    "test_pgx.py",
     "test_teacher.py",
-    "test_contract.py",
+    "test_notebooks.py::test_notebook_runs[06_search.ipynb]",
     "test_alphazero_seats.py",
+    "test_contract.py",
+    "test_search_mix.py",
     "test_networks.py",
+    "test_arena.py",
 )
+
+#: Parametrizations over the 20x20 Classic boards (a test id naming ``classic``, ``classic_2p`` or ``classic_3p``)
+#: are marked ``slow``: the quick lane checks the same code on the smaller boards, the full suite on every board.
+FULL_BOARDS = frozenset({"classic", "classic_2p", "classic_3p"})
+
+
+def _unit(nodeid: str) -> str:
+    """The unit of work of a test under pytest-xdist: its file's name, or ``file::test`` in :data:`SPLIT_FILES`."""
+    path, _, rest = nodeid.partition("::")
+    name = path.rsplit("/", 1)[-1]
+    return f"{name}::{rest}" if name in SPLIT_FILES else name
+
+
+if LoadScopeScheduling is not None:
+
+    class FileScheduling(LoadScopeScheduling):
+        """pytest-xdist scheduling by test file (a file's module fixtures are built once), with the tests of
+        :data:`SPLIT_FILES` as units of their own. Units go out in collection order, and a worker gets its next
+        unit only when it is on the last test of the ones it holds, so that no long unit waits behind another in a
+        busy worker while the other worker is free."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+        def _reschedule(self, node) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) <= 1:
+                self._assign_work_unit(node)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Schedule ``-n N`` runs (``--dist load``, the default, or ``--dist loadfile``) with :class:`FileScheduling`;
+    any other ``--dist`` keeps pytest-xdist's own."""
+    if config.getoption("dist") in ("load", "loadfile"):
+        return FileScheduling(config, log)
+    return None
 
 
 def pytest_configure(config):
-    """Under pytest-xdist, hand test files out in collection order (:data:`HEAVY_FILES` first) rather than xdist's
-    default of the files with the most tests first, which starts 80 quick tests before a 5-minute notebook (the same
-    as passing ``--no-loadscope-reorder``)."""
+    """Under pytest-xdist, hand units out in collection order (:data:`HEAVY` first) rather than xdist's default of
+    the files with the most tests first, which starts 80 quick tests before a 5-minute notebook (the same as passing
+    ``--no-loadscope-reorder``)."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Collect :data:`HEAVY_FILES` first, in that order (a stable sort: tests keep their order within a file)."""
-    rank = {name: i for i, name in enumerate(HEAVY_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FILES)))
+    """Collect the units of :data:`HEAVY` first, in that order (a stable sort: tests keep their order in a file), and
+    mark the tests on :data:`FULL_BOARDS` ``slow``."""
+    rank = {name: i for i, name in enumerate(HEAVY)}
+    items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(HEAVY)))
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and FULL_BOARDS.intersection(callspec.id.split("-")):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -100,6 +100,7 @@ def test_state_basics_action_strings_and_errors():
         bos._replayed("simple", (env.pass_action,))  # a pass while placements exist: a corrupt serialised state
 
 
+@pytest.mark.slow
 def test_mcts_bot_against_the_project_mcts_agent_through_evaluate_bots():
     game = pyspiel.load_game("blokus_simple")
     rng = np.random.RandomState(0)

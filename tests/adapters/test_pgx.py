@@ -71,6 +71,7 @@ def test_api_test_refuses_an_id_outside_its_list(simple, monkeypatch):
         pgx.api_test(simple, num=1)
 
 
+@pytest.mark.slow
 def test_the_shipped_contract_check_passes_through_the_adapter(simple):
     check_env(simple)
 
@@ -174,6 +175,7 @@ def test_ids_and_construction():
     assert isinstance(jax.jit(PgxEnv("simple", board_shape=(8, 8)).init)(jax.random.key(0)), State)
 
 
+@pytest.mark.slow
 def test_alphazero_loop_against_the_pgx_api_trains():
     example = runpy.run_path(str(EXAMPLE))
     config = example["Config"](updates=2, batch=8, simulations=4, minibatch=32)

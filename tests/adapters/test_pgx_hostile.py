@@ -49,6 +49,7 @@ def test_huge_integers_are_illegal_actions_with_pgx_rule(simple, start, action):
     np.testing.assert_array_equal(after._core.board, start._core.board)
 
 
+@pytest.mark.slow
 def test_a_batched_state_stepped_without_vmap_is_refused(simple):
     batch = jax.jit(jax.vmap(simple.init))(jax.random.split(jax.random.key(0), 3))
     actions = jnp.zeros(3, jnp.int32)

@@ -85,6 +85,7 @@ def test_a_policy_that_always_passes_forfeits_every_game(simple):
     assert summary["pairings"][0]["win_rate_a"] == 0.0
 
 
+@pytest.mark.slow
 def test_round_robin_is_reproducible_and_seed_dependent(simple):
     bots = {n: get_bot(n, simple) for n in ("random", "greedy", "corners")}
     first = round_robin(simple, bots, 8, seed=3, progress=False)

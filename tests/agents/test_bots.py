@@ -173,7 +173,9 @@ def simple_positions():
     return env_and_positions("simple")
 
 
-@pytest.mark.parametrize("name", sorted(BOTS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "minimax" else n for n in sorted(BOTS)]
+)
 def test_batched_choice_equals_unbatched(simple_positions, name):
     env, states = simple_positions
     bot = get_bot(name, env)

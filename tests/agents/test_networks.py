@@ -74,6 +74,7 @@ def test_gather_table_reads_each_placement_at_its_bounding_box_centre():
         assert cell // (cols + pad) < rows and cell % (cols + pad) < cols
 
 
+@pytest.mark.slow
 def test_masked_sampling_never_picks_an_illegal_action(simple_states):
     env, states = simple_states
     mask = states.legal_action_mask

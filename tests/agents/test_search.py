@@ -47,9 +47,8 @@ def random_positions(env, seed: int = 0):
     return jax.tree.map(lambda *xs: jnp.concatenate(xs), *collected, *pass_only), len(pass_only)
 
 
-VARIANTS = [
-    pytest.param(n, marks=pytest.mark.slow) if n.startswith("classic") else n for n in blokus_jax.variant_names()
-]
+#: Every variant; the quick lane (``-m "not slow"``) searches the smallest one.
+VARIANTS = [n if n == "simple" else pytest.param(n, marks=pytest.mark.slow) for n in blokus_jax.variant_names()]
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -141,6 +140,7 @@ def test_fast_playout_plays_the_env_game(duo):
     np.testing.assert_array_equal(jax.jit(jax.vmap(fast_playout))(keys, states), expected)
 
 
+@pytest.mark.slow
 def test_transition_signs():
     env = blokus_jax.make("duo")
     state = env.init()
@@ -235,6 +235,7 @@ def solved_endgame(env, seed: int):
     raise AssertionError("no suitable endgame found")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["duo", pytest.param("classic", marks=pytest.mark.slow)])
 def test_search_finds_the_winning_move(name):
     env = blokus_jax.make(name)
@@ -248,6 +249,7 @@ def test_search_finds_the_winning_move(name):
     assert weights[wins].sum() > weights[losses].sum()
 
 
+@pytest.mark.slow
 def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
     env, states = duo
     policy = jax.jit(mcts_policy(env, **SMALL))
@@ -264,6 +266,7 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
     assert again == one_by_one
 
 
+@pytest.mark.slow
 def test_network_search_plays_legal_moves(duo):
     from blokus_agents.networks import make_network
 
@@ -276,6 +279,7 @@ def test_network_search_plays_legal_moves(duo):
     assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()
 
 
+@pytest.mark.slow
 def test_value_scale_sets_how_soon_values_overrule_the_prior():
     """A prior that strongly favours a losing move: with a large ``value_scale`` the search's values overrule it
     and it plays a winning move; with a tiny one the prior decides and it plays the losing move."""

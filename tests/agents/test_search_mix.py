@@ -62,6 +62,7 @@ def test_mix_0_is_todays_network_search_and_runs_no_playouts(tiny, monkeypatch):
         )
 
 
+@pytest.mark.slow
 def test_mix_1_is_the_rollout_value_under_the_network_prior(tiny):
     env, network, params, states = tiny
     net, rollout = network_evaluator(env, network.apply), rollout_evaluator(env, **PLAYOUT)
@@ -93,6 +94,7 @@ def test_a_mix_between_blends_the_value_head_and_the_playout_result(tiny):
         mixed_evaluator(env, network.apply, 0.5, playout="smart")
 
 
+@pytest.mark.slow
 def test_az_agent_takes_mix_and_playout_options(tmp_path, monkeypatch):
     from blokus_agents import checkpoint, search
     from blokus_agents.alphazero import AZConfig, make_train

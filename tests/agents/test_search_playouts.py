@@ -154,6 +154,7 @@ def test_search_plays_legal_moves_whatever_the_network_says(duo, duo_positions, 
     assert (np.asarray(out.action)[can_place] != duo.pass_action).all()
 
 
+@pytest.mark.slow
 def test_underflowing_temperature_still_plays_legal_moves(duo, duo_positions):
     evaluator = rollout_evaluator(duo, playouts=1, temperature=1e-300)
     run = jax.jit(make_search(duo, evaluator, sims=4, k=4, considered=4))
@@ -164,6 +165,7 @@ def test_underflowing_temperature_still_plays_legal_moves(duo, duo_positions):
     assert np.asarray(jax.vmap(duo.is_legal)(duo_positions, out.action))[~np.asarray(duo_positions.terminated)].all()
 
 
+@pytest.mark.slow
 def test_batch_of_one_path_equals_vmap(duo, duo_positions):
     """The batch-1 path of the search (``fn`` called unbatched, no vmap) computes what vmap computes: the rollout
     evaluator's priors and values, and the whole search's move, for the same keys."""
@@ -187,6 +189,7 @@ def simple():
     return blokus_jax.make("simple")
 
 
+@pytest.mark.slow
 def test_seconds_budget_is_kept_at_batch_one(simple):
     """``mcts:seconds=S`` never spends more than 1.2 S on a move at batch 1 after compilation (a whole game of
     ``simple``). The suite runs one process per core, so another test's compilation can halve this machine's speed
@@ -226,6 +229,7 @@ def test_seconds_budget_is_kept_at_batch_one(simple):
     assert worst <= 1.2 * budget, f"slowest move {worst:.3f} s (at the machine's best speed) for a {budget} s budget"
 
 
+@pytest.mark.slow
 def test_calibration_grows_with_the_budget_and_rejects_bad_budgets(simple):
     evaluator = rollout_evaluator(simple, playouts=1)
 
@@ -243,6 +247,7 @@ def test_calibration_grows_with_the_budget_and_rejects_bad_budgets(simple):
             calibrate_sims(simple, build, bad)
 
 
+@pytest.mark.slow
 def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_moves(simple, monkeypatch):
     """``seconds=`` on a network-guided search (``az:``, ``baseline:``): the simulations come from
     :func:`calibrate_sims` (run for real here, on ``simple`` with a tiny network), a second policy of the same
@@ -289,6 +294,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["simple", "junior"])
 def test_strong_plays_legal_moves_including_pass_only_positions(name):
     env = blokus_jax.make(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 import blokus_jax
 from blokus_jax import benchmark, demo
@@ -52,6 +53,7 @@ def test_step_autoreset_restarts_a_finished_game_and_reports_its_end():
     jax.tree.map(np.testing.assert_array_equal, state, env.init())  # and the game restarted
 
 
+@pytest.mark.slow
 def test_one_play_loop_serves_records_demo_and_benchmark():
     from blokus_jax import rollout
 

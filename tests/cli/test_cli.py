@@ -223,6 +223,7 @@ def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
     assert "is a file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_eval_prints_the_head_to_head_matrix(capsys):
     assert (
         cli.main(

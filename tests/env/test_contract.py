@@ -37,9 +37,11 @@ def test_registered_variants_meet_the_contract(name):
     check_env(bj.make(name), eager_steps=1 if name == "simple" else 0)
 
 
+@pytest.mark.slow
 def test_custom_piece_set_meets_the_contract():
     check_env(bj.make(TROMINOES))
 
 
+@pytest.mark.slow
 def test_custom_board_meets_the_contract():
     check_env(bj.make("duo", reward="score", illegal_action_penalty=-3.0, **RECTANGLE), seed=1)

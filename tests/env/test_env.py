@@ -454,6 +454,7 @@ class _BatchedEnv:
         return jax.vmap(self.env.step)(states, actions)
 
 
+@pytest.mark.slow
 def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
     env = bj.make("simple")
     assert bj.AutoReset(env).num_actions == env.num_actions  # attributes pass through to the env

@@ -103,6 +103,7 @@ def _check_reason(env, state, action, reason, cells) -> None:
     assert not diagonal
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(["simple", "duo"]),

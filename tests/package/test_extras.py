@@ -67,6 +67,7 @@ def test_a_run_directory_agent_without_orbax_names_the_extra(monkeypatch, tmp_pa
         resolve_agent(str(tmp_path / "run"), blokus_jax.make("simple"))
 
 
+@pytest.mark.slow
 def test_training_without_matplotlib_keeps_the_checkpoint_and_metrics_and_skips_the_plot(monkeypatch, tmp_path):
     from blokus_agents import checkpoint, train
     from blokus_agents.ppo import PPOConfig

@@ -66,6 +66,7 @@ def played(trainer):
 
 
 # --------------------------------------------------------------------------------------------- search targets
+@pytest.mark.slow
 def test_search_targets_are_legal_candidate_ids_whose_weights_map_back_to_the_full_policy(trainer):
     env = trainer.env
     runner = trainer.init(jax.random.PRNGKey(1))
@@ -256,6 +257,7 @@ def test_one_update_changes_params_and_reports_metrics(trainer, played):
     assert all(moved)
 
 
+@pytest.mark.slow
 def test_real_games_give_the_winner_plus_one_at_every_one_of_its_positions(trainer):
     """Self-play one move at a time, keep each finished game's final rewards, and check the stored targets against
     them: +1 at the winner's positions, -1 at the loser's, 0 for both after a draw."""
@@ -303,6 +305,7 @@ def test_config_rejects_bad_values():
 
 
 # ---------------------------------------------------------------------------------- runs, resume, sharding
+@pytest.mark.slow
 def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     whole, split = tmp_path / "whole", tmp_path / "split"
     run(TINY, whole, eval_every=0, progress=False, mesh=None)
@@ -346,6 +349,7 @@ SHARDED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sharded_training_on_four_host_devices_matches_one_device():
     config = TINY.replace(num_envs=8, batch_size=16)
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
@@ -360,6 +364,7 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
     assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_path, capsys, monkeypatch):
     from blokus_agents import cli
 
@@ -409,6 +414,7 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     assert "channels=4" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path, monkeypatch):
     from blokus_agents import search
 
@@ -495,6 +501,7 @@ def _at(runner, update: int):
     return jax.tree.map(jnp.copy, runner.replace(update=jnp.asarray(update, runner.update.dtype)))
 
 
+@pytest.mark.slow
 def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(tmp_path, trainer, played):
     runner, _ = played
     for update in (5, 6, 7):

@@ -222,6 +222,7 @@ def tiny_run(tmp_path_factory):
     return out, config, summary
 
 
+@pytest.mark.slow
 def test_a_four_player_run_trains_with_finite_losses_and_per_seat_targets(tiny_run):
     out, config, summary = tiny_run
     assert summary["updates"] == config.num_updates == 3
@@ -250,6 +251,7 @@ def test_a_four_player_run_trains_with_finite_losses_and_per_seat_targets(tiny_r
             np.testing.assert_array_equal(buf.value[n, slot, t], np.roll(rewards, -int(players[t])))
 
 
+@pytest.mark.slow
 def test_a_four_player_checkpoint_plays_legal_moves_as_az_run(tiny_run):
     out, _, _ = tiny_run
     env = blokus_jax.make("tiny4")

@@ -120,6 +120,7 @@ def _assert_close(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=2e-4, atol=2e-6)  # as the 4-vs-1 device tests
 
 
+@pytest.mark.slow
 def test_two_processes_train_ppo_like_one_process_with_four_devices(runs):
     d, _, _, _ = runs
     run, ref = d["dist_ppo"], d["ref_ppo"]
@@ -135,6 +136,7 @@ def test_two_processes_train_ppo_like_one_process_with_four_devices(runs):
     assert not (run / LOCK_FILE).exists() and (run / SETTINGS_FILE).exists() and (run / "win_rate.png").exists()
 
 
+@pytest.mark.slow
 def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs):
     d, before, resumed, _ = runs
     run, ref = d["dist_az"], d["ref_az"]
@@ -161,6 +163,7 @@ def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs)
     assert "AlphaZero on simple" in out0 and "AlphaZero on simple" not in out1
 
 
+@pytest.mark.slow
 def test_only_process_zero_speaks(runs):
     _, _, _, first = runs
     (_, _, err0), (_, _, err1) = first

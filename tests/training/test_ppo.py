@@ -131,6 +131,7 @@ def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
     assert float(metrics["learning_rate"]) == pytest.approx(TINY.learning_rate)
 
 
+@pytest.mark.slow
 def test_make_train_runs_every_update_in_one_call_like_the_host_loop(trainer):
     train = make_train(TINY)
     runner, metrics = train(jax.random.PRNGKey(0))
@@ -157,6 +158,7 @@ def test_config_rejects_bad_values():
         PPOConfig.from_dict({**TINY.to_dict(), "gamma_typo": 1})
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
     whole, split = tmp_path / "whole", tmp_path / "split"
     run(TINY, whole, eval_every=0, progress=False, mesh=None)
@@ -195,6 +197,7 @@ SHARDED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sharded_training_on_four_host_devices_matches_one_device():
     config = TINY.replace(num_envs=8)
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
@@ -210,6 +213,7 @@ def test_sharded_training_on_four_host_devices_matches_one_device():
     assert proc.returncode == 0 and "SHARDED-OK" in proc.stdout, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_path, capsys):
     from blokus_agents import cli
 
@@ -323,6 +327,7 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     assert float(m2["learning_rate"]) == pytest.approx(TINY.learning_rate * TINY.final_lr_fraction)
 
 
+@pytest.mark.slow
 def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path, monkeypatch):
     from blokus_agents import scaffold, train
     from blokus_jax.errors import ConfigError

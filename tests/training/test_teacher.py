@@ -53,6 +53,7 @@ def _same(a: tuple, b: tuple) -> bool:
     return all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.slow
 def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
     a = trainer.init(jax.random.key(0))
     b = _with_other_params(a)
@@ -68,6 +69,7 @@ def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
     assert not _same(_self_play(a2), _self_play(b2))
 
 
+@pytest.mark.slow
 def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
     """Policy targets, and (``root_value > 0``) the root value each position's value target will blend in once its
     game ends."""
@@ -139,6 +141,7 @@ def test_trainer_refuses_teacher_options_it_cannot_honour(teacher, message):
         make_train(TAUGHT.replace(teacher=teacher))
 
 
+@pytest.mark.slow
 def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
     from blokus_agents import cli
 
