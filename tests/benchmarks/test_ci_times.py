@@ -1,0 +1,38 @@
+"""``benchmarks/ci_times.py`` sums a timed run per test file or per folder, and lists the slowest tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+from helpers import ROOT
+
+ROWS = [
+    {"test": "tests/env/test_a.py::test_one", "wall_s": 2.0, "cpu_s": 1.0, "child_cpu_s": 0.5},
+    {"test": "tests/env/test_a.py::test_two", "wall_s": 1.0, "cpu_s": 1.0, "child_cpu_s": 0.0},
+    {"test": "tests/env/test_b.py::test_three[duo]", "wall_s": 4.0, "cpu_s": 3.0, "child_cpu_s": 0.0},
+    {"test": "tests/agents/test_c.py::test_four", "wall_s": 9.0, "cpu_s": 2.0, "child_cpu_s": 6.0},
+]
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("ci_times", ROOT / "benchmarks" / "ci_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_files_and_folders_are_summed_most_cpu_first(tmp_path, capsys):
+    ci_times = _load()
+    assert ci_times.per_file(ROWS) == [
+        ("tests/agents/test_c.py", 1, 9.0, 8.0),
+        ("tests/env/test_b.py", 1, 4.0, 3.0),
+        ("tests/env/test_a.py", 2, 3.0, 2.5),
+    ]
+    assert ci_times.per_file(ROWS, folders=True) == [("tests/agents/", 1, 9.0, 8.0), ("tests/env/", 3, 7.0, 5.5)]
+    times = tmp_path / "t.jsonl"
+    times.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    ci_times.main([str(times), "--folders", "--top", "1"])
+    out = capsys.readouterr().out
+    assert "| tests/env/ | 3 | 7 | 6 |" in out and "| **all** | 4 | 16 | 14 |" in out
+    assert "| tests/agents/test_c.py::test_four | 9.0 | 8.0 |" in out and "test_three" not in out
