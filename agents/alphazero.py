@@ -27,7 +27,7 @@ from blokus_agents.search import (
     network_evaluator,
     teacher_search,
 )
-from blokus_jax import rules
+from blokus_jax import rules, symmetry
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError
 
@@ -79,8 +79,10 @@ class AZTrainer:
 def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[Callable, Callable | None]:
     """``(search, teacher)`` of a run: the network's batched self-play search with ``config``'s settings and
     exploration, and the teacher's network-free search (``None`` without a teacher). Raises ``ConfigError`` for a
-    bad teacher spec or a ``root_value`` blend with a per-seat value head."""
+    bad teacher spec, a ``k`` above the variant's placements (the replay buffer's targets are ``k`` wide) or a
+    ``root_value`` blend with a per-seat value head."""
     c = config
+    check_candidates(c, env)
     o = c.search_settings()
     search = make_search(
         env,
@@ -141,6 +143,64 @@ def make_loss(config: AZConfig, network: PolicyValueNet, width: int) -> Callable
     return loss
 
 
+def make_reflect(config: AZConfig, env: Env) -> Callable[[jax.Array, Sample], Sample] | None:
+    """The augmentation of replayed batches that ``config.reflect`` asks for: ``reflect(key, batch)`` trains each
+    position as its reflection in the board's diagonal with probability ``reflect`` (observation, packed legal
+    moves and candidate ids reflected; weights and values unchanged), or ``None`` at ``reflect=0``. Raises
+    ``ConfigError`` on a variant where that reflection is not a symmetry of the game."""
+    if not config.reflect:
+        return None
+    if not symmetry.is_reflection_symmetric(env.variant):
+        raise ConfigError(
+            f"AZConfig.reflect={config.reflect}: reflecting {env.variant.name!r}'s board in its diagonal is not a "
+            f"symmetry of the game (its start cells move); use 0, or a variant where it is (duo, junior)"
+        )
+    actions = jnp.asarray(symmetry.reflected_actions(env.variant))
+
+    def reflect(key: jax.Array, batch: Sample) -> Sample:
+        flip = jax.random.bernoulli(key, config.reflect, batch.valid.shape)
+        mirrored = batch.replace(
+            obs=symmetry.reflect_observation(batch.obs),
+            legal_bits=symmetry.reflect_legal_bits(env.variant, batch.legal_bits),
+            candidates=actions[batch.candidates],
+        )
+        return jax.tree.map(
+            lambda new, old: jnp.where(flip.reshape(flip.shape + (1,) * (new.ndim - flip.ndim)), new, old),
+            mirrored,
+            batch,
+        )
+
+    return reflect
+
+
+def make_optimise(
+    config: AZConfig, optimizer: optax.GradientTransformation, loss: Callable, reflect: Callable | None
+) -> Callable:
+    """Step 2 of :func:`make_train`: ``optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)``, the
+    ``train_steps`` optimiser steps of one update, each on ``batch_size`` positions replayed evenly from every env's
+    finished games (reflected by ``reflect``, :func:`make_reflect`, where it is given); ``terms`` are the loss terms
+    of every step."""
+    c = config
+    per_env = c.batch_size // c.num_envs
+
+    def step(buf: Buffer, carry: tuple, step_key: jax.Array) -> tuple[tuple, dict]:
+        params, opt_state = carry
+        batch = jax.vmap(buffer_sample, in_axes=(0, 0, None))(jax.random.split(step_key, c.num_envs), buf, per_env)
+        if reflect is not None:
+            batch = reflect(jax.random.fold_in(step_key, 1), batch)
+        (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, batch)
+        steps, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, steps), opt_state), terms
+
+    def optimise(params: Any, opt_state: Any, buf: Buffer, key: jax.Array) -> tuple[Any, Any, dict]:
+        (params, opt_state), terms = jax.lax.scan(
+            functools.partial(step, buf), (params, opt_state), jax.random.split(key, c.train_steps)
+        )
+        return params, opt_state, terms
+
+    return optimise
+
+
 def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     """The :class:`AZTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested functions below are one
     update in order: self-play (search, store, step), then the optimiser steps on replayed positions (the loss
@@ -148,11 +208,11 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts
-    check_candidates(c, env)  # the buffer's targets are k wide: never more than the placements
+    reflect = make_reflect(c, env)  # a replayed position as its mirror image, where that is the same game
     search, teacher = make_searches(c, env, network)
     observe, env_step = jax.vmap(env.observe), jax.vmap(env.step_autoreset)
-    per_env = c.batch_size // c.num_envs
     loss = make_loss(c, network, env.board_shape[1])  # 3. the loss
+    optimise = make_optimise(c, optimizer, loss, reflect)
 
     def init(key: jax.Array) -> AZRunner:
         return AZRunner(
@@ -199,16 +259,7 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
             )
 
         # 2. optimiser steps on positions replayed from every env's finished games
-        def train_step(carry, step_key):
-            params, opt_state = carry
-            batch = jax.vmap(buffer_sample, in_axes=(0, 0, None))(jax.random.split(step_key, c.num_envs), buf, per_env)
-            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, batch)
-            steps, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, steps), opt_state), terms
-
-        (params, opt_state), terms = jax.lax.scan(
-            train_step, (runner.params, runner.opt_state), jax.random.split(train_key, c.train_steps)
-        )
+        params, opt_state, terms = optimise(runner.params, runner.opt_state, buf, train_key)
         metrics = {k: v.mean() for k, v in terms.items()}
         metrics.update(
             learning_rate=opt_state.hyperparams["learning_rate"],

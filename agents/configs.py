@@ -251,11 +251,22 @@ class AZConfig(RunConfig):
 
     ``root_value`` (two players) blends the search's root value into each position's value target:
     ``(1 - root_value) * game result + root_value * root value`` (0: the game result alone, AlphaZero's target).
+
+    ``reflect`` is the probability that a replayed position is trained on as its reflection in the board's diagonal
+    (observation, legal moves and policy targets reflected; the same value), on variants where that reflection is a
+    symmetry of the game (Duo, Junior: :func:`blokus_jax.symmetry.is_reflection_symmetric`); 0 trains on positions
+    as they were played.
     """
 
     algorithm: ClassVar[str] = "alphazero"
     #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
-    legacy_defaults: ClassVar[dict] = {"root_noise": 0.0, "teacher": "", "teacher_updates": 0, "root_value": 0.0}
+    legacy_defaults: ClassVar[dict] = {
+        "root_noise": 0.0,
+        "teacher": "",
+        "teacher_updates": 0,
+        "root_value": 0.0,
+        "reflect": 0.0,
+    }
     #: 3-4 players: the value head predicts every seat's result (:meth:`RunConfig.value_dim`).
     per_seat_values: ClassVar[bool] = True
 
@@ -284,6 +295,7 @@ class AZConfig(RunConfig):
     teacher: str = ""
     teacher_updates: int = 0
     root_value: float = 0.0
+    reflect: float = 0.0
 
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {
         "num_envs": (1, 2**20),
@@ -310,6 +322,7 @@ class AZConfig(RunConfig):
         "value_coef": (0.0, math.inf),
         "max_grad_norm": (0.0, math.inf),
         "root_value": (0.0, 1.0),
+        "reflect": (0.0, 1.0),
     }
 
     limit_reasons: ClassVar[dict[str, str]] = {

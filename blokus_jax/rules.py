@@ -393,6 +393,46 @@ def _dilate(rows: jax.Array) -> jax.Array:
     return wide | _shift_rows(wide, 1, 0) | _shift_rows(wide, -1, 0)
 
 
+def _piece_rows(tables: Tables, masks: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The orientation of placement ``action`` and the row bitboard of its cells (``masks`` is
+    :func:`orientation_row_masks`; all zero for the pass)."""
+    rows, width = tables.variant.board_shape
+    depth = masks.shape[1]
+    o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
+    r, c = (action // width) % rows, (action % width).astype(jnp.uint32)
+    offset = jnp.arange(rows) - r
+    inside = (offset >= 0) & (offset < depth) & (action != tables.pass_action)
+    return o, jnp.where(inside, masks[o][jnp.clip(offset, 0, depth - 1)] << c, jnp.uint32(0))
+
+
+def _mover_owner(tables: Tables, color: jax.Array) -> jax.Array:
+    """The player owning colour ``color`` (a select over the colours, no gather)."""
+    owner = jnp.asarray(tables.color_owner)
+    return jnp.sum(jnp.where(jnp.arange(owner.shape[0]) == color, owner, 0))
+
+
+def _opponent_corners(tables: Tables, own: jax.Array, occupied: jax.Array, placed: jax.Array, color) -> jax.Array:
+    """Corner cells of every colour owned by another player than ``color``'s (a shared colour's do not count), as
+    a row bitboard; a static loop over the colours with selects (batched gathers are serial loops on CPU)."""
+    mover, cells = _mover_owner(tables, color), jnp.zeros_like(occupied)
+    for c, owner in enumerate(tables.color_owner):
+        if owner < 0:
+            continue
+        corners = forbidden_and_corners(tables, own[c], occupied, placed[c] == 0, jnp.int32(c))[1]
+        cells = cells | jnp.where(mover != owner, corners, jnp.uint32(0))
+    return cells
+
+
+def _near_opponents(tables: Tables, recent: jax.Array, color) -> jax.Array:
+    """Cells within two (in any direction) of the last piece (``recent``, ``uint32[C, H]``) of every colour owned by
+    another player than ``color``'s."""
+    mover, cells = _mover_owner(tables, color), jnp.zeros(recent.shape[1:], jnp.uint32)
+    for c, owner in enumerate(tables.color_owner):
+        if owner >= 0:
+            cells = cells | jnp.where(mover != owner, recent[c], jnp.uint32(0))
+    return _dilate(_dilate(cells))
+
+
 def playout(
     tables: Tables,
     key: jax.Array,
@@ -428,12 +468,10 @@ def playout(
     if block and local:
         raise ValueError("playout: block and local are exclusive preferences; choose one")
     prefers = block or local
-    rows, width = tables.variant.board_shape
     num_colors = remaining.shape[0]
     masks = jnp.asarray(orientation_row_masks(tables))
     sizes = jnp.asarray(tables.orientation_size)
     piece_of = jnp.asarray(tables.orientation_piece)
-    depth = masks.shape[1]
     own = jax.vmap(lambda c: pack_rows(board == (c + 1).astype(board.dtype)))(jnp.arange(num_colors, dtype=jnp.int32))
 
     def bits_of(own, remaining, placed, color, recent):
@@ -446,34 +484,14 @@ def playout(
         forbidden, corners = forbidden_and_corners(tables, mine, occupied, first, color)
         bits = legal_bits(tables, forbidden, corners, available)
         if prefers:
-            cells = opponent_corners(own, occupied, placed, color) if block else near_opponents(recent, color)
+            cells = (
+                _opponent_corners(tables, own, occupied, placed, color)
+                if block
+                else _near_opponents(tables, recent, color)
+            )
             covering = bits & covering_bits(tables, cells)
             return jax.lax.optimization_barrier((bits, covering))
         return jax.lax.optimization_barrier(bits)
-
-    owner = tables.color_owner
-
-    def opponent_corners(own, occupied, placed, color):
-        # Corner cells of every colour owned by another player than ``color``'s (a shared colour's do not count);
-        # a static loop over the colours with selects, as in ``bits_of``.
-        mover = jnp.sum(jnp.where(jnp.arange(num_colors) == color, jnp.asarray(owner), 0))
-        cells = jnp.zeros_like(occupied)
-        for c in range(num_colors):
-            if owner[c] < 0:
-                continue
-            corners = forbidden_and_corners(tables, own[c], occupied, placed[c] == 0, jnp.int32(c))[1]
-            cells = cells | jnp.where(mover != owner[c], corners, jnp.uint32(0))
-        return cells
-
-    def near_opponents(recent, color):
-        # Cells within two of the last piece of every colour owned by another player than ``color``'s.
-        mover = jnp.sum(jnp.where(jnp.arange(num_colors) == color, jnp.asarray(owner), 0))
-        cells = jnp.zeros((rows,), jnp.uint32)
-        for c in range(num_colors):
-            if owner[c] < 0:
-                continue
-            cells = cells | jnp.where(mover != owner[c], recent[c], jnp.uint32(0))
-        return _dilate(_dilate(cells))
 
     def turn(carry):
         # The mask is computed at the end of the previous turn and read here from the loop carry: choosing a move
@@ -483,10 +501,7 @@ def playout(
         bits, covering = bits if prefers else (bits, None)
         action = playout_move(tables, sub, bits, greedy, covering, size_base)
         moves = action != tables.pass_action
-        o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
-        r, c = (action // width) % rows, (action % width).astype(jnp.uint32)
-        offset = jnp.arange(rows) - r
-        piece_rows = jnp.where((offset >= 0) & (offset < depth), masks[o][jnp.clip(offset, 0, depth - 1)] << c, 0)
+        o, piece_rows = _piece_rows(tables, masks, action)
         hit = (jnp.arange(num_colors) == color) & moves
         own = jnp.where(hit[:, None], own | piece_rows, own)
         recent = jnp.where(hit[:, None], piece_rows, recent)

@@ -89,6 +89,13 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         "root value (default 0: the game result); a teacher's root value includes its playouts' score margin "
         "(its margin option, 0.5 by default)",
     )
+    parser.add_argument(
+        "--reflect",
+        type=unit_float,
+        metavar="P",
+        help="alphazero, on Duo or Junior: train on each replayed position's reflection in the board's diagonal with "
+        "probability P (0.5 doubles the positions; default 0)",
+    )
     _add_run_flags(parser)
 
     def run(args: argparse.Namespace) -> int:
@@ -223,6 +230,7 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
         "teacher": args.teacher,
         "teacher_updates": args.teacher_updates,
         "root_value": args.root_value,
+        "reflect": args.reflect,
     }
     return {k: v for k, v in given.items() if v is not None}
 

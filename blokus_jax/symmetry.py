@@ -1,0 +1,96 @@
+"""The board's diagonal reflection as a symmetry of a variant: where it holds (a square board whose every colour's
+start cells reflect onto themselves, e.g. Duo), a position and its reflection are the same game, so a learner may
+train on both. :func:`reflected_actions` maps action ids, :func:`reflect_legal_bits` packed legal placements and
+:func:`reflect_observation` observations."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from blokus_jax import rules
+from blokus_jax.observe import Observation
+from blokus_jax.tables import Tables, join_action
+from blokus_jax.variants import Variant
+
+
+def is_reflection_symmetric(variant: Variant) -> bool:
+    """Whether reflecting the board in its main diagonal (``(r, c) -> (c, r)``) maps the game onto itself: the board
+    is square and each colour's start cells are their own reflection (Duo and Junior, not Classic, whose corners
+    swap colours)."""
+    rows, cols = variant.board_shape
+    if rows != cols:
+        return False
+    return all({(c, r) for r, c in cells} == {(r, c) for r, c in cells} for cells in variant.start_cells)
+
+
+@functools.lru_cache(maxsize=16)
+def _reflected_orientations(variant: Variant) -> np.ndarray:
+    tables = Tables(variant)
+    shapes = {frozenset(map(tuple, cells.tolist())): o for o, cells in enumerate(tables.orientation_cells)}
+    mirror = np.asarray([shapes[frozenset((c, r) for r, c in cells.tolist())] for cells in tables.orientation_cells])
+    mirror.setflags(write=False)
+    return mirror
+
+
+@functools.lru_cache(maxsize=16)
+def _reflected_actions(variant: Variant) -> np.ndarray:
+    tables = Tables(variant)
+    rows, cols = variant.board_shape
+    mirror = _reflected_orientations(variant)
+    o, r, c = np.meshgrid(np.arange(tables.num_orientations), np.arange(rows), np.arange(cols), indexing="ij")
+    placements = join_action(mirror[o], c, r, (rows, cols)).reshape(-1)
+    table = np.append(placements, tables.pass_action).astype(np.int32)
+    table.setflags(write=False)
+    return table
+
+
+def _require(variant: Variant) -> None:
+    if not is_reflection_symmetric(variant):
+        raise ValueError(
+            f"variant {variant.name!r}: reflecting its board in the diagonal is not a symmetry of the game (the board "
+            f"must be square and every colour's start cells their own reflection)"
+        )
+
+
+def reflected_orientations(variant: Variant) -> np.ndarray:
+    """``int32[O]``: entry ``o`` is the orientation whose cells are orientation ``o``'s reflected in the diagonal
+    (an orientation of the same piece; an involution). Raises ``ValueError`` as :func:`reflected_actions`."""
+    _require(variant)
+    return _reflected_orientations(variant)
+
+
+def reflected_actions(variant: Variant) -> np.ndarray:
+    """``int32[num_actions]``: entry ``a`` is the action that plays ``a``'s reflection in the main diagonal (the same
+    piece, reflected, on the reflected cells; the pass onto itself). An involution: ``table[table] == arange``.
+    Raises ``ValueError`` where the reflection is not a symmetry (:func:`is_reflection_symmetric`)."""
+    _require(variant)
+    return _reflected_actions(variant)
+
+
+def reflect_legal_bits(variant: Variant, bits: jax.Array) -> jax.Array:
+    """Packed legal placements ``uint32[..., O, H]`` of a position -> those of its reflection (orientation ``o``
+    at ``(r, c)`` becomes its reflected orientation at ``(c, r)``). Raises ``ValueError`` as
+    :func:`reflected_actions`."""
+    mirror = jnp.asarray(reflected_orientations(variant))
+    width = variant.board_shape[1]
+    cells = rules.unpack_rows(bits, width)  # [..., O, H, W]
+    return rules.pack_rows(jnp.take(cells, mirror, axis=-3).swapaxes(-2, -1))
+
+
+def reflect_observation(obs: Observation) -> Observation:
+    """The observation of the reflected position: the planes' rows and columns swapped (any leading batch axes);
+    pieces and the colour to move are unchanged (the reflection keeps every colour's start cells)."""
+    return obs.replace(planes=obs.planes.swapaxes(-3, -2))
+
+
+__all__ = [
+    "is_reflection_symmetric",
+    "reflect_legal_bits",
+    "reflect_observation",
+    "reflected_actions",
+    "reflected_orientations",
+]
