@@ -314,6 +314,7 @@ def test_pyproject_installs_the_baseline_files_as_package_data():
     assert set(setuptools["package-data"]["blokus_agents.baselines"]) >= {"*.msgpack", "*.json"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", baselines.available())
 def test_every_shipped_baseline_loads_and_is_small(name):
     meta = json.loads((baselines.PACKAGE_DIR / f"{name}.json").read_text())

@@ -149,6 +149,7 @@ def test_native_conv_kernel_order_matches_im2col():
     np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["simple", "duo"])
 def test_native_and_im2col_networks_share_parameters_outputs_and_gradients(variant):
     env = blokus_jax.make(variant)

@@ -44,6 +44,7 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(x, y, err_msg=name)
 
 
+@pytest.mark.slow
 def test_mix_0_is_todays_network_search_and_runs_no_playouts(tiny, monkeypatch):
     env, network, params, states = tiny
     today = _run(env, network_evaluator(env, network.apply), params, states)
@@ -76,6 +77,7 @@ def test_mix_1_is_the_rollout_value_under_the_network_prior(tiny):
     assert not np.array_equal(expected.value, _run(env, net, params, states).value)
 
 
+@pytest.mark.slow
 def test_a_mix_between_blends_the_value_head_and_the_playout_result(tiny):
     env, network, params, states = tiny
     net, rollout = network_evaluator(env, network.apply), rollout_evaluator(env, **PLAYOUT)

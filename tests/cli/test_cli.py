@@ -144,6 +144,7 @@ def test_bench_prints_a_throughput_table(capsys):
     assert row[0] == "simple" and row[1] == "4" and float(row[3].replace(",", "")) > 0
 
 
+@pytest.mark.slow
 def test_eval_saves_sample_games_that_view_and_replay_open(tmp_path, capsys):
     games = tmp_path / "games"
     assert (

@@ -138,6 +138,7 @@ def test_explanations_agree_with_the_rules(positions, name, which, how, pick):
     assert text and "is legal" not in text
 
 
+@pytest.mark.slow
 def test_every_reason_is_reached(positions):
     """The strategies above do reach every reason (so the property test is not vacuous)."""
     env, states = positions["duo"]

@@ -172,6 +172,7 @@ def _check_game(env: bj.Env, trajectory, final, placements_of) -> int:
     return placements
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["simple", "duo", "custom"])
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))

@@ -14,6 +14,8 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -55,6 +57,7 @@ def test_the_console_command_works_next_to_a_foreign_agents_package(tmp_path):
     assert "foreign" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_python_api_and_a_readme_example_work_next_to_a_foreign_agents_package(tmp_path):
     env = _foreign_agents(tmp_path)
     readme = (ROOT / "README.md").read_text()

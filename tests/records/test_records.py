@@ -85,6 +85,7 @@ def random_records():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["classic", "classic_2p", "classic_3p", "duo", "junior"])
 def test_blksgf_round_trip_is_exact(random_records, name):
     env, states, _, recs = random_records[name]

@@ -265,6 +265,7 @@ def test_a_four_player_checkpoint_plays_legal_moves_as_az_run(tiny_run):
     assert bool(state.terminated)
 
 
+@pytest.mark.slow
 def test_a_per_seat_checkpoint_with_a_scalar_value_head_is_a_clear_checkpoint_error(tiny_run, tmp_path):
     out, config, _ = tiny_run
     ppo = make_ppo(PPOConfig(variant="tiny4", num_envs=2, num_steps=4, channels=4, blocks=0, value_hidden=8))

@@ -44,6 +44,7 @@ def saved(tmp_path, trained):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_round_trip_restores_every_field_exactly(saved, trained):
     trainer, runner = trained
     restored = checkpoint.restore(saved, trainer)

@@ -27,6 +27,7 @@ def saved(tmp_path_factory):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize(
     "change, message",

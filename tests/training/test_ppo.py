@@ -273,6 +273,7 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
 
 
 # ------------------------------------------------------------------------------------ host loop
+@pytest.mark.slow
 def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_path, capsys):
     out = tmp_path / "killed"
     run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None, until_update=1)

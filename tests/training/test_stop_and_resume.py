@@ -67,6 +67,7 @@ def clocked(monkeypatch):
     return clock, signals
 
 
+@pytest.mark.slow
 def test_a_signal_stops_after_the_update_saves_it_and_resume_continues_with_nothing_lost(tmp_path, clocked, capsys):
     clock, signals = clocked
     clock.per_update = 1.0
@@ -177,6 +178,7 @@ def test_refused_run_directories_are_refused_before_anything_is_compiled(tmp_pat
         run(TINY, out, progress=False, mesh=None)
 
 
+@pytest.mark.slow
 def test_an_alphazero_run_stopped_by_a_signal_resumes_to_the_same_network_as_an_unbroken_run(tmp_path, clocked):
     import jax
     import numpy as np

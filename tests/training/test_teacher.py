@@ -87,6 +87,7 @@ def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
     assert np.abs(np.asarray(expected.value)).max() > 0
 
 
+@pytest.mark.slow
 def test_finished_games_get_the_blended_targets_from_the_trainer(trainer):
     """The trainer passes ``root_value`` to the game-end blend: a finished game's targets are ``0.5 * result + 0.5 *
     root value``, so the result they imply from the root values stored before the game ended is one number in
