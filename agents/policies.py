@@ -174,9 +174,7 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     another variant. A bot name that is also a directory here plays the bot (with a warning; write ``./NAME`` for
     the directory).
     """
-    policy = _resolve(spec, env, build=True)
-    assert policy is not None
-    return policy
+    return _resolve(spec, env, build=True)  # type: ignore[return-value] (a policy when built)
 
 
 def check_agent(spec: str, env: Env) -> None:

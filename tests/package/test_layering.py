@@ -17,7 +17,19 @@ PACKAGES = {"blokus_jax": ROOT / "blokus_jax", "blokus_agents": ROOT / "agents"}
 LAYERS: dict[str, tuple[str, ...]] = {
     "types and the spec registry": ("messages", "masking", "options", "search_settings", "policies"),
     "players": ("bots", "networks", "gumbel", "search", "arena"),
-    "training": ("replay", "configs", "scaffold", "ppo", "alphazero", "algorithms", "checkpoint", "rundir", "train"),
+    "training": (
+        "replay",
+        "configs",
+        "scaffold",
+        "ppo",
+        "alphazero",
+        "algorithms",
+        "checkpoint_index",
+        "checkpoint",
+        "rundir",
+        "curves",
+        "train",
+    ),
     "catalog and applications": ("baselines", "catalog", "gtp", "gtp_client", "ladder", ""),
     "command line": ("cli",),
 }
