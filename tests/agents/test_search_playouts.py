@@ -271,20 +271,24 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
 
 def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monkeypatch):
     """``strong`` on Duo is the shipped network's search (:data:`search.STRONG_SPECS`: ``baseline:duo`` over 64
-    candidates, 32 at the root) with the time budget, measured better than the network-free search at the same time
-    a move; on Classic (4 players) ``mcts`` over 64 candidates, 32 at the root; on variants without a measurement,
-    ``mcts`` with today's defaults and the budget."""
+    candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
+    search at the same time a move; on Classic (4 players) ``mcts`` over 64 candidates, 32 at the root; on variants
+    without a measurement, ``mcts`` with today's defaults and the budget."""
     from blokus_agents import baselines
 
     built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
-    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, p, **options: searched.append(options))
+    monkeypatch.setattr(
+        baselines, "network_search_policy", lambda env, fn, p, **options: searched.append(options) or options
+    )
     duo, classic, junior = blokus_jax.make("duo"), blokus_jax.make("classic"), blokus_jax.make("junior")
-    assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,seconds=3.0"
+    assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,playout=local,seconds=3.0"
     resolve_agent("strong:seconds=3", duo)
     resolve_agent("strong", classic)
     resolve_agent("strong", junior)
-    assert [(o["k"], o["considered"], o["seconds"], o["mix"]) for o in searched] == [(64, 32, 3.0, 0.5)]
+    assert [(o["k"], o["considered"], o["seconds"], o["mix"], o["playout"]) for o in searched] == [
+        (64, 32, 3.0, 0.5, "local")
+    ]
     assert built == [{"seconds": 2.0, **search.STRONG, "k": 64, "considered": 32}, {"seconds": 2.0, **search.STRONG}]
     assert search.strong_spec(classic).startswith("mcts:k=64,") and search.strong_spec(classic).endswith("seconds=2.0")
     assert search.strong_spec(junior).startswith("mcts:k=16,")
