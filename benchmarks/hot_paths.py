@@ -1,5 +1,6 @@
-"""The hot paths at realistic accelerator sizes, defined once: lowered for GPU and TPU by tests/benchmarks/test_lowering.py, and
-their device memory per game measured here from the compiled modules' own memory analysis.
+"""The hot paths at realistic accelerator sizes, defined once: lowered for GPU and TPU by
+tests/benchmarks/test_lowering.py, and their device memory per game measured here from the compiled modules' own
+memory analysis.
 
     python benchmarks/hot_paths.py                          # the bytes-per-game table (compiles every path twice)
     python benchmarks/hot_paths.py --paths ppo_update_duo   # some paths only

@@ -32,8 +32,8 @@ API demands: a Pgx state is the core state plus ``num_actions`` mask bytes, ``H 
 with other rules (a 10x10 board named ``duo``) gets ``"blokus_<name>_custom_<8 hex digits>"`` instead, the digits a
 digest of its rules, so that no two different games share an id (:func:`env_id`). Pgx's ``api_test`` checks
 ``state.env_id`` against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of
-:func:`api_test_env_ids` to that list inside the test, as ``tests/adapters/test_pgx.py`` does (which also works around the
-harness's random mover, see there).
+:func:`api_test_env_ids` to that list inside the test, as ``tests/adapters/test_pgx.py`` does (which also works
+around the harness's random mover, see there).
 
 **What the adapter accepts** (Pgx's conventions, checked with the project's errors, when the step or observation
 is traced where the fact is static under ``jit``):
