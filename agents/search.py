@@ -171,10 +171,16 @@ def calibrated_budgets() -> list[Budget]:
     return list(_CALIBRATED.values())
 
 
+#: The phased searches built so far, by (builder, budget), so that a policy and its calibration share one function.
+_PHASED: dict[tuple[Callable, Budget], Callable] = {}
+
+
 def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
     """The search of ``budget``: ``build(sims)`` is a search function whose last argument is the (unbatched) state;
     the result calls the one of the state's phase (:func:`jax.lax.switch`: at batch 1 only that branch runs; under
     ``vmap``, as in the arena, every branch runs and the phase's result is kept)."""
+    if (build, budget) in _PHASED:  # the same function object: its compilation (by the calibration) is reused
+        return _PHASED[build, budget]
     branches = [build(n) for n in budget.sims]
     if len(set(budget.sims)) == 1:
         return branches[0]
@@ -182,6 +188,7 @@ def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
     def search(*args):
         return jax.lax.switch(budget.phase(args[-1]), branches, *args)
 
+    _PHASED[build, budget] = search
     return search
 
 
@@ -243,11 +250,11 @@ def calibrate_budget(
 ) -> Budget:
     """The :class:`Budget` of ``phases`` phases whose batch-1 search (:func:`phased` over ``build(sims) ->
     policy``) takes at most ``BUDGET_SHARE * seconds`` a move on this machine in each phase, measured after
-    compilation on positions of every phase of a game (the slowest position of a phase counts; forced moves return
-    at once): a probe search of ``probe`` simulations gives the time per simulation at each position, each phase's
-    count is extrapolated from its slowest one, then the phased search is timed and a phase that still overruns is
-    shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``. Raises
-    ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
+    moves return at once): a probe search of ``probe`` simulations gives the time per simulation at each position,
+    each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
+    overruns is shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``.
+    Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
     seconds = _check_seconds(seconds)
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
@@ -256,15 +263,18 @@ def calibrate_budget(
     target = BUDGET_SHARE * seconds
     groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
     starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
+    # A phase is fitted to its own positions and the nearest one of each neighbouring phase: which phase a position
+    # falls in depends on the game, and the cost of a simulation changes fastest across a phase's boundary.
+    fitted = [range(max(0, g[0] - 1), min(len(states), g[-1] + 2)) for g in groups]
     starts = (0,) + starts[1:]
 
     def fit(times: list[float], sims: tuple[int, ...]) -> tuple[int, ...]:
-        slowest = [max(times[i] for i in g) for g in groups]
+        slowest = [max(times[i] for i in g) for g in fitted]
         return tuple(int(min(max_sims, max(1, n * target / t))) if t > 0 else n for n, t in zip(sims, slowest))
 
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
     spent = _move_times(phased(build, Budget(starts, sims)), states)
-    slowest = [max(spent[i] for i in g) for g in groups]
+    slowest = [max(spent[i] for i in g) for g in fitted]
     sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
     _CALIBRATED[key] = budget = Budget(starts, sims)
     return budget

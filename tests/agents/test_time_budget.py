@@ -60,7 +60,8 @@ def test_one_simulation_count_is_one_search():
 
 def test_calibration_fits_each_phase_to_its_slowest_position(simple, game, monkeypatch):
     """Each position costs (its simulations) x (a cost per simulation that falls as the game goes on), except one
-    slow position in the middle: every phase gets ``target / slowest cost per simulation`` of its own positions."""
+    slow position in the middle: every phase gets ``target / slowest cost per simulation`` of its own positions and
+    the nearest position of each neighbouring phase."""
     cost = np.linspace(2e-3, 2e-4, len(game))
     cost[len(game) // 2] = 3e-3
     calls = []
@@ -76,7 +77,8 @@ def test_calibration_fits_each_phase_to_its_slowest_position(simple, game, monke
     assert budget.starts[0] == 0 and list(budget.starts) == sorted(set(budget.starts))
     assert budget.starts[1:] == tuple(int(game[g[0]].pieces_placed.sum()) for g in groups[1:])
     for n, g in zip(budget.sims, groups):
-        assert n == int(BUDGET_SHARE * 1.0 / cost[g].max())
+        near = slice(max(0, g[0] - 1), g[-1] + 2)  # the phase's positions and the nearest of each neighbour
+        assert n == int(BUDGET_SHARE * 1.0 / cost[near].max())
     assert calls == [len(game), len(game)]  # the probe, then the phased search once
     assert calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 1), phases=3) is budget  # cached
     assert search.calibrated_budgets()[-1] == budget
