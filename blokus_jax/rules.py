@@ -121,15 +121,20 @@ def popcount(words: jax.Array) -> jax.Array:
 
 
 def _prefix_sum(counts: jax.Array) -> jax.Array:
-    """Inclusive prefix sum of a short int vector, as a float32 matmul with a triangular matrix.
+    """Inclusive prefix sum of a short int vector (:func:`_cumulative`), exact for totals below 2**24 (a Blokus mask
+    has fewer than 40,000 legal placements)."""
+    return _cumulative(counts.astype(jnp.float32)).astype(jnp.int32)
 
-    XLA:CPU lowers ``cumsum`` to a quadratic reduce-window loop; the matmul vectorises and is exact for totals
-    below 2**24 (a Blokus mask has fewer than 40,000 legal placements). ``Precision.HIGHEST`` keeps it exact on GPUs
-    and TPUs, whose default float32 matmuls round inputs to fewer mantissa bits (TF32 / bfloat16).
+
+def _cumulative(values: jax.Array) -> jax.Array:
+    """Inclusive prefix sum of a short float32 vector, as a matmul with a triangular matrix.
+
+    XLA:CPU lowers ``cumsum`` to a quadratic reduce-window loop; the matmul vectorises. ``Precision.HIGHEST`` keeps
+    it exact on GPUs and TPUs, whose default float32 matmuls round inputs to fewer mantissa bits (TF32 / bfloat16).
     """
-    n = counts.shape[-1]
+    n = values.shape[-1]
     upper = jnp.asarray(np.triu(np.ones((n, n), np.float32)))
-    return jnp.matmul(counts.astype(jnp.float32), upper, precision=jax.lax.Precision.HIGHEST).astype(jnp.int32)
+    return jnp.matmul(values, upper, precision=jax.lax.Precision.HIGHEST)
 
 
 def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -373,8 +378,7 @@ def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: 
     counts = popcount(bits)  # [O, H]
     per_orientation = jnp.sum(counts, axis=-1)
     mass = per_orientation.astype(jnp.float32) * weights
-    upper = jnp.asarray(np.triu(np.ones((mass.shape[0],) * 2, np.float32)))
-    cumulative = jnp.matmul(mass, upper, precision=jax.lax.Precision.HIGHEST)
+    cumulative = _cumulative(mass)
     k_orientation, k_rank = jax.random.split(key)
     u = jax.random.uniform(k_orientation) * cumulative[-1]
     o = jnp.minimum(jnp.sum(cumulative <= u), mass.shape[0] - 1)

@@ -1,6 +1,6 @@
 """Helpers shared by the test files: the repository's paths, the Pentobi reference data, a mask-to-placements
-decoder and an old-format checkpoint writer. Test files import them with ``from helpers import ...`` (``tests/`` is on
-``sys.path`` through ``tests/conftest.py``)."""
+decoder, an old-format checkpoint writer and the smallest AlphaZero config the training tests run. Test files import
+them with ``from helpers import ...`` (``tests/`` is on ``sys.path`` through ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+
+from blokus_agents.configs import AZConfig
 
 #: The repository's root folder and the tests' reference data.
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +61,22 @@ def mask_placements(env, mask) -> set[frozenset]:
     ``env.action_cells``; the pass bit is ignored."""
     mask = np.asarray(mask)
     return {frozenset(map(tuple, env.action_cells(int(a)).tolist())) for a in np.flatnonzero(mask[:-1])}
+
+
+#: The smallest AlphaZero run the training tests play: ``simple``, 4 games of 6 moves an update, 4 simulations over 4
+#: candidates, a one-block network of 8 channels.
+TINY_AZ = AZConfig(
+    variant="simple",
+    num_envs=4,
+    num_steps=6,
+    total_steps=4 * 6 * 3,
+    sims=4,
+    k=4,
+    considered=2,
+    games_per_env=2,
+    batch_size=8,
+    train_steps=2,
+    channels=8,
+    blocks=1,
+    value_hidden=16,
+)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import ROOT, write_old_checkpoint
+from helpers import ROOT, TINY_AZ, write_old_checkpoint
 
 from blokus_agents import checkpoint
 from blokus_agents.alphazero import (
@@ -33,21 +33,7 @@ from blokus_jax import make, rules
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
 
-TINY = AZConfig(
-    variant="simple",
-    num_envs=4,
-    num_steps=6,
-    total_steps=4 * 6 * 3,
-    sims=4,
-    k=4,
-    considered=2,
-    games_per_env=2,
-    batch_size=8,
-    train_steps=2,
-    channels=8,
-    blocks=1,
-    value_hidden=16,
-)
+TINY = TINY_AZ
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from helpers import TINY_AZ
 
 from blokus_agents.alphazero import AZConfig, make_reflect, make_train
 from blokus_agents.replay import buffer_sample
@@ -15,22 +16,7 @@ from blokus_jax import make, rules
 from blokus_jax.errors import ConfigError
 from blokus_jax.symmetry import reflected_actions
 
-SMALL = AZConfig(
-    variant="simple",
-    num_envs=4,
-    num_steps=6,
-    total_steps=4 * 6 * 3,
-    sims=4,
-    k=4,
-    considered=2,
-    games_per_env=2,
-    batch_size=8,
-    train_steps=2,
-    channels=8,
-    blocks=1,
-    value_hidden=16,
-    reflect=0.5,
-)
+SMALL = TINY_AZ.replace(reflect=0.5)
 
 
 @pytest.fixture(scope="module")

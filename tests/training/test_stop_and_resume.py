@@ -8,6 +8,7 @@ import re
 import signal
 
 import pytest
+from helpers import TINY_AZ
 
 from blokus_agents import checkpoint, train
 from blokus_agents.ppo import PPOConfig
@@ -183,23 +184,7 @@ def test_an_alphazero_run_stopped_by_a_signal_resumes_to_the_same_network_as_an_
     import jax
     import numpy as np
 
-    from blokus_agents.alphazero import AZConfig
-
-    config = AZConfig(
-        variant="simple",
-        num_envs=4,
-        num_steps=6,
-        total_steps=4 * 6 * 3,
-        sims=4,
-        k=4,
-        considered=2,
-        games_per_env=2,
-        batch_size=8,
-        train_steps=2,
-        channels=8,
-        blocks=1,
-        value_hidden=16,
-    )
+    config = TINY_AZ
     _, signals = clocked
     whole, stopped = tmp_path / "whole", tmp_path / "stopped"
     run(config, whole, eval_every=0, progress=False, mesh=None)
