@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import blokus_jax
 from blokus_agents import search
 from blokus_agents.policies import resolve_agent
-from blokus_agents.search import calibrate_sims, make_search, mcts_policy, network_evaluator, rollout_evaluator
+from blokus_agents.search import calibrate_sims, make_search, network_evaluator, rollout_evaluator
 from blokus_jax import rules
 
 
@@ -184,6 +184,10 @@ def test_batch_of_one_path_equals_vmap(duo, duo_positions):
 
 
 # ----------------------------------------------------------------------------------------------- the time budget
+#: The budget of ``strong`` in the tests that play it: one calibration (and compilation) serves them all on simple.
+STRONG_TEST_SECONDS = 0.4
+
+
 @pytest.fixture(scope="module")
 def simple():
     return blokus_jax.make("simple")
@@ -191,14 +195,14 @@ def simple():
 
 @pytest.mark.slow
 def test_seconds_budget_is_kept_at_batch_one(simple):
-    """``mcts:seconds=S`` never spends more than 1.2 S on a move at batch 1 after compilation (a whole game of
-    ``simple``). The suite runs one process per core, so another test's compilation can halve this machine's speed
-    for seconds at a time: each move is timed beside the same search on the opening position (one of the positions
-    calibration measured), and a move's time is read at the machine's speed of that moment, i.e. scaled by the
-    opening search's fastest time over its time then. An overrunning move is timed up to twice more (the best ratio
-    counts); the opening search's fastest time must itself keep the budget."""
-    budget = 0.4
-    policy = jax.jit(mcts_policy(simple, seconds=budget, k=8, playouts=1, considered=8))
+    """``strong:seconds=S`` (on ``simple``: ``mcts`` with a time budget) never spends more than 1.2 S on a move at
+    batch 1 after compilation (a whole game of ``simple``). The suite runs one process per core, so another test's
+    compilation can halve this machine's speed for seconds at a time: each move is timed beside the same search on
+    the opening position (one of the positions calibration measured), and a move's time is read at the machine's
+    speed of that moment, i.e. scaled by the opening search's fastest time over its time then. An overrunning move is
+    timed up to twice more (the best ratio counts); the opening search's fastest time must itself keep the budget."""
+    budget = STRONG_TEST_SECONDS  # strong on simple is mcts with a budget; the test below reuses its calibration
+    policy = jax.jit(resolve_agent(f"strong:seconds={budget}", simple))
     opening = state = simple.init(jax.random.key(0))
     step = jax.jit(simple.step)
     jax.block_until_ready(policy(jax.random.key(0), state))
@@ -302,7 +306,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
 @pytest.mark.parametrize("name", ["simple", "junior"])
 def test_strong_plays_legal_moves_including_pass_only_positions(name):
     env = blokus_jax.make(name)
-    policy = jax.jit(resolve_agent("strong:seconds=0.2", env))
+    policy = jax.jit(resolve_agent(f"strong:seconds={STRONG_TEST_SECONDS}", env))
     step, sample = jax.jit(env.step), jax.jit(env.sample_action)
     state, t, passes = env.init(jax.random.key(1)), 0, 0
     while not bool(state.terminated):
