@@ -15,12 +15,10 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
-import optax
-import orbax.checkpoint as ocp
 
 from blokus_agents.checkpoint_index import (  # noqa: F401 (public names of this module)
     MAX_META_BYTES,
@@ -41,12 +39,13 @@ from blokus_agents.configs import PPOConfig, config_class
 from blokus_agents.messages import brief
 from blokus_agents.messages import short as _short
 from blokus_agents.networks import config_network
-from blokus_agents.ppo import Runner, make_train
-from blokus_agents.scaffold import LinearDecayState, host_array, is_primary
 from blokus_jax import fileio
 from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.observe import OBS_VERSION
+
+if TYPE_CHECKING:
+    import orbax.checkpoint as ocp
 
 #: Version of the checkpoint layout described above; bump it when the layout changes.
 FORMAT_VERSION = 3
@@ -76,6 +75,8 @@ def _quiet() -> Iterator[None]:
 
 @contextmanager
 def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = False):
+    import orbax.checkpoint as ocp  # orbax loads only when a checkpoint is read or written
+
     with _quiet():
         options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=create, enable_async_checkpointing=False)
         manager = ocp.CheckpointManager(
@@ -94,6 +95,8 @@ _brief = functools.partial(brief, limit=40)
 def content_hash(config: Any, tree: Any) -> str:
     """sha256 (hex) of ``config`` (as sorted JSON) and every array of ``tree`` (dtype, shape and bytes, in leaf
     order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
+    from blokus_agents.scaffold import host_array  # the trainer's scaffold (and optax) load only here
+
     data = config if isinstance(config, dict) else config.to_dict()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode())
     for leaf in jax.tree.leaves(tree):
@@ -119,6 +122,10 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
     """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
     ``keep``), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
     returns the update number saved. Saving the same update twice is a no-op."""
+    import orbax.checkpoint as ocp
+
+    from blokus_agents.scaffold import is_primary
+
     step = int(runner.update)
     items = {"params": runner.params, "state": _state_item(runner), **_newest_items(runner)}
     meta = {
@@ -267,6 +274,7 @@ def _check_stored_shapes(run_dir: str | os.PathLike, step: int, items: dict[str,
     ``items`` (a checkpoint of another network or batch), from orbax's metadata alone, before any array is read: a
     restore that fails part-way leaves orbax's other TensorStore reads pending on a closed event loop, which then
     print pages of "Exception ignored" tracebacks. Unreadable metadata is left for the restore to report."""
+    import orbax.checkpoint as ocp
 
     def arrays(tree: Any) -> dict[str, str]:
         leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
@@ -296,6 +304,8 @@ def _restore_items(
     manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict, items: dict[str, Any]
 ) -> dict[str, Any]:
     """Restore ``items`` (name -> target) of checkpoint ``step`` and verify their hashes (format 2)."""
+    import orbax.checkpoint as ocp
+
     where = f"checkpoint {step} in {str(run_dir)!r}"
     _check_stored_shapes(run_dir, step, items, where)
     try:
@@ -346,12 +356,12 @@ def check_finite(params: Any, where: str) -> None:
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
-    """The verified runner (:class:`Runner` or :class:`~blokus_agents.alphazero.AZRunner`) of checkpoint ``step``
-    (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over ``trainer.mesh`` if
-    any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt, of format 1 or without its replay buffer
-    (an AlphaZero checkpoint older than the newest, see the module doc), or its config differs from
-    ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to extend a run (the
-    learning-rate horizon stays as saved)."""
+    """The verified runner (:class:`~blokus_agents.ppo.Runner` or :class:`~blokus_agents.alphazero.AZRunner`) of
+    checkpoint ``step`` (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over
+    ``trainer.mesh`` if any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt, of format 1 or
+    without its replay buffer (an AlphaZero checkpoint older than the newest, see the module doc), or its config
+    differs from ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to
+    extend a run (the learning-rate horizon stays as saved)."""
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)
@@ -449,6 +459,11 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
     optimiser state moves into the optax schedule (step count ``update * optimizer_steps_per_update``, the saved
     learning-rate horizon) and content hashes are added. The old checkpoints are moved to ``checkpoints_format1/``.
     Returns the upgraded update numbers (empty when there was nothing to do)."""
+    import optax
+
+    from blokus_agents.ppo import Runner, make_train
+    from blokus_agents.scaffold import LinearDecayState
+
     done = []
     for step in _steps(run_dir):
         meta = read_meta(run_dir, step)

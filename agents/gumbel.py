@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import mctx
 from flax import struct
 
 from blokus_agents.bots import centre_move_scores, corner_move_scores
@@ -319,6 +318,8 @@ def make_search(
     * Dirichlet(root_alpha)`` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
     once a trained network's logits are far apart (on small boards self-play then collapses to one game); the
     mixture keeps every candidate's prior probability bounded below."""
+    import mctx  # the search library (and chex) load only when a search is built
+
     sims, k, considered = int(sims), int(k), int(considered)
     qtransform = functools.partial(mctx.qtransform_completed_by_mix_value, value_scale=float(value_scale))
     if sims < 1 or k < 1 or considered < 1:

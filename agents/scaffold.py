@@ -21,7 +21,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from blokus_agents.configs import MAX_UPDATES
+from blokus_agents.configs import DISTRIBUTED_TIMEOUT, MAX_UPDATES
 from blokus_agents.networks import PolicyValueNet, config_network
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError
@@ -70,8 +70,6 @@ def use_cpu_cores(count: int | None = None) -> int | None:
 
 #: The most processes a run may have (a larger ``--num-processes`` is a typo; JAX would allocate for each one).
 MAX_PROCESSES = 65_536
-#: Seconds a process waits for all the others to join a distributed run, by default.
-DISTRIBUTED_TIMEOUT = 120
 
 
 def check_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> None:

@@ -8,7 +8,6 @@ from blokus_agents.cli.common import (
     Handler,
     positive_int,
 )
-from blokus_jax import benchmark
 from blokus_jax.variants import variant_names
 
 NAME = "bench"
@@ -34,6 +33,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--repeats", type=positive_int, default=3, help="timed runs per configuration (default 3)")
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_jax import benchmark
+
         rows = benchmark.run_benchmark(args.variants, args.batch_sizes, args.steps, args.repeats)
         benchmark.print_table(rows)
         return 0

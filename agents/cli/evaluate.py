@@ -24,7 +24,6 @@ from blokus_agents.cli.common import (
     variant_of,
 )
 from blokus_agents.policies import Policy
-from blokus_jax import records, rollout
 from blokus_jax.env import Env, State, make
 from blokus_jax.variants import variant_names
 
@@ -135,6 +134,7 @@ def save_sample_games(
 ) -> list:
     """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
     as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
+    from blokus_jax import records, rollout
 
     def mixed(key: jax.Array, state: State) -> jax.Array:
         return jnp.where(state.current_player == 0, first(key, state), others(key, state))

@@ -9,7 +9,7 @@ import math
 import sys
 from typing import Any
 
-from blokus_agents import checkpoint, scaffold
+from blokus_agents import checkpoint
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_float,
@@ -21,6 +21,7 @@ from blokus_agents.cli.common import (
     print_table,
     unit_float,
 )
+from blokus_agents.configs import DISTRIBUTED_TIMEOUT
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
@@ -99,6 +100,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     _add_run_flags(parser)
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_agents import scaffold
         from blokus_agents import train as trainer  # the trainer and its dependencies load only here
 
         if (args.teacher is None) != (args.teacher_updates is None):
@@ -194,15 +196,17 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     devices.add_argument(
         "--distributed-timeout",
         type=positive_int,
-        default=scaffold.DISTRIBUTED_TIMEOUT,
+        default=DISTRIBUTED_TIMEOUT,
         metavar="SECONDS",
-        help=f"--distributed: how long a process waits for the others to join (default {scaffold.DISTRIBUTED_TIMEOUT})",
+        help=f"--distributed: how long a process waits for the others to join (default {DISTRIBUTED_TIMEOUT})",
     )
 
 
 def _start_jax(args: argparse.Namespace) -> None:
     """Before JAX runs anything: one CPU device per core (or ``--cpu-devices``), then, with ``--distributed`` (or
     any of its three flags), join the other processes."""
+    from blokus_agents import scaffold
+
     scaffold.use_cpu_cores(args.cpu_devices)
     flags = (args.coordinator, args.num_processes, args.process_id)
     if args.distributed or any(f is not None for f in flags):

@@ -11,7 +11,6 @@ from blokus_agents.cli.common import (
     Handler,
     say,
 )
-from blokus_jax import records, viewer
 from blokus_jax.errors import BlokusError
 
 NAME = "view"
@@ -28,6 +27,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     )
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_jax import records, viewer
+
         # Load and check the record, write the viewer page next to it (or to --out), print the page's path. The
         # output path is checked first: never the input itself, never a file that is not a viewer page, and not
         # another record's page unless --force.

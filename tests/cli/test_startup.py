@@ -1,0 +1,72 @@
+"""What ``blokus-jax`` loads before a command runs: ``--help`` and an argument error need the parser only, so the
+libraries that only training, checkpoints, search or plots use (orbax, optax, mctx, matplotlib) and the trainer
+modules stay unloaded until a command's handler imports them. A future top-level import that brings one back fails
+here (the start-up times themselves are measured in docs/benchmarks.md, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from blokus_agents import cli
+
+#: Libraries only a command's work needs, by top-level package (tensorstore, humanize and uvloop come with orbax).
+HEAVY = ("orbax", "tensorstore", "humanize", "uvloop", "optax", "mctx", "chex", "matplotlib")
+#: Project modules that load optax (the trainers and their scaffold): imported by ``train``'s handler only.
+TRAINER_MODULES = ("blokus_agents.scaffold", "blokus_agents.ppo", "blokus_agents.alphazero", "blokus_agents.train")
+
+_PROBE = """
+import contextlib, io, json, sys
+import blokus_agents.cli as cli
+for argv in (["--help"], ["train", "--help"], ["train", "--nosuch"], ["eval", "--games", "x"]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            cli.main(argv)
+        except SystemExit:
+            pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded() -> set[str]:
+    """The modules a fresh interpreter holds after importing the CLI and parsing ``--help`` and bad arguments."""
+    result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def test_the_probe_sees_what_the_cli_loads(loaded):
+    assert {"blokus_agents.cli", "blokus_agents.cli.train", "blokus_jax.env", "jax"} <= loaded
+
+
+def test_help_and_argument_errors_load_no_heavy_library(loaded):
+    heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
+    assert not heavy, f"importing blokus_agents.cli or parsing loads {heavy}; import them inside the handler"
+
+
+def test_help_and_argument_errors_load_no_trainer(loaded):
+    trainers = sorted(loaded & set(TRAINER_MODULES))
+    assert not trainers, f"importing blokus_agents.cli or parsing loads {trainers}; import them inside the handler"
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    names = [command.NAME for command in cli.COMMANDS]
+    assert names == ["eval", "play", "bench", "train", "view", "replay", "gtp", "match"]
+    listed = out.split("COMMAND", 2)[-1]
+    assert all(f"    {name} " in listed for name in names), out
+
+
+def test_an_argument_error_is_one_line_with_exit_code_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["train", "--nosuch"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unrecognized arguments: --nosuch" in err
