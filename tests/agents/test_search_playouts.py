@@ -304,8 +304,15 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["simple", "junior"])
-def test_strong_plays_legal_moves_including_pass_only_positions(name):
+def test_strong_plays_legal_moves_including_pass_only_positions(name, monkeypatch):
+    """``strong`` plays only legal moves, passes included, in every phase of its time budget. On simple its budget is
+    calibrated for real (shared with the budget test above); on junior the budget is set (the same phases, small
+    simulation counts) so that the test pays for strong's search, not for another calibration."""
     env = blokus_jax.make(name)
+    if name != "simple":
+        placed = [int(s.pieces_placed.sum()) for s in search._calibration_positions(env)]
+        budget = search.Budget((0, placed[len(placed) // 3], placed[2 * len(placed) // 3]), (6, 8, 10))
+        monkeypatch.setattr(search, "calibrate_budget", lambda *args, **kwargs: budget)
     policy = jax.jit(resolve_agent(f"strong:seconds={STRONG_TEST_SECONDS}", env))
     step, sample = jax.jit(env.step), jax.jit(env.sample_action)
     state, t, passes = env.init(jax.random.key(1)), 0, 0
