@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,6 +159,10 @@ class Budget:
 #: Calibrated budgets, by (variant, agent options, seconds, machine); calibrating costs a few compilations.
 _CALIBRATED: dict[tuple, Budget] = {}
 
+#: Each step of a calibration (compiling, timing) is logged at INFO here, so that a program can show its progress
+#: (``blokus-jax play`` prints these lines while the first hint calibrates).
+calibration_log = logging.getLogger("blokus_agents.search.calibration")
+
 
 def calibrated_sims() -> list[int]:
     """The simulation counts that the ``seconds=`` budgets calibrated so far in this process came to, oldest first
@@ -259,6 +264,12 @@ def calibrate_budget(
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
+    started = time.perf_counter()
+
+    def step(message: str) -> None:
+        calibration_log.info("%s (%.0f s so far)", message, time.perf_counter() - started)
+
+    step(f"calibrating a {seconds:g} s budget on {env.variant.name}: playing a game for positions to time")
     states = _calibration_positions(env)
     target = BUDGET_SHARE * seconds
     groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
@@ -272,11 +283,14 @@ def calibrate_budget(
         slowest = [max(times[i] for i in g) for g in fitted]
         return tuple(int(min(max_sims, max(1, n * target / t))) if t > 0 else n for n, t in zip(sims, slowest))
 
+    step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
+    step(f"compiling the search of {Budget(starts, sims).describe()} and timing it")
     spent = _move_times(phased(build, Budget(starts, sims)), states)
     slowest = [max(spent[i] for i in g) for g in fitted]
     sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
     _CALIBRATED[key] = budget = Budget(starts, sims)
+    step(f"calibrated: {budget.describe()}")
     return budget
 
 

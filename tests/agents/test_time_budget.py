@@ -108,3 +108,16 @@ def test_a_phase_that_still_overruns_is_shrunk(simple, game, monkeypatch):
 def test_bad_budgets_are_refused(simple, bad):
     with pytest.raises(blokus_jax.BlokusError, match="seconds"):
         calibrate_budget(simple, _constant_search, bad)
+
+
+def test_calibration_logs_each_step_so_a_program_can_show_progress(simple, game, monkeypatch, caplog):
+    monkeypatch.setattr(search, "_move_times", lambda policy, states: [float(policy(None, s)) * 1e-3 for s in states])
+    monkeypatch.setattr(search, "_calibration_positions", lambda env: game)
+    with caplog.at_level("INFO", logger=search.calibration_log.name):
+        budget = calibrate_budget(simple, _constant_search, 0.5, ("synthetic", 3), phases=3)
+    lines = [r.getMessage() for r in caplog.records if r.name == search.calibration_log.name]
+    assert len(lines) == 4, lines
+    assert "playing a game for positions" in lines[0] and "0.5 s budget on simple" in lines[0]
+    assert f"32-simulation probe search and timing it on {len(game)} positions" in lines[1]
+    assert lines[2].startswith("compiling the search of ") and "simulations a move" in lines[2]
+    assert lines[3].startswith(f"calibrated: {budget.describe()}") and lines[3].endswith("s so far)")
