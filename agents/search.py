@@ -285,7 +285,7 @@ def calibrate_budget(
 
     step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
-    step(f"compiling the search of {Budget(starts, sims).describe()} and timing it")
+    step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
     spent = _move_times(phased(build, Budget(starts, sims)), states)
     slowest = [max(spent[i] for i in g) for g in fitted]
     sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))

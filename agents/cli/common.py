@@ -4,16 +4,19 @@ the agents given, tables, and progress lines."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from blokus_agents import checkpoint
 from blokus_agents.baselines import baseline_variant
 from blokus_agents.policies import agent_names, split_target
+from blokus_agents.search import calibration_log
 from blokus_jax import _extras
 
 #: A command's handler: ``(parsed arguments) -> exit code``.
@@ -220,3 +223,20 @@ def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
 def say(text: str) -> None:
     """One progress line on stderr (stdout carries the results)."""
     print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def showing_calibration(stream: TextIO | None = None) -> Iterator[None]:
+    """Within the block, each step of a ``seconds=`` budget's calibration (:data:`search.calibration_log
+    <blokus_agents.search.calibration_log>`: positions, each compilation, each timing) is one indented line on
+    ``stream`` (stderr), so that a calibration of some minutes shows where it is."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(logging.Formatter("  %(message)s"))
+    level = calibration_log.level
+    calibration_log.addHandler(handler)
+    calibration_log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        calibration_log.removeHandler(handler)
+        calibration_log.setLevel(level)

@@ -21,6 +21,7 @@ from blokus_agents.cli.common import (
     positive_int,
     print_table,
     say,
+    showing_calibration,
     variant_of,
 )
 from blokus_agents.policies import Policy
@@ -86,7 +87,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             check_opening(env, args.opening)
         except ValueError as exc:
             raise ValueError(f"--opening: {exc}") from None
-        policies = {spec: cli.resolve_agent(spec, env) for spec in args.agents}
+        with showing_calibration():  # a seconds= agent says how its calibration goes
+            policies = {spec: cli.resolve_agent(spec, env) for spec in args.agents}
         report = round_robin(
             env,
             policies,

@@ -19,6 +19,7 @@ from blokus_agents import cli
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_int,
+    showing_calibration,
     variant_of,
 )
 from blokus_agents.policies import Policy, check_agent
@@ -215,7 +216,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
         check_agent(args.hint_bot, env)  # before anything compiles; a timed hint bot is built at the first hint
         if _timed(args.opponent):
-            print(f"calibrating {args.opponent!r} to its time budget here (two compilations) ...", file=sys.stderr)
+            print(f"calibrating {args.opponent!r} to its time budget here (two compilations):", file=sys.stderr)
         opponent = _resolve_saying_budget(args.opponent, env)
         if _timed(args.hint_bot):  # built at the first 'hint', so that a game without hints starts at once
             hint_bot: Policy | Deferred = Deferred(
@@ -240,7 +241,8 @@ def _resolve_saying_budget(spec: str, env: Env) -> Policy:
     """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
     it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
     before = len(calibrated_budgets())
-    policy = cli.resolve_agent(spec, env)
+    with showing_calibration():
+        policy = cli.resolve_agent(spec, env)
     if len(calibrated_budgets()) > before:
         print(f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine", file=sys.stderr)
     return policy
@@ -292,7 +294,7 @@ def play_game(
         if not hints:
             policy = hint_bot
             if isinstance(hint_bot, Deferred):
-                print(f"calibrating {hint_bot.spec!r} for hints (two compilations, once) ...", file=sys.stderr)
+                print(f"calibrating {hint_bot.spec!r} for hints (two compilations, once):", file=sys.stderr)
                 policy = hint_bot.build()
             hints.append(jax.jit(policy))
         return hints[0](key, state)

@@ -119,5 +119,5 @@ def test_calibration_logs_each_step_so_a_program_can_show_progress(simple, game,
     assert len(lines) == 4, lines
     assert "playing a game for positions" in lines[0] and "0.5 s budget on simple" in lines[0]
     assert f"32-simulation probe search and timing it on {len(game)} positions" in lines[1]
-    assert lines[2].startswith("compiling the search of ") and "simulations a move" in lines[2]
+    assert lines[2].startswith("compiling the search at the fitted budget and timing it (")
     assert lines[3].startswith(f"calibrated: {budget.describe()}") and lines[3].endswith("s so far)")

@@ -364,7 +364,8 @@ def test_view_open_without_a_browser_says_so(tmp_path, monkeypatch, capsys):
 
 
 def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, capsys):
-    """The default hint bot (strong) is calibrated at the first 'hint', so a game without hints starts at once."""
+    """The default hint bot (strong) is calibrated at the first 'hint', so a game without hints starts at once, and
+    says how its calibration goes step by step."""
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
     assert "calibrating" not in capsys.readouterr().err
@@ -375,6 +376,7 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     def resolve(spec, env):  # a timed spec calibrates (here: says it came to 77 simulations), others do not
         built.append(spec)
         if cli._timed(spec):
+            search.calibration_log.info("compiling a 32-simulation probe search (%.0f s so far)", 3.0)
             monkeypatch.setitem(search._CALIBRATED, ("test", spec), search.Budget((0,), (77,)))
         return get_bot("corners", env)
 
@@ -385,5 +387,7 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     assert built == ["greedy", "strong:seconds=1"]  # built once, at the first hint
     assert captured.err.count("calibrating 'strong:seconds=1' for hints") == 1
     assert captured.err.count("'strong:seconds=1': 77 simulations a move on this machine") == 1
+    # each step of the calibration is shown while it runs, indented under the line that announced it
+    assert captured.err.count("\n  compiling a 32-simulation probe search (3 s so far)\n") == 1
     assert "'greedy':" not in captured.err
     assert captured.out.count("hint: ") == 2
