@@ -1,20 +1,11 @@
 """Game records: the :class:`GameRecord`, its compact JSON form, and checked replay on device.
 
-A :class:`GameRecord` holds the env's action ids (placements *and* passes), the colour that took each action, the
-final scores, the players' names and free-form metadata. Every way of building one (:meth:`GameRecord.from_actions`,
-:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves through the
-environment on device (one ``lax.scan``) and checks each one with ``Env.is_legal``; a corrupt or illegal record
-raises :class:`~blokus_jax.errors.RecordError` naming the move number and the reason, and nothing is half-loaded.
-
-Neighbours: Pentobi's ``.blksgf`` syntax lives in :mod:`blokus_jax.sgf` (it has no passes: on import a colour that
-is skipped gets the env's pass, and forced passes after the last placement are added until the game ends, so a
-finished game reads back as the exact action list the env produced); the batched play loop that produces action
-histories is :mod:`blokus_jax.rollout` (:func:`rollout` and :func:`max_game_length` are re-exported here); why a
-move is illegal is :func:`blokus_jax.rules.explain_illegal`.
-
-Records come from files, so everything read is bounded before it is built: files over :data:`MAX_RECORD_BYTES`,
-more moves than the variant allows and custom variants beyond the ``MAX_RECORD_*`` limits are refused, and every
-JSON field is type-checked, each with a :class:`RecordError` naming the field.
+A :class:`GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
+scores, the players' names and metadata. Every way of building one (:meth:`GameRecord.from_actions`,
+:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves on device and checks
+each with ``Env.is_legal``; a corrupt, oversized or illegal record raises :class:`~blokus_jax.errors.RecordError`
+naming the move or field, and nothing is half-loaded. Pentobi's ``.blksgf`` syntax is :mod:`blokus_jax.sgf`, a
+variant's JSON form :mod:`blokus_jax.record_json`, the play loop :mod:`blokus_jax.rollout`.
 """
 
 from __future__ import annotations
@@ -33,11 +24,24 @@ import numpy as np
 
 from blokus_jax import fileio, rules, sgf
 from blokus_jax.env import Env, State, make
-from blokus_jax.errors import BlokusError, RecordError
-from blokus_jax.pieces import Piece
+from blokus_jax.errors import RecordError
+from blokus_jax.record_json import (  # noqa: F401 (the variant limits, importable from here too)
+    MAX_RECORD_COLORS,
+    MAX_RECORD_COPIES,
+    MAX_RECORD_NAME,
+    MAX_RECORD_PIECE_CELLS,
+    MAX_RECORD_PIECES,
+    MAX_RECORD_PIECES_PER_COLOR,
+    _int,
+    _kind,
+    _list,
+    _str,
+    variant_from_json,
+    variant_to_dict,
+)
 from blokus_jax.render import cell_name, cells_text, color_names
 from blokus_jax.rollout import max_game_length, rollout
-from blokus_jax.variants import MAX_BOARD_WIDTH, VARIANTS, Variant, get_variant
+from blokus_jax.variants import VARIANTS, Variant, get_variant
 
 __all__ = [
     "JSON_FORMAT",
@@ -62,13 +66,6 @@ JSON_FORMAT = "blokus-jax/record"
 JSON_VERSION = 1
 #: Largest record file (or text) read; a classic game with comments is a few kilobytes.
 MAX_RECORD_BYTES = 1 << 20
-#: Limits on a custom variant carried by a JSON record, checked before anything is built from it.
-MAX_RECORD_COLORS = 8  # the colours pictures can tell apart (render.DEFAULT_NAMES)
-MAX_RECORD_PIECES = 64  # distinct pieces per colour
-MAX_RECORD_PIECE_CELLS = 12
-MAX_RECORD_COPIES = 127  # copies of one piece (int8 counters)
-MAX_RECORD_PIECES_PER_COLOR = 256  # all copies of all pieces of one colour
-MAX_RECORD_NAME = 200  # characters of a variant or piece name
 
 
 def _app() -> str:
@@ -355,139 +352,6 @@ class GameRecord:
         return fileio.write_atomic(path, text, overwrite=overwrite, what="record", error=RecordError)
 
 
-def variant_to_dict(variant: Variant) -> dict[str, Any]:
-    """A variant's full definition as JSON-ready data (the ``variant`` field of a custom variant's record; pieces
-    as ``[name, cells, copies]``). :func:`from_json` reads it back with every field checked."""
-    return {
-        "name": variant.name,
-        "board_shape": list(variant.board_shape),
-        "num_colors": variant.num_colors,
-        "players_to_colors": [list(cs) for cs in variant.players_to_colors],
-        "start_cells": [[list(rc) for rc in cells] for cells in variant.start_cells],
-        "pieces": [[p.name, [list(c) for c in p.cells], p.copies] for p in variant.pieces],
-        "bonus": variant.bonus,
-        "shared_color": variant.shared_color,
-    }
-
-
-# ------------------------------------------------------------------------------------------- checking JSON data
-def _kind(value: Any) -> str:
-    """``value``'s JSON type with its article, for messages: "a string", "an object", "null"."""
-    if value is None:
-        return "null"
-    kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
-        type(value), type(value).__name__
-    )
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-
-
-def _int(value: Any, where: str, low: int, high: int) -> int:
-    """``value`` if it is an integer (not a boolean) in ``[low, high]``, else :class:`RecordError` naming ``where``."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise RecordError(f"record field {where} must be an integer, got {_kind(value)}")
-    if not low <= value <= high:
-        shown = str(value) if abs(value) < 10**12 else f"a {len(str(abs(value)))}-digit number"
-        raise RecordError(f"record field {where} is {shown}; it must be in [{low}, {high}]")
-    return value
-
-
-def _list(value: Any, where: str, low: int, high: int) -> list:
-    """``value`` if it is a list of ``low`` to ``high`` entries, else :class:`RecordError` naming ``where``."""
-    if not isinstance(value, list):
-        raise RecordError(f"record field {where} must be a list, got {_kind(value)}")
-    if not low <= len(value) <= high:
-        raise RecordError(f"record field {where} has {len(value)} entries; it must have {low} to {high}")
-    return value
-
-
-def _str(value: Any, where: str, high: int = MAX_RECORD_NAME) -> str:
-    if not isinstance(value, str):
-        raise RecordError(f"record field {where} must be a string, got {_kind(value)}")
-    if len(value) > high:
-        raise RecordError(f"record field {where} is {len(value)} characters long; at most {high} are allowed")
-    return value
-
-
-def _cell(value: Any, where: str, rows: int, cols: int) -> tuple[int, int]:
-    pair = _list(value, where, 2, 2)
-    return _int(pair[0], f"{where}[0]", 0, rows - 1), _int(pair[1], f"{where}[1]", 0, cols - 1)
-
-
-def _variant_from_json(value: Any) -> Variant:
-    """The record's ``variant`` field: a registered name, or a custom definition whose every field is checked
-    (types and :data:`MAX_RECORD_COLORS`-style limits) before any piece, table or array is built."""
-    if isinstance(value, str):
-        try:
-            return get_variant(value)
-        except BlokusError as exc:
-            raise RecordError(f"bad variant in record: {exc}") from None
-    if not isinstance(value, dict):
-        raise RecordError(f"record field 'variant' must be a variant name or an object, got {_kind(value)}")
-    required = ("name", "board_shape", "num_colors", "players_to_colors", "start_cells", "pieces")
-    optional = ("bonus", "shared_color")
-    unknown = sorted(str(k)[:40] for k in value if k not in required + optional)
-    missing = [k for k in required if k not in value]
-    if unknown or missing:
-        raise RecordError(
-            f"bad variant in record: unknown fields {unknown}, missing fields {missing}; a variant "
-            f"has {list(required + optional)}"
-        )
-    name = _str(value["name"], "variant.name")
-    shape = _list(value["board_shape"], "variant.board_shape", 2, 2)
-    rows = _int(shape[0], "variant.board_shape[0]", 1, MAX_BOARD_WIDTH)
-    cols = _int(shape[1], "variant.board_shape[1]", 1, MAX_BOARD_WIDTH)
-    colors = _int(value["num_colors"], "variant.num_colors", 1, MAX_RECORD_COLORS)
-    owners = [
-        [
-            _int(c, f"variant.players_to_colors[{p}][{k}]", 0, colors - 1)
-            for k, c in enumerate(_list(cs, f"variant.players_to_colors[{p}]", 1, colors))
-        ]
-        for p, cs in enumerate(_list(value["players_to_colors"], "variant.players_to_colors", 1, colors))
-    ]
-    starts = [
-        [
-            _cell(rc, f"variant.start_cells[{c}][{k}]", rows, cols)
-            for k, rc in enumerate(_list(cells, f"variant.start_cells[{c}]", 1, rows * cols))
-        ]
-        for c, cells in enumerate(_list(value["start_cells"], "variant.start_cells", 1, MAX_RECORD_COLORS))
-    ]
-    pieces, total = [], 0
-    for k, entry in enumerate(_list(value["pieces"], "variant.pieces", 1, MAX_RECORD_PIECES)):
-        where = f"variant.pieces[{k}]"
-        piece_name, cells, copies = _list(entry, where, 3, 3)
-        piece_name = _str(piece_name, f"{where}[0] (name)")
-        cells = [
-            _cell(rc, f"{where}[1][{i}]", MAX_BOARD_WIDTH, MAX_BOARD_WIDTH)
-            for i, rc in enumerate(_list(cells, f"{where}[1] (cells)", 1, MAX_RECORD_PIECE_CELLS))
-        ]
-        total += _int(copies, f"{where}[2] (copies)", 1, MAX_RECORD_COPIES)
-        pieces.append((piece_name, cells, copies))
-    if total > MAX_RECORD_PIECES_PER_COLOR:
-        raise RecordError(
-            f"record field variant.pieces gives each colour {total} pieces; at most "
-            f"{MAX_RECORD_PIECES_PER_COLOR} are allowed"
-        )
-    bonus = value.get("bonus", True)
-    if not isinstance(bonus, bool):
-        raise RecordError(f"record field variant.bonus must be true or false, got {_kind(bonus)}")
-    shared = value.get("shared_color")
-    shared = None if shared is None else _int(shared, "variant.shared_color", 0, colors - 1)
-    try:
-        built = tuple(Piece(n, tuple(map(tuple, cells)), copies) for n, cells, copies in pieces)
-        return Variant(
-            name,
-            (rows, cols),
-            colors,
-            tuple(map(tuple, owners)),
-            tuple(map(tuple, starts)),
-            built,
-            bonus=bonus,
-            shared_color=shared,
-        )
-    except BlokusError as exc:
-        raise RecordError(f"bad variant in record: {exc}") from exc
-
-
 def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> list[int]:
     """Action ids as Python ints, trailing ``-1`` padding dropped; :class:`RecordError` for a non-integer, an id
     out of range or more actions than a game can have (checked before anything is converted)."""
@@ -645,7 +509,7 @@ def from_json(text: str | dict) -> GameRecord:
     missing = [k for k in ("variant", "actions") if k not in data]
     if missing:
         raise RecordError(f"record lacks the fields {missing}")
-    variant = _variant_from_json(data["variant"])
+    variant = variant_from_json(data["variant"])
     actions = _list(data["actions"], "'actions'", 0, max_game_length(variant))
     players = data.get("players")
     if players is not None:

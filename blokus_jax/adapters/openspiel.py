@@ -127,7 +127,8 @@ _SPELLINGS_SIZE = 256
 
 def _decode_variant(text: str) -> Variant:
     """The custom variant of a ``variant`` game parameter (base64 records-format JSON, checked field by field)."""
-    from blokus_jax.records import MAX_RECORD_BYTES, _variant_from_json
+    from blokus_jax.record_json import variant_from_json as _variant_from_json
+    from blokus_jax.records import MAX_RECORD_BYTES
 
     fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
     if len(text) > MAX_RECORD_BYTES:

@@ -39,7 +39,7 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 100
 #: Modules that are still longer than the limit, with their length today: each may only shrink, and leaves this
 #: table once it is under the limit (the test fails when an entry is no longer needed).
-LONG_MODULES = {"blokus_jax/records.py": 734}
+LONG_MODULES: dict[str, int] = {}
 
 
 def _modules() -> dict[str, Path]:
