@@ -34,10 +34,15 @@ os.environ.setdefault(_MIN_TIME, "0")  # cache every executable, however quick i
 os.environ.setdefault(_MIN_SIZE, "0")
 # Most of the suite's time is XLA compiling small programs that then run for milliseconds: compile with most of XLA's
 # optimisations off (JAX's own `jax_disable_most_optimizations`: LLVM at -O0 and no expensive passes), which cuts the
-# suite's CPU time by about a third (benchmarks/RESULTS.md, "CI time"). Results do not depend on it; tests that
-# measure speed compare runs made under the same setting. The notebooks run as a user runs them, optimised
-# (tests/test_notebooks.py). `JAX_DISABLE_MOST_OPTIMIZATIONS=0 python -m pytest ...` tests optimised code.
+# suite's CPU time by about a third, and with the CPU backend's older code emitters for fused operations (XLA's
+# `--xla_cpu_use_fusion_emitters=false`), which about halves it again (tests/agents/test_bots.py on one core: 52.9 s
+# with the default emitters, 28.8 s without). Results do not depend on either; tests that measure speed compare runs
+# made under the same setting, and every subprocess and notebook kernel inherits both.
+# `JAX_DISABLE_MOST_OPTIMIZATIONS=0 python -m pytest ...` tests optimised code; an XLA_FLAGS of your own that names
+# the emitter flag is kept as it is.
 os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_cpu_use_fusion_emitters=false".strip()
 if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator: none may take 75 % of its memory
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 

@@ -338,7 +338,8 @@ SHARDED = textwrap.dedent("""
 @pytest.mark.slow
 def test_sharded_training_on_four_host_devices_matches_one_device():
     config = TINY.replace(num_envs=8, batch_size=16)
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4"  # the suite's, and 4 devices
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
     proc = subprocess.run(
         [sys.executable, "-c", SHARDED.format(config=json.dumps(config.to_dict()))],
         env=env,

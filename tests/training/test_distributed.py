@@ -58,9 +58,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _without_device_count() -> str:
+    """The suite's ``XLA_FLAGS`` (tests/conftest.py) without a device count, which each test sets its own way."""
+    return " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f)
+
+
 def _start(plan: list, extra: list[str]) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["JAX_PLATFORMS"] = "cpu"
+    env = {**os.environ, "XLA_FLAGS": _without_device_count(), "JAX_PLATFORMS": "cpu"}
     plan = [[[*argv, *extra], kill] for argv, kill in plan]
     return subprocess.Popen(
         [sys.executable, "-c", DRIVER, json.dumps(plan)],
@@ -215,10 +219,9 @@ CORES = textwrap.dedent("""
 
 @pytest.mark.parametrize("case", ["default", "xla_flags"])
 def test_cpu_training_gets_one_device_per_core_unless_told_otherwise(case):
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["JAX_PLATFORMS"] = "cpu"
+    env = {**os.environ, "XLA_FLAGS": _without_device_count(), "JAX_PLATFORMS": "cpu"}
     if case == "xla_flags":
-        env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+        env["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
     proc = subprocess.run(
         [sys.executable, "-c", CORES, case], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
     )
