@@ -18,6 +18,7 @@ from blokus_agents.cli.common import (
     positive_int,
     print_table,
     say,
+    showing_calibration,
     variant_of,
 )
 from blokus_jax.sgf import GAMES
@@ -74,10 +75,12 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         variant = variant_of(args, [args.agent])
         stderr = open(args.engine_log, "a", encoding="utf-8") if args.engine_log else subprocess.DEVNULL
         try:
-            by_level = ladder.play_match(
-                args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
-                args.results, args.save_games, args.timeout, not args.no_check_legal, log=say, engine_stderr=stderr,
-            )  # fmt: skip
+            with showing_calibration():  # a time-budgeted agent (strong) says how its calibration goes
+                by_level = ladder.play_match(
+                    args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
+                    args.results, args.save_games, args.timeout, not args.no_check_legal, log=say,
+                    engine_stderr=stderr,
+                )  # fmt: skip
         finally:
             if args.engine_log:
                 stderr.close()

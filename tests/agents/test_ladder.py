@@ -158,3 +158,18 @@ def test_match_command_against_blokus_jax_gtp(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["match", "--agent", "random", "--engine", engine, "--levels", "0-3"])
     assert exit_.value.code == 2 and "each level is 1-9" in capsys.readouterr().err
+
+
+def test_match_command_shows_a_calibration_as_it_goes(monkeypatch, capsys) -> None:
+    """A time-budgeted agent (``strong``) calibrates when the match starts: `blokus-jax match` prints each step."""
+    from blokus_agents import search
+    from blokus_agents.cli import main
+
+    def calibrating(*args, **kwargs):
+        search.calibration_log.info("compiling a 32-simulation probe search (%.0f s so far)", 2.0)
+        raise MatchError("stop after the calibration")
+
+    monkeypatch.setattr(ladder, "play_match", calibrating)
+    assert main(["match", "--agent", "strong", "--engine", f"{TINY} resign --level {{level}}", "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "\n  compiling a 32-simulation probe search (2 s so far)\n" in f"\n{err}" and "stop after" in err
