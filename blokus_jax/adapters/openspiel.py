@@ -127,7 +127,7 @@ _SPELLINGS_SIZE = 256
 
 def _decode_variant(text: str) -> Variant:
     """The custom variant of a ``variant`` game parameter (base64 records-format JSON, checked field by field)."""
-    from blokus_jax.record_json import variant_from_json as _variant_from_json
+    from blokus_jax.record_json import variant_from_json
     from blokus_jax.records import MAX_RECORD_BYTES
 
     fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
@@ -138,7 +138,7 @@ def _decode_variant(text: str) -> Variant:
     except (ValueError, RecursionError) as exc:
         raise VariantError(f"game parameter variant is not base64 JSON ({exc}); {fix}") from exc
     try:
-        return _variant_from_json(value)
+        return variant_from_json(value)
     except RecordError as exc:
         raise VariantError(f"game parameter variant: {exc}") from exc
 
