@@ -160,6 +160,9 @@ def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array
 # ------------------------------------------------------------------------------------------------------ evaluators
 #: The ``local`` playout draws a placement with probability in proportion to this base to the power of its size.
 LOCAL_SIZE_BASE = 3.0
+#: The ``attach`` playout (``local`` with Pentobi's attach-point weight) also weighs a placement by this base to the
+#: power of its shape's corner cells less one.
+ATTACH_BASE = 1.8
 
 
 def playout_value(
@@ -168,7 +171,9 @@ def playout_value(
     """The value of the ``rollout`` evaluator, ``(key, state, root_player) -> f32``: the mean over ``playouts`` games
     played to the end from the position by the ``playout`` policy (``"greedy"``, ``"random"`` or ``"block"``: greedy,
     preferring placements that cover an opponent's corner cells; ``"local"``: answering the opponent's last piece
-    nearby, drawing pieces in proportion to ``3 ** size``; see :func:`blokus_jax.rules.playout`), each scored
+    nearby, drawing pieces in proportion to ``3 ** size``; ``"attach"``: ``local`` with each piece's weight also
+    multiplied by ``1.8 ** (corners - 1)``, its shape's corner cells, as Pentobi weighs attach points; see
+    :func:`blokus_jax.rules.playout`), each scored
     by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with ``tanh(score margin /
     margin_scale)`` of the root's player against the best other (a denser signal than win or loss when playouts are
     few), and signed for the mover's side (0 for a finished game). Used by :func:`rollout_evaluator` and
@@ -177,8 +182,9 @@ def playout_value(
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
         raise VariantError(f"playouts must be a positive int, got {playouts!r}")
-    greedy, block, local = playout in ("greedy", "block"), playout == "block", playout == "local"
+    greedy, block, local = playout in ("greedy", "block"), playout == "block", playout in ("local", "attach")
     size_base = LOCAL_SIZE_BASE if local else 0.0
+    attach_base = ATTACH_BASE if playout == "attach" else 0.0
     playouts, margin = int(playouts), float(margin)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
@@ -195,6 +201,7 @@ def playout_value(
             block,
             local,
             size_base,
+            attach_base,
         )
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
         final = rules.color_scores(env.tables, remaining, last_mono)

@@ -15,7 +15,7 @@ from typing import Any
 from blokus_agents.options import PLACEMENTS, Option
 
 #: Playout policies of the ``rollout`` evaluator (see :func:`blokus_jax.rules.playout`).
-PLAYOUTS = ("greedy", "random", "block", "local")
+PLAYOUTS = ("greedy", "random", "block", "local", "attach")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +57,30 @@ def default_mesh(config: Any):
     return scaffold.default_mesh(config.num_envs)
 
 
-def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike) -> Any:
-    """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm) and a fresh optimiser
-    state, placed like the originals. Raises ``CheckpointError`` when that run is of another variant or its network
-    has another shape (``--channels``, ``--blocks`` and ``value_hidden`` must match), or it has no checkpoint. When
-    only the value head's size differs (a PPO run's scalar critic warm-starting AlphaZero's per-seat head with 3-4
-    players, :meth:`~blokus_agents.configs.RunConfig.value_dim`), everything but the value head's output layer is
-    copied and that layer keeps its fresh initialisation."""
-    checkpoint.require_init_source(run_dir)
-    source, params = checkpoint.load_params(run_dir)
+@dataclass(frozen=True)
+class InitNetwork:
+    """A network to start a new run from that is not a run directory (``--init-from baseline:NAME``): ``label`` names
+    it in messages, ``config`` is the config it was trained with (its variant and network size), ``params`` its
+    parameters."""
+
+    label: str
+    config: Any
+    params: Any
+
+
+def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwork) -> Any:
+    """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm; or an
+    :class:`InitNetwork`) and a fresh optimiser state, placed like the originals. Raises ``CheckpointError`` when
+    that run is of another variant or its network has another shape (``--channels``, ``--blocks`` and
+    ``value_hidden`` must match), or it has no checkpoint. When only the value head's size differs (a PPO run's
+    scalar critic warm-starting AlphaZero's per-seat head with 3-4 players,
+    :meth:`~blokus_agents.configs.RunConfig.value_dim`), everything but the value head's output layer is copied and
+    that layer keeps its fresh initialisation."""
+    if isinstance(run_dir, InitNetwork):
+        source, params, run_dir = run_dir.config, run_dir.params, run_dir.label
+    else:
+        checkpoint.require_init_source(run_dir)
+        source, params = checkpoint.load_params(run_dir)
     config = trainer.config
     if source.variant != config.variant:
         raise CheckpointError(
@@ -129,7 +145,7 @@ def run(
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
-    init_from: str | os.PathLike | None = None,
+    init_from: str | os.PathLike | InitNetwork | None = None,
 ) -> dict:
     """Train ``config`` (a :class:`~blokus_agents.ppo.PPOConfig` trains PPO, an
     :class:`~blokus_agents.alphazero.AZConfig` AlphaZero) until ``config.total_steps`` env steps, ``minutes`` of wall
@@ -165,7 +181,8 @@ def run(
     (:func:`blokus_agents.scaffold.start_distributed`) every process calls ``run`` with the same arguments; process
     0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
     together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only): start from the
-    newest network of that run directory (either algorithm, same variant and network size) with a fresh optimiser.
+    newest network of that run directory (either algorithm, same variant and network size), or of an
+    :class:`InitNetwork`, with a fresh optimiser.
     Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
     final win rates with their intervals and game count (those of the last evaluation).
     """
@@ -333,7 +350,7 @@ class _Session:
         return self.interrupted
 
     # 1. the runner
-    def start(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> Any:
+    def start(self, resume: bool, init_from: str | os.PathLike | InitNetwork | None, changed: list[str]) -> Any:
         """The runner to train: restored from the newest checkpoint (``resume``), else new (optionally with the
         network of ``init_from``). Writes the session's settings once the run is accepted."""
         trainer, out = self.trainer, self.out
@@ -558,7 +575,7 @@ class _Session:
             **final,
         }
 
-    def run(self, resume: bool, init_from: str | os.PathLike | None, changed: list[str]) -> dict:
+    def run(self, resume: bool, init_from: str | os.PathLike | InitNetwork | None, changed: list[str]) -> dict:
         """The session from start to summary."""
         runner = self.start(resume, init_from, changed)
         if self.stopping():  # a signal while starting: save the runner as it is (update 0 of a new run)

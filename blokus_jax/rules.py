@@ -349,12 +349,15 @@ def playout_move(
     greedy: bool = True,
     covering: jax.Array | None = None,
     size_base: float = 0.0,
+    attach_base: float = 0.0,
 ) -> jax.Array:
     """The move of a playout policy from the packed legal placements ``bits`` (``uint32[O, H]``): a uniformly random
     placement of the largest placeable piece size (``greedy``) or of any size; with ``covering`` (the legal anchors
     that cover a cell the policy prefers, a subset of ``bits``) the ones among those that also cover, when there
     are any. ``size_base > 0`` replaces the size rule by weights: each placement is drawn with probability in
-    proportion to ``size_base ** size`` (``greedy`` is then ignored). The pass when nothing is placeable."""
+    proportion to ``size_base ** size`` (``greedy`` is then ignored), times ``attach_base ** (corners - 1)`` with
+    ``attach_base > 0`` (``corners``: the shape's corner cells, :attr:`Tables.orientation_corners`). The pass when
+    nothing is placeable."""
     width = tables.variant.board_shape[1]
     if greedy and not size_base > 0:
         sizes = jnp.asarray(tables.orientation_size)
@@ -365,7 +368,10 @@ def playout_move(
         covering = bits & covering
         bits = jnp.where(has_placement(covering), covering, bits)
     if size_base > 0:
-        weights = jnp.asarray(float(size_base) ** tables.orientation_size.astype(np.float64), jnp.float32)
+        weights = float(size_base) ** tables.orientation_size.astype(np.float64)
+        if attach_base > 0:
+            weights = weights * float(attach_base) ** (tables.orientation_corners - 1.0)
+        weights = jnp.asarray(weights, jnp.float32)
         return sample_weighted(key, bits, weights, width, tables.pass_action)
     return sample_from_bits(key, bits, width, tables.pass_action)
 
@@ -450,6 +456,7 @@ def playout(
     block: bool = False,
     local: bool = False,
     size_base: float = 0.0,
+    attach_base: float = 0.0,
 ) -> tuple[jax.Array, jax.Array]:
     """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
     last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
@@ -467,7 +474,9 @@ def playout(
     ``local`` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
     within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
     there are any; ``size_base > 0`` draws among them with probability in proportion to ``size_base ** size``
-    instead of the ``greedy`` size rule. ``block`` and ``local`` are exclusive.
+    instead of the ``greedy`` size rule, times ``attach_base ** (corners - 1)`` with ``attach_base > 0`` (pieces
+    whose shape has more corner cells give their colour more places to go on). ``block`` and ``local`` are
+    exclusive.
     """
     if block and local:
         raise ValueError("playout: block and local are exclusive preferences; choose one")
@@ -503,7 +512,7 @@ def playout(
         own, remaining, placed, last_mono, passed, color, bits, key, recent = carry
         key, sub = jax.random.split(key)
         bits, covering = bits if prefers else (bits, None)
-        action = playout_move(tables, sub, bits, greedy, covering, size_base)
+        action = playout_move(tables, sub, bits, greedy, covering, size_base, attach_base)
         moves = action != tables.pass_action
         o, piece_rows = _piece_rows(tables, masks, action)
         hit = (jnp.arange(num_colors) == color) & moves

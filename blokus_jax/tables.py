@@ -102,6 +102,18 @@ class Tables:
         return np.asarray([len(c) for c in self.orientation_cells], np.int32)
 
     @cached_property
+    def orientation_corners(self) -> np.ndarray:
+        """``int32[O]``: corner cells of each orientation's shape, the cells that touch it diagonally and not by an
+        edge: on an open board, the new corners a placement of it gives its colour to build on."""
+        counts = []
+        for cells in self.orientation_cells:
+            shape = set(map(tuple, cells.tolist()))
+            edges = {(r + dr, c + dc) for r, c in shape for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))}
+            diagonals = {(r + dr, c + dc) for r, c in shape for dr, dc in ((1, 1), (1, -1), (-1, 1), (-1, -1))}
+            counts.append(len(diagonals - edges - shape))
+        return np.asarray(counts, np.int32)
+
+    @cached_property
     def anchor_bits(self) -> np.ndarray:
         """``uint32[O, H]``: bit ``c`` of word ``[o, r]`` is set when orientation ``o`` anchored at ``(r, c)`` fits
         on the board. The set bits over the whole table count the placements on an empty board."""

@@ -279,6 +279,25 @@ def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> s
         return None
 
 
+def baseline_source(name: str, directory: str | os.PathLike | None = None) -> tuple[Any, Any]:
+    """``(config, params)`` of baseline ``name``: the training config it was exported with (its algorithm, variant
+    and network size) and its checked parameters, to start a new run from (``blokus-jax train --init-from
+    baseline:NAME``). Raises :class:`~blokus_jax.errors.CheckpointError` for a name that is not there (listing those
+    that are), a baseline exported without its training config, and whatever :func:`load_baseline` refuses."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    names = available(root)
+    if name not in names:
+        raise CheckpointError(f"--init-from baseline:{name}: there is no baseline {name!r}; the baselines are {names}")
+    meta = check_meta(_read_meta_file(root / f"{name}.json", name), name)
+    if not meta["train_config"]:
+        raise CheckpointError(
+            f"--init-from baseline:{name}: its metadata has no training config to take the network's size from; "
+            f"start from its run directory instead"
+        )
+    _, params, meta = load_baseline(name, blokus_jax.make(meta["variant"]), root)
+    return CONFIGS[meta["algorithm"]].from_dict(meta["train_config"]), params
+
+
 def write_baseline(
     params: Any,
     name: str,
@@ -417,6 +436,7 @@ def export_baseline(
 
 
 __all__ = [
+    "baseline_source",
     "FORMAT_VERSION",
     "MAX_EXPORT_BYTES",
     "MAX_FILE_BYTES",

@@ -110,7 +110,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             )
         _start_jax(args)
         out = args.out or _default_out(args.algo, args.variant)
-        config = _resumed_config(args, out) if args.resume else _new_config(args)
+        init = None if args.resume else _init_source(args.init_from)  # --resume refuses --init-from below
+        config = _resumed_config(args, out) if args.resume else _new_config(args, init)
         if not args.resume and args.out is None:
             out = _default_out(config.algorithm, config.variant)
         output_dir(out)
@@ -121,7 +122,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             out,
             resume=args.resume,
             progress=not args.no_progress,
-            init_from=args.init_from,
+            init_from=init,
             **_session_settings(args, out),
         )
         if scaffold.is_primary():
@@ -137,7 +138,8 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--init-from",
         metavar="RUN_DIR",
-        help="start from the network of another run (e.g. a PPO run for alphazero); its size is used unless given",
+        help="start from the network of another run (e.g. a PPO run for alphazero) or of a shipped baseline "
+        "(baseline:NAME, e.g. baseline:duo); its variant and network size are used unless given",
     )
     parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
@@ -251,15 +253,36 @@ def _resumed_config(args: argparse.Namespace, out: str) -> Any:
     return saved.replace(**_known_fields(saved, _given_fields(args), "--resume"))
 
 
-def _new_config(args: argparse.Namespace) -> Any:
+#: ``--init-from baseline:NAME`` starts from shipped baseline ``NAME``; any other value is a run directory.
+BASELINE_PREFIX = "baseline:"
+
+
+def _init_source(init_from: str | None) -> Any:
+    """What ``--init-from`` names: ``None``, a run directory (as given), or for ``baseline:NAME`` the baseline's
+    training config and parameters as a :class:`~blokus_agents.train.InitNetwork` (``CheckpointError`` for an
+    unknown or unusable baseline)."""
+    if not init_from or not init_from.startswith(BASELINE_PREFIX):
+        return init_from
+    from blokus_agents.baselines import baseline_source  # networks load only when a run starts from one
+    from blokus_agents.train import InitNetwork
+
+    config, params = baseline_source(init_from.removeprefix(BASELINE_PREFIX))
+    return InitNetwork(init_from, config, params)
+
+
+def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
     """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
-    size and variant of ``--init-from``, then the flags."""
+    size and variant of ``--init-from`` (``init``, as :func:`_init_source` gives it), then the flags."""
     from blokus_agents import algorithms  # the trainers load only when a run starts
+    from blokus_agents.train import InitNetwork
 
     algo, given = args.algo or "ppo", _given_fields(args)
-    if args.init_from:
-        checkpoint.require_init_source(args.init_from)
-        source = checkpoint.load_config(args.init_from)
+    if init is not None:
+        if isinstance(init, InitNetwork):
+            source = init.config
+        else:
+            checkpoint.require_init_source(init)
+            source = checkpoint.load_config(init)
         given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
     defaults = algorithms.config_class(algo)(**{"variant": "simple", "total_steps": 10**12})
     given = _known_fields(defaults, given, f"--algo {algo}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.gumbel import LOCAL_SIZE_BASE, playout_value
+from blokus_agents.gumbel import ATTACH_BASE, LOCAL_SIZE_BASE, playout_value
 from blokus_jax import rules
 
 
@@ -122,3 +122,44 @@ def test_block_and_local_are_exclusive(duo, opening):
 def test_local_playout_values_are_results(duo, opening):
     value = jax.jit(playout_value(duo, 4, "local", 0.5))(jax.random.key(5), opening, jnp.int32(0))
     assert -1.0 <= float(value) <= 1.0
+
+
+def test_orientation_corners_count_the_shapes_diagonal_only_neighbours(duo):
+    """The monomino and the straight pieces have 4 corner cells, the X pentomino 8, the V pentomino 5; every
+    orientation of a piece has the same count."""
+    tables = duo.tables
+    by_cells = {
+        frozenset(map(tuple, c.tolist())): n for c, n in zip(tables.orientation_cells, tables.orientation_corners)
+    }
+    assert by_cells[frozenset({(0, 0)})] == 4
+    assert by_cells[frozenset({(0, i) for i in range(5)})] == 4
+    assert by_cells[frozenset({(0, 1), (1, 0), (1, 1), (1, 2), (2, 1)})] == 8
+    assert by_cells[frozenset({(0, 0), (1, 0), (2, 0), (2, 1), (2, 2)})] == 5
+    for piece in range(duo.variant.num_pieces):
+        assert len(set(tables.orientation_corners[tables.orientation_piece == piece])) == 1
+
+
+def test_attach_weights_favour_shapes_with_more_corners(duo):
+    """``attach_base=1.8`` on top of ``size_base=3``: on the empty board, the X pentomino (8 corners) is drawn
+    ``1.8 ** 4`` times as often per placement as the straight one (4 corners); without it, as often."""
+    start = duo.init(jax.random.key(0))
+    bits, tables = start.legal_bits, duo.tables
+    per_orientation = np.asarray(rules.popcount(bits).sum(-1))
+    shapes = {n: np.flatnonzero((tables.orientation_size == 5) & (tables.orientation_corners == n)) for n in (4, 8)}
+
+    def rate(attach_base: float) -> float:
+        move = jax.jit(
+            jax.vmap(lambda k: rules.playout_move(tables, k, bits, True, None, LOCAL_SIZE_BASE, attach_base))
+        )
+        drawn = tables.split_action(np.asarray(move(jax.random.split(jax.random.key(6), 40_000))))[0]
+        per = {n: np.isin(drawn, o).sum() / per_orientation[o].sum() for n, o in shapes.items()}
+        return per[8] / per[4]
+
+    assert 0.7 < rate(0.0) < 1.4
+    assert 1.8**4 * 0.75 < rate(ATTACH_BASE) < 1.8**4 * 1.3
+
+
+def test_attach_playout_values_are_results(duo, opening):
+    values = jax.jit(jax.vmap(lambda k: playout_value(duo, 2, "attach", 0.5)(k, opening, jnp.int32(0))))
+    out = np.asarray(values(jax.random.split(jax.random.key(7), 8)))
+    assert ((-1.0 <= out) & (out <= 1.0)).all() and len(set(out.tolist())) > 1
