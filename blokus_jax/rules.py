@@ -473,11 +473,8 @@ def playout(
 
     ``local`` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
     within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
-    there are any; ``size_base > 0`` draws among them with probability in proportion to ``size_base ** size``
-    instead of the ``greedy`` size rule, times ``attach_base ** (corners - 1)`` with ``attach_base > 0`` (pieces
-    whose shape has more corner cells give their colour more places to go on). ``block`` and ``local`` are
-    exclusive.
-    """
+    there are any. ``size_base`` and ``attach_base`` weigh the draws (:func:`playout_move`). ``block`` and
+    ``local`` are exclusive."""
     if block and local:
         raise ValueError("playout: block and local are exclusive preferences; choose one")
     prefers = block or local
