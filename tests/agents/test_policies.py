@@ -110,7 +110,7 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
         ("mcts:margin=-0.1", r"margin=-0.1 must be between 0 and 1"),
         ("mcts:gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
         ("mcts:temperature=1e-300", r"temperature=1e-300 must be between 0.0001 and 10000"),
-        ("mcts:playout=smart", r"playout=smart must be one of \['greedy', 'random', 'block', 'local'\]"),
+        ("mcts:playout=smart", r"playout=smart must be one of \['greedy', 'random', 'block', 'local', 'attach'\]"),
         ("az:runs/x,gumbel_scale=-0.5", r"gumbel_scale=-0.5 must be between 0 and 100"),
         ("az:runs/x,sims=99999999999999999999", r"sims=99999999999999999999 must be between 1 and 1000000"),
         ("baseline:simple,gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
