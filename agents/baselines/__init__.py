@@ -436,7 +436,6 @@ def export_baseline(
 
 
 __all__ = [
-    "baseline_source",
     "FORMAT_VERSION",
     "MAX_EXPORT_BYTES",
     "MAX_FILE_BYTES",
@@ -445,6 +444,7 @@ __all__ = [
     "available",
     "baseline_memory",
     "baseline_policy",
+    "baseline_source",
     "baseline_variant",
     "check_meta",
     "export_baseline",
