@@ -1,0 +1,62 @@
+"""One-change experiments of a search agent against Pentobi that are not agent options: ``pentobi_ladder.py``
+unchanged (same flags, same results format) with one of these changes to every search built in the process:
+
+- ``--corner-prior BETA``: the network's prior logits plus ``BETA`` times the corner-balance move scores that
+  ``mcts`` uses as its prior (:func:`blokus_agents.bots.corner_move_scores`: own attach points made minus own lost,
+  plus the opponent's covered; no size term);
+- ``--value-scale V``: mctx's completed-Q scale in the network's search (:func:`blokus_agents.gumbel.make_search`'s
+  ``value_scale``, 0.1 by default): larger values let the values overrule the prior after fewer visits.
+
+Usage (``P`` the engine command with ``{level}``, as in ``pentobi_ladder.py``)::
+
+    taskset -c 0 python benchmarks/search_variant_ladder.py --corner-prior 0.5 \\
+        --agent baseline:duo,k=64,considered=32,playout=local,seconds=2 --budget 0,12,24:489,619,1004 \\
+        --engine "$P" --levels 4 --games 100 --results strong_corner_prior05_calibrated_L4.jsonl
+
+Measured in ``docs/strength.md`` ("What each change bought").
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+
+from blokus_agents import bots, gumbel, search
+
+sys.path.insert(0, str(Path(__file__).parent))
+import pentobi_ladder  # noqa: E402 (the sibling benchmark script)
+
+
+def with_corner_prior(beta: float):
+    """A replacement for :func:`blokus_agents.gumbel.network_evaluator` whose logits add ``beta`` times the
+    corner-balance move scores."""
+    plain = gumbel.network_evaluator
+
+    def network_evaluator(env, apply_fn):
+        base, scores = plain(env, apply_fn), bots.corner_move_scores(env, 0.0)
+
+        def evaluate(params, key, state, root_player):
+            logits, value = base(params, key, state, root_player)
+            return logits + beta * scores(state), value
+
+        return evaluate
+
+    return network_evaluator
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--corner-prior", type=float, default=0.0, help="weight of the corner-balance prior scores")
+    parser.add_argument("--value-scale", type=float, default=0.1, help="mctx's completed-Q scale in network search")
+    args, rest = parser.parse_known_args(argv)
+    if args.corner_prior:
+        gumbel.network_evaluator = with_corner_prior(args.corner_prior)
+    if args.value_scale != 0.1:
+        search.make_search = functools.partial(gumbel.make_search, value_scale=args.value_scale)
+    return pentobi_ladder.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
