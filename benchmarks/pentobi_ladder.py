@@ -45,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", default="4", help="comma-separated levels")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--results", help="JSON lines of the games (resumable)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the agent's seed (a second, independent set of games: also change the engine's)",
+    )
     args = parser.parse_args(argv)
     env = blokus_jax.make(args.variant)
     if args.calibrate:
@@ -57,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.budget
     search.calibrate_budget = lambda *_, **__: budget  # the agent's seconds= budget resolves to this one
     levels = [int(x) for x in args.levels.split(",")]
-    games = ladder.play_match(args.agent, args.engine, args.games, args.variant, levels=levels, results=args.results)
+    games = ladder.play_match(
+        args.agent, args.engine, args.games, args.variant, levels=levels, seed=args.seed, results=args.results
+    )
     summaries, elo = ladder.summarize(args.variant, games)
     for row in summaries:
         print(f"level {row.level}: {row.games} games, win rate {row.win_rate:.3f}")
