@@ -409,10 +409,12 @@ STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin
 #: Variant name -> the ``mcts`` settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre
 #: prior, the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
 #: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
-#: default settings at 2 s a move where :data:`STRONG` with the same budget did not.
+#: default settings at 2 s a move where :data:`STRONG` with the same budget did not. Classic for two players: the
+#: same again, which measured above :data:`STRONG` against Pentobi's ``classic_2`` at 2 s a move (docs/strength.md).
 STRONG_BY_VARIANT = {
     "duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0},
     "classic": {**STRONG, "k": 64, "considered": 32},
+    "classic_2p": {**STRONG, "k": 64, "considered": 32},
 }
 #: Variant name -> an agent spec that ``strong`` plays there instead of ``mcts``, with ``strong``'s time budget
 #: added (``seconds=S``): a shipped network guiding the search where that beat the network-free search at the same

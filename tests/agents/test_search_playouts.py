@@ -276,8 +276,8 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
 def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monkeypatch):
     """``strong`` on Duo is the shipped network's search (:data:`search.STRONG_SPECS`: ``baseline:duo`` over 64
     candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
-    search at the same time a move; on Classic (4 players) ``mcts`` over 64 candidates, 32 at the root; on variants
-    without a measurement, ``mcts`` with today's defaults and the budget."""
+    search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
+    candidates, 32 at the root; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
     from blokus_agents import baselines
 
     built, searched = [], []
@@ -296,6 +296,9 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     assert built == [{"seconds": 2.0, **search.STRONG, "k": 64, "considered": 32}, {"seconds": 2.0, **search.STRONG}]
     assert search.strong_spec(classic).startswith("mcts:k=64,") and search.strong_spec(classic).endswith("seconds=2.0")
     assert search.strong_spec(junior).startswith("mcts:k=16,")
+    assert search.strong_spec(blokus_jax.make("classic_2p"), 2) == (
+        "mcts:k=64,playouts=8,playout=greedy,considered=32,margin=0.5,gumbel_scale=0.0,seconds=2.0"
+    )
     # the memory check sizes Duo's wide network-free search (still strong_settings there) above the default one
     assert search.search_memory(duo, {**search.strong_settings(duo), "seconds": 2}) > search.search_memory(
         duo, {**search.STRONG, "seconds": 2}
