@@ -10,12 +10,19 @@ Quick start::
     print(report.markdown())
 """
 
-from blokus_agents import catalog  # noqa: F401 (registers every built-in agent)
-from blokus_agents.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
-from blokus_agents.baselines import baseline_policy
-from blokus_agents.bots import BOTS, get_bot
-from blokus_agents.policies import AgentSpecError, ParamPolicy, Policy, register_agent, register_prefix, resolve_agent
-from blokus_agents.search import mcts_policy
+from blokus_agents.core.policies import (
+    AgentSpecError,
+    ParamPolicy,
+    Policy,
+    register_agent,
+    register_prefix,
+    resolve_agent,
+)
+from blokus_agents.engines.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
+from blokus_agents.players import catalog  # noqa: F401 (registers every built-in agent)
+from blokus_agents.players.baselines import baseline_policy
+from blokus_agents.players.bots import BOTS, get_bot
+from blokus_agents.search.mcts import mcts_policy
 
 __all__ = [
     "BOTS",

@@ -8,12 +8,13 @@ Sections, each timed on ``jax.devices()[0]`` with compile time reported separate
 timed repeats:
 
 1. **env**: random-play placements/s of Classic and Duo up to batch 65,536 (:func:`blokus_jax.benchmark.measure`).
-2. **ppo**: PPO training env-steps/s per update (:func:`blokus_agents.ppo.make_train`) at a few ``num_envs``.
-3. **alphazero**: AlphaZero self-play training moves/s per update (``blokus_agents.alphazero.make_train``), or a row
+2. **ppo**: PPO training env-steps/s per update (:func:`blokus_agents.training.ppo.make_train`) at a few ``num_envs``.
+3. **alphazero**: AlphaZero self-play training moves/s per update (``blokus_agents.training.alphazero.make_train``), or
+a row
    saying "not available" when that module cannot be imported.
 4. **search**: simulations/s of the ``mcts`` agent (``benchmarks/search.py``'s :func:`search_row`).
 5. **network**: forward+backward of the policy-value network with the im2col and the native convolution
-   (``blokus_agents.networks.Conv3x3``), which "auto" chooses between by backend.
+   (``blokus_agents.players.networks.Conv3x3``), which "auto" chooses between by backend.
 
 The file is rewritten after every section, so a run stopped early keeps what it measured, and no new row starts
 after ``--budget`` seconds (480 in a full run, so that one GPU run fits a 10-minute limit; skipped rows are listed).
@@ -149,10 +150,10 @@ def env_section(p: dict) -> str:
 
 
 def ppo_section(p: dict) -> str:
-    """PPO updates (rollout + GAE + epochs) timed one at a time with :func:`blokus_agents.ppo.make_train`."""
+    """PPO updates (rollout + GAE + epochs) timed one at a time with :func:`blokus_agents.training.ppo.make_train`."""
     import jax
 
-    from blokus_agents.ppo import PPOConfig, make_train
+    from blokus_agents.training.ppo import PPOConfig, make_train
 
     rows = []
     for num_envs in p["num_envs"]:
@@ -192,11 +193,11 @@ def _benchmark_module(name: str):
 
 def alphazero_section(p: dict) -> str:
     """AlphaZero updates (self-play with search, then optimiser steps) timed by ``benchmarks/training.py``'s
-    :func:`alphazero_speed`; a "not available" row when ``blokus_agents.alphazero`` cannot be imported."""
+    :func:`alphazero_speed`; a "not available" row when ``blokus_agents.training.alphazero`` cannot be imported."""
     header = ["variant", "num_envs x num_steps", "sims", "self-play moves/s", "train samples/s", "self-play share"]
     header += ["s per update", "compile s", "runs"]
     try:
-        from blokus_agents.alphazero import AZConfig
+        from blokus_agents.training.alphazero import AZConfig
     except ImportError as exc:
         progress(f"alphazero: not available ({exc})")
         missing = [p["variant"], "not available", *["-"] * (len(header) - 3), f"({type(exc).__name__})"]
@@ -247,7 +248,7 @@ def network_section(p: dict) -> str:
     import jax
     import jax.numpy as jnp
 
-    from blokus_agents.networks import make_network, resolve_conv
+    from blokus_agents.players.networks import make_network, resolve_conv
     from blokus_jax import make
 
     env = make(p["variant"])

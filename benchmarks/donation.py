@@ -1,5 +1,5 @@
 """Peak device memory of one training update with and without donating the runner, from XLA's own memory analysis
-of the compiled update (nothing is run). ``trainer.update`` donates its runner (:func:`blokus_agents.scaffold.
+of the compiled update (nothing is run). ``trainer.update`` donates its runner (:func:`blokus_agents.training.scaffold.
 jit_trainer`): the runner's buffers (the games, AlphaZero's replay buffer) are reused for the new runner instead of
 copied. Without donation the update needs the old and the new runner at once.
 
@@ -15,9 +15,9 @@ import argparse
 
 import jax
 
-from blokus_agents.algorithms import make_trainer
-from blokus_agents.alphazero import AZConfig
-from blokus_agents.ppo import PPOConfig
+from blokus_agents.training.algorithms import make_trainer
+from blokus_agents.training.alphazero import AZConfig
+from blokus_agents.training.ppo import PPOConfig
 
 
 def peak_bytes(compiled) -> dict[str, int]:

@@ -1,5 +1,6 @@
 """Export a training run as a shipped baseline agent (``baseline:NAME``): writes ``NAME.msgpack`` and ``NAME.json``
-into ``agents/baselines/`` (or ``--out``) with :func:`blokus_agents.baselines.export_baseline`, then loads it back.
+into ``agents/players/baselines/`` (or ``--out``) with :func:`blokus_agents.players.baselines.export_baseline`, then
+loads it back.
 
     python benchmarks/export_baseline.py runs/duo duo \\
         --command "blokus-jax train --variant duo --minutes 60 --out runs/duo"
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="replace a baseline of the same name")
     args = parser.parse_args(argv)
 
-    from blokus_agents.baselines import export_baseline
+    from blokus_agents.players.baselines import export_baseline
     from blokus_jax.errors import BlokusError
 
     try:

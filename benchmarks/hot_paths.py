@@ -53,7 +53,7 @@ class HotPath:
 def accelerator_networks() -> Iterator[None]:
     """Inside: networks built with ``conv="auto"`` take the form they take on a GPU or TPU (the native convolution),
     so that what is lowered or measured on a CPU is what an accelerator runs."""
-    from blokus_agents import networks
+    from blokus_agents.players import networks
 
     resolve = networks.resolve_conv
     networks.resolve_conv = lambda conv="auto", backend=None: resolve(conv, "gpu" if backend is None else backend)
@@ -83,7 +83,7 @@ def _rollout(variant: str, autoreset: bool) -> Callable[[int], HotPath]:
 
 
 def _ppo_update(batch: int) -> HotPath:
-    from blokus_agents.ppo import PPOConfig, make_train
+    from blokus_agents.training.ppo import PPOConfig, make_train
 
     config = PPOConfig(variant="duo", num_envs=batch, num_steps=32)
     with accelerator_networks():
@@ -95,7 +95,7 @@ def _ppo_update(batch: int) -> HotPath:
 
 
 def _alphazero_update(batch: int) -> HotPath:
-    from blokus_agents.alphazero import AZConfig, make_train
+    from blokus_agents.training.alphazero import AZConfig, make_train
 
     config = AZConfig(variant="duo", num_envs=batch, num_steps=8, sims=32, batch_size=2 * batch)
     with accelerator_networks():
@@ -108,7 +108,7 @@ def _alphazero_update(batch: int) -> HotPath:
 
 
 def _mcts_search(batch: int) -> HotPath:
-    from blokus_agents.search import make_search, rollout_evaluator
+    from blokus_agents.search.mcts import make_search, rollout_evaluator
     from blokus_jax import make
 
     env = make("duo")

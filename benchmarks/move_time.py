@@ -17,7 +17,7 @@ import time
 import jax
 
 import blokus_jax
-from blokus_agents.policies import resolve_agent
+from blokus_agents.core.policies import resolve_agent
 
 
 def sample_positions(env, count: int, seed: int = 0) -> list:

@@ -10,7 +10,7 @@ Usage (Pentobi built with ``shared/tools/pentobi/build.sh``; ``P`` the engine co
     taskset -c 0 python benchmarks/pentobi_ladder.py --agent strong --budget 0,12,24:537,780,1200 \\
         --engine "$P" --levels 4 --games 100 --results strong_L4.jsonl
 
-``--budget STARTS:SIMS`` is a :class:`~blokus_agents.search.Budget` (phase starts in pieces on the board, then the
+``--budget STARTS:SIMS`` is a :class:`~blokus_agents.search.mcts.Budget` (phase starts in pieces on the board, then the
 simulations of each phase). Results are the JSON lines of ``blokus-jax match`` (resumable), summarised the same way.
 """
 
@@ -20,8 +20,9 @@ import argparse
 import sys
 
 import blokus_jax
-from blokus_agents import ladder, search
 from blokus_agents.cli import resolve_agent
+from blokus_agents.engines import ladder
+from blokus_agents.search import mcts as search
 
 
 def parse_budget(text: str) -> search.Budget:

@@ -28,9 +28,9 @@ def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, 
     import jax
     import numpy as np
 
-    from blokus_agents.arena import play_match, wilson_interval
-    from blokus_agents.policies import resolve_agent
-    from blokus_agents.search import calibrated_sims
+    from blokus_agents.core.policies import resolve_agent
+    from blokus_agents.engines.arena import play_match, wilson_interval
+    from blokus_agents.search.mcts import calibrated_sims
     from blokus_jax import make
 
     env = make(variant)
@@ -59,7 +59,7 @@ def run_pair(variant: str, a: str, b: str, games: int, seed: int, opening: int, 
 
 def table(path: str) -> str:
     """A Markdown table of the rows in ``path``, pooling rows of the same variant and pair."""
-    from blokus_agents.arena import wilson_interval
+    from blokus_agents.engines.arena import wilson_interval
 
     pooled: dict[tuple, dict] = defaultdict(lambda: {"games": 0, "wins": 0.0, "margin": 0.0, "seconds": 0.0})
     with open(path) as f:
@@ -107,7 +107,7 @@ def plot(path: str, out: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from blokus_agents.arena import wilson_interval
+    from blokus_agents.engines.arena import wilson_interval
 
     series: dict[tuple[str, str], list[tuple[int, float, float, float]]] = defaultdict(list)
     pooled: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0])

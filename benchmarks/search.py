@@ -63,7 +63,7 @@ def search_row(variant: str, batch: int, sims: int, k: int, playouts: int, depth
     """One row of the search table."""
     import jax
 
-    from blokus_agents.search import make_search, rollout_evaluator
+    from blokus_agents.search.mcts import make_search, rollout_evaluator
     from blokus_jax import make
 
     env = make(variant)
@@ -89,7 +89,7 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from blokus_agents.bots import greedy_bot
+    from blokus_agents.players.bots import greedy_bot
     from blokus_jax import make, rules
 
     env = make(variant)

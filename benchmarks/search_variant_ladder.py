@@ -2,9 +2,11 @@
 unchanged (same flags, same results format) with one of these changes to every search built in the process:
 
 - ``--corner-prior BETA``: the network's prior logits plus ``BETA`` times the corner-balance move scores that
-  ``mcts`` uses as its prior (:func:`blokus_agents.bots.corner_move_scores`: own attach points made minus own lost,
+  ``mcts`` uses as its prior (:func:`blokus_agents.players.bots.corner_move_scores`: own attach points made minus own
+  lost,
   plus the opponent's covered; no size term);
-- ``--value-scale V``: mctx's completed-Q scale in the network's search (:func:`blokus_agents.gumbel.make_search`'s
+- ``--value-scale V``: mctx's completed-Q scale in the network's search
+(:func:`blokus_agents.search.gumbel.make_search`'s
   ``value_scale``, 0.1 by default): larger values let the values overrule the prior after fewer visits.
 
 Usage (``P`` the engine command with ``{level}``, as in ``pentobi_ladder.py``)::
@@ -23,14 +25,16 @@ import functools
 import sys
 from pathlib import Path
 
-from blokus_agents import bots, gumbel, search
+from blokus_agents.players import bots
+from blokus_agents.search import gumbel
+from blokus_agents.search import mcts as search
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pentobi_ladder  # noqa: E402 (the sibling benchmark script)
 
 
 def with_corner_prior(beta: float):
-    """A replacement for :func:`blokus_agents.gumbel.network_evaluator` whose logits add ``beta`` times the
+    """A replacement for :func:`blokus_agents.search.gumbel.network_evaluator` whose logits add ``beta`` times the
     corner-balance move scores."""
     plain = gumbel.network_evaluator
 

@@ -18,9 +18,9 @@ import time
 
 import jax
 
-from blokus_agents.arena import round_robin
-from blokus_agents.bots import BOTS
 from blokus_agents.cli import print_table, resolve_agent
+from blokus_agents.engines.arena import round_robin
+from blokus_agents.players.bots import BOTS
 from blokus_jax import make, variant_names
 
 

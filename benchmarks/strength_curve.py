@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from blokus_agents import ladder
+from blokus_agents.engines import ladder
 
 
 def load_games(path: Path) -> dict[int, list[ladder.GameResult]]:

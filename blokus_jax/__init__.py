@@ -26,6 +26,21 @@ from blokus_jax.wrappers import AutoReset
 
 __version__ = "0.2.0"
 
+#: The I/O modules, which live in `blokus_jax.io`, stay reachable as `from blokus_jax import records` (loaded on use).
+_IO_MODULES = ("fileio", "record_json", "records", "render", "sgf", "viewer")
+
+
+def __getattr__(name: str):
+    """Load an I/O module of `blokus_jax.io` on first use as an attribute of `blokus_jax` (`blokus_jax.records`)."""
+    if name in _IO_MODULES:
+        import importlib
+
+        module = importlib.import_module(f"blokus_jax.io.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'blokus_jax' has no attribute {name!r}")
+
+
 __all__ = [
     "ActionTypeError",
     "AutoReset",

@@ -16,7 +16,7 @@ import numpy as np
 
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
-from blokus_jax.render import to_text
+from blokus_jax.io.render import to_text
 from blokus_jax.rollout import make_rollout
 from blokus_jax.variants import variant_names
 

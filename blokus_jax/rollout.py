@@ -2,7 +2,7 @@
 
 Every place that plays whole games without Python per step uses :func:`make_rollout`: the random-play demo
 (:mod:`blokus_jax.demo`), the throughput benchmark (:mod:`blokus_jax.benchmark`, with auto-reset for endless play)
-and batched game recording (:func:`rollout`, whose action history :func:`blokus_jax.records.from_rollout` turns
+and batched game recording (:func:`rollout`, whose action history :func:`blokus_jax.io.records.from_rollout` turns
 into checked records). Game ``b`` draws its per-step keys from ``split(split(key, batch)[b], num_steps)``.
 """
 
@@ -83,6 +83,6 @@ def rollout(
     step, one compilation per ``(env, batch, max_steps, policy)``.
 
     Returns the final states (leading axis ``batch``) and the ``int32[batch, max_steps]`` action history, ``-1``
-    after a game has ended; pass the history to :func:`blokus_jax.records.from_rollout`.
+    after a game has ended; pass the history to :func:`blokus_jax.io.records.from_rollout`.
     """
     return _jitted(env, int(batch), None if max_steps is None else int(max_steps), policy)(key)

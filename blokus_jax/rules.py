@@ -286,7 +286,7 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
     """One sentence saying why ``action`` is not legal in ``state`` (see :func:`illegal_reason`), e.g. "Blue's
     piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". ``color_names`` (one per colour) and
     ``cell_name(row, col)`` choose how colours and squares are written (default ``colour 0`` and ``(row, col)``;
-    :func:`blokus_jax.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
+    :func:`blokus_jax.io.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
     the state's mask; this only explains it."""
     tables = getattr(tables, "tables", tables)
     variant = tables.variant
@@ -327,7 +327,8 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
 
 
 # ------------------------------------------------------------------------------------ fast playouts
-# (blokus_agents.search) A playout plays a game to its end with a cheap policy and only needs the final scores, so it
+# (blokus_agents.search.mcts) A playout plays a game to its end with a cheap policy and only needs the final scores, so
+# it
 # keeps the position as per-colour row bitboards and skips everything ``Env.step`` maintains for players and observers
 # (the int8 board, rewards, turn owner, the legality re-check of the chosen action). Legal moves still come from
 # :func:`legal_bits`, so playouts follow the exact rules; a colour with no placement passes and never moves again.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blokus_agents.configs import AZConfig
+from blokus_agents.training.configs import AZConfig
 
 #: The repository's root folder and the tests' reference data.
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,8 @@ DATA_DIR = ROOT / "tests" / "data"
 
 def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:
     """Write checkpoint ``step`` under ``run_dir`` with orbax directly, as older formats of
-    ``blokus_agents.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for the
+    ``blokus_agents.training.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for
+    the
     tests that old checkpoints still load."""
     import orbax.checkpoint as ocp
 

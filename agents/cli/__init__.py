@@ -45,8 +45,8 @@ from blokus_agents.cli.play import (  # noqa: F401 (names importable from blokus
     play_help,
     suggest_command,
 )
-from blokus_agents.messages import first_line as _first_line
-from blokus_agents.policies import resolve_agent  # noqa: F401 (the resolver every command uses)
+from blokus_agents.core.messages import first_line as _first_line
+from blokus_agents.core.policies import resolve_agent  # noqa: F401 (the resolver every command uses)
 from blokus_jax import _extras
 from blokus_jax.errors import BlokusError
 

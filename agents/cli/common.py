@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from blokus_agents import checkpoint
-from blokus_agents.baselines import baseline_variant
-from blokus_agents.policies import agent_names, split_target
-from blokus_agents.search import calibration_log
+from blokus_agents.core.policies import agent_names, split_target
+from blokus_agents.players.baselines import baseline_variant
+from blokus_agents.search.mcts import calibration_log
+from blokus_agents.training import checkpoint
 from blokus_jax import _extras
 
 #: A command's handler: ``(parsed arguments) -> exit code``.
@@ -228,7 +228,7 @@ def say(text: str) -> None:
 @contextlib.contextmanager
 def showing_calibration(stream: TextIO | None = None) -> Iterator[None]:
     """Within the block, each step of a ``seconds=`` budget's calibration (:data:`search.calibration_log
-    <blokus_agents.search.calibration_log>`: positions, each compilation, each timing) is one indented line on
+    <blokus_agents.search.mcts.calibration_log>`: positions, each compilation, each timing) is one indented line on
     ``stream`` (stderr), so that a calibration of some minutes shows where it is."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(logging.Formatter("  %(message)s"))

@@ -11,7 +11,6 @@ import jax
 import jax.numpy as jnp
 
 from blokus_agents import cli
-from blokus_agents.arena import ArenaReport, check_opening, round_robin
 from blokus_agents.cli.common import (
     AGENT_HELP,
     Handler,
@@ -24,7 +23,8 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_agents.policies import Policy
+from blokus_agents.core.policies import Policy
+from blokus_agents.engines.arena import ArenaReport, check_opening, round_robin
 from blokus_jax.env import Env, State, make
 from blokus_jax.variants import variant_names
 
@@ -136,7 +136,8 @@ def save_sample_games(
 ) -> list:
     """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
     as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
-    from blokus_jax import records, rollout
+    from blokus_jax import rollout
+    from blokus_jax.io import records
 
     def mixed(key: jax.Array, state: State) -> jax.Array:
         return jnp.where(state.current_player == 0, first(key, state), others(key, state))

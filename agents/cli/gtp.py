@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from blokus_agents.cli.common import AGENT_HELP, Handler, nonnegative_int, variant_of
-from blokus_jax.sgf import GAMES
+from blokus_jax.io.sgf import GAMES
 
 NAME = "gtp"
 HELP = "play an agent as a GTP engine on stdin/stdout (Pentobi's dialect: twogtp, GoGui, blokus-jax match)"
@@ -23,7 +23,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the agent's random choices")
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_agents.gtp import run_engine
+        from blokus_agents.engines.gtp import run_engine
 
         return run_engine(args.agent, variant_of(args, [args.agent]), args.seed)
 

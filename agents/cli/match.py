@@ -21,14 +21,14 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_jax.sgf import GAMES
+from blokus_jax.io.sgf import GAMES
 
 NAME = "match"
 HELP = "play an agent against a GTP engine (e.g. Pentobi) game by game; with --levels, an Elo on Pentobi's scale"
 
 
 def _levels(text: str) -> list[int]:
-    from blokus_agents.ladder import MatchError, parse_levels
+    from blokus_agents.engines.ladder import MatchError, parse_levels
 
     try:
         return parse_levels(text)
@@ -70,7 +70,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--engine-log", type=output_file, default=None, help="append the engine's stderr here")
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_agents import ladder
+        from blokus_agents.engines import ladder
 
         variant = variant_of(args, [args.agent])
         stderr = open(args.engine_log, "a", encoding="utf-8") if args.engine_log else subprocess.DEVNULL

@@ -22,11 +22,12 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_agents.policies import Policy, check_agent
-from blokus_agents.search import calibrated_budgets
-from blokus_jax import records, render, rules
+from blokus_agents.core.policies import Policy, check_agent
+from blokus_agents.search.mcts import calibrated_budgets
+from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import IllegalActionError
+from blokus_jax.io import records, render
 from blokus_jax.variants import variant_names
 
 PLAY_HELP = """Commands:

@@ -21,7 +21,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--boards", action="store_true", help="print the board after every placement")
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_jax import records, render
+        from blokus_jax.io import records, render
 
         # The game as terminal text: one line per action (colour, piece and Pentobi cells or the pass, and the
         # player), the board after every placement with --boards, then the final board and the result.

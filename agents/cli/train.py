@@ -9,7 +9,6 @@ import math
 import sys
 from typing import Any
 
-from blokus_agents import checkpoint
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_float,
@@ -21,7 +20,8 @@ from blokus_agents.cli.common import (
     print_table,
     unit_float,
 )
-from blokus_agents.configs import DISTRIBUTED_TIMEOUT
+from blokus_agents.training import checkpoint
+from blokus_agents.training.configs import DISTRIBUTED_TIMEOUT
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
@@ -100,8 +100,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     _add_run_flags(parser)
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_agents import scaffold
-        from blokus_agents import train as trainer  # the trainer and its dependencies load only here
+        from blokus_agents.training import scaffold
+        from blokus_agents.training import train as trainer  # the trainer and its dependencies load only here
 
         if (args.teacher is None) != (args.teacher_updates is None):
             raise ConfigError(
@@ -207,7 +207,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
 def _start_jax(args: argparse.Namespace) -> None:
     """Before JAX runs anything: one CPU device per core (or ``--cpu-devices``), then, with ``--distributed`` (or
     any of its three flags), join the other processes."""
-    from blokus_agents import scaffold
+    from blokus_agents.training import scaffold
 
     scaffold.use_cpu_cores(args.cpu_devices)
     flags = (args.coordinator, args.num_processes, args.process_id)
@@ -259,12 +259,12 @@ BASELINE_PREFIX = "baseline:"
 
 def _init_source(init_from: str | None) -> Any:
     """What ``--init-from`` names: ``None``, a run directory (as given), or for ``baseline:NAME`` the baseline's
-    training config and parameters as a :class:`~blokus_agents.train.InitNetwork` (``CheckpointError`` for an
+    training config and parameters as a :class:`~blokus_agents.training.train.InitNetwork` (``CheckpointError`` for an
     unknown or unusable baseline)."""
     if not init_from or not init_from.startswith(BASELINE_PREFIX):
         return init_from
-    from blokus_agents.baselines import baseline_source  # networks load only when a run starts from one
-    from blokus_agents.train import InitNetwork
+    from blokus_agents.players.baselines import baseline_source  # networks load only when a run starts from one
+    from blokus_agents.training.train import InitNetwork
 
     config, params = baseline_source(init_from.removeprefix(BASELINE_PREFIX))
     return InitNetwork(init_from, config, params)
@@ -273,8 +273,8 @@ def _init_source(init_from: str | None) -> Any:
 def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
     """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
     size and variant of ``--init-from`` (``init``, as :func:`_init_source` gives it), then the flags."""
-    from blokus_agents import algorithms  # the trainers load only when a run starts
-    from blokus_agents.train import InitNetwork
+    from blokus_agents.training import algorithms  # the trainers load only when a run starts
+    from blokus_agents.training.train import InitNetwork
 
     algo, given = args.algo or "ppo", _given_fields(args)
     if init is not None:
@@ -305,7 +305,7 @@ def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
     """The host-loop settings to pass to ``train.run``: the flags given; for a new run (or one saved before runs
     kept their settings) ``blokus-jax train``'s defaults for the others, for a resumed run ``None`` (keep the
     saved ones). ``--total-steps`` on a resumed run drops its time limit."""
-    from blokus_agents import train as trainer
+    from blokus_agents.training import train as trainer
 
     fresh = not args.resume or trainer.read_settings(out) is None
     settings = {

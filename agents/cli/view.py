@@ -27,7 +27,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_jax import records, viewer
+        from blokus_jax.io import records, viewer
 
         # Load and check the record, write the viewer page next to it (or to --out), print the page's path. The
         # output path is checked first: never the input itself, never a file that is not a viewer page, and not

@@ -3,7 +3,7 @@ rejected action, opponent policies by name, and the observation conversion.
 
 Validation is cheap on the hot path: the adapters keep the host copy of the current legal mask that they return to
 the caller anyway, so a legal action costs one array lookup. Only when an action is rejected is the reason worked out
-(host side, with :func:`blokus_jax.records.explain_illegal`; the legality decision itself is always the core's mask).
+(host side, with :func:`blokus_jax.io.records.explain_illegal`; the legality decision itself is always the core's mask).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ActionTypeError, ConfigError, IllegalActionError
 
-#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.bots`.
+#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.players.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
 
 #: Machine-readable values of :attr:`RejectedActionError.reason`.
@@ -101,7 +101,7 @@ def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
 def rejection(env: Env, state: State, action: int, prefix: str = "") -> RejectedActionError:
     """The :class:`RejectedActionError` for an in-range ``action`` that the mask of ``state`` (one unbatched game)
     does not allow, with the rule it breaks spelled out. Call it only after the mask said no."""
-    from blokus_jax.records import explain_illegal
+    from blokus_jax.io.records import explain_illegal
 
     over = bool(state.terminated) or bool(state.truncated)
     why = "the game is over; call reset() to start a new one" if over else explain_illegal(env.variant, state, action)
@@ -110,7 +110,7 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     """A pure JAX policy from an agent spec (``"greedy"``, ``"minimax:k=8"``, a run directory, ... resolved with
-    ``blokus_agents.policies.resolve_agent``, imported lazily), a policy callable (wrapped by
+    ``blokus_agents.core.policies.resolve_agent``, imported lazily), a policy callable (wrapped by
     :func:`checked_policy`) or ``None`` (the uniform random policy)."""
     if spec is None or spec == "random":
         return env.sample_action
@@ -119,7 +119,7 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
     if not isinstance(spec, str):
         raise ConfigError(f"opponent {spec!r} is neither an agent spec nor a policy callable (key, state) -> action")
     try:
-        from blokus_agents.policies import resolve_agent
+        from blokus_agents.core.policies import resolve_agent
     except ImportError as exc:
         raise ImportError(
             f"opponent bot {spec!r} needs the `blokus_agents` package of blokus-jax (install the project "
@@ -140,7 +140,7 @@ def _reference_env() -> Env:
 def check_agent_spec(spec: Any, owner: str = "agent") -> None:
     """Check an agent spec before any game is known, as far as that is possible: a callable or ``None`` (random)
     passes; anything else must be a non-empty string. A registered agent's name and options are checked as
-    ``blokus_agents.policies.agent_options`` checks them, option bounds that depend on the board taken on
+    ``blokus_agents.core.policies.agent_options`` checks them, option bounds that depend on the board taken on
     ``classic`` (the loosest); a spec that names run directories needs them to exist; a shipped baseline and a run's
     checkpoint are read later, against the game's variant. Raises :class:`~blokus_jax.errors.ConfigError` (type,
     empty) or ``AgentSpecError`` (unknown agent, bad option, missing run directory); builds nothing."""
@@ -156,7 +156,7 @@ def check_agent_spec(spec: Any, owner: str = "agent") -> None:
     if spec == "random":
         return
     try:
-        from blokus_agents.policies import AgentSpecError, agent_names, agent_options, resolve_agent, spec_paths
+        from blokus_agents.core.policies import AgentSpecError, agent_names, agent_options, resolve_agent, spec_paths
     except ImportError as exc:
         raise ImportError(
             f"agent {spec!r} needs the `blokus_agents` package of blokus-jax (install the project with "
@@ -200,12 +200,12 @@ def checked_policy(policy: Policy) -> Policy:
 
 
 def opponents_identity(spec: Any) -> tuple:
-    """A hashable identity of what opponent specs load now (see ``blokus_agents.policies.spec_identity``): the
+    """A hashable identity of what opponent specs load now (see ``blokus_agents.core.policies.spec_identity``): the
     checkpoint folders of every run directory they name, so that a cache keyed on it reloads a retrained run.
     Empty for bot names and callables, and when ``blokus_agents`` is not installed."""
     specs = spec if isinstance(spec, (list, tuple)) else (spec,)
     try:
-        from blokus_agents.policies import spec_identity
+        from blokus_agents.core.policies import spec_identity
     except ImportError:
         return ()
     return tuple(spec_identity(s) if isinstance(s, str) else () for s in specs)
@@ -230,7 +230,7 @@ def render_state(state: State, env: Env, render_mode: str | None) -> str | np.nd
     ``None``) for ``"human"``, and ``None`` without a render mode."""
     if render_mode is None:
         return None
-    from blokus_jax import render
+    from blokus_jax.io import render
 
     state = jax.device_get(state)
     if render_mode == "rgb_array":

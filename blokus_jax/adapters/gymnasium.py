@@ -13,7 +13,7 @@ id                          variant        opponents
 ``BlokusDuo-v0``            ``duo``        random
 ``BlokusJunior-v0``         ``junior``     random
 ``BlokusSimple-v0``         ``simple``     random (7x7 board, for quick experiments)
-``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`blokus_agents.bots` (largest piece first)
+``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`blokus_agents.players.bots` (largest piece first)
 =========================== ============== ====================================================================
 
 **Episode.** The learner holds one seat (player index; ``seat="random"`` draws one per episode from the env's seeded
@@ -424,7 +424,7 @@ class BlokusVectorEnv(VectorEnv):
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ConfigError(f"autoreset_mode {mode} is not supported; use NEXT_STEP or SAME_STEP")
         if render_mode is not None:
-            raise ConfigError("BlokusVectorEnv does not render; use BlokusGymEnv or blokus_jax.render on one state")
+            raise ConfigError("BlokusVectorEnv does not render; use BlokusGymEnv or blokus_jax.io.render on one state")
         self._game = _game(variant, opponents, reward, illegal_action_penalty, max_steps, overrides)
         _check_config(self._game, seat, illegal_action)
         self.core = self._game.env

@@ -20,10 +20,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from blokus_jax import _extras, render
+from blokus_jax import _extras
 from blokus_jax.adapters._boundary import check_agent_spec
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError, IllegalActionError, RecordError, VariantError
+from blokus_jax.io import render
 from blokus_jax.rollout import max_game_length
 from blokus_jax.variants import Variant, get_variant
 
@@ -127,8 +128,8 @@ _SPELLINGS_SIZE = 256
 
 def _decode_variant(text: str) -> Variant:
     """The custom variant of a ``variant`` game parameter (base64 records-format JSON, checked field by field)."""
-    from blokus_jax.record_json import variant_from_json
-    from blokus_jax.records import MAX_RECORD_BYTES
+    from blokus_jax.io.record_json import variant_from_json
+    from blokus_jax.io.records import MAX_RECORD_BYTES
 
     fix = "pass variant_parameter(variant) from blokus_jax.adapters.openspiel"
     if len(text) > MAX_RECORD_BYTES:
@@ -195,7 +196,7 @@ def _replayed(rules_key: str, actions: Any) -> _Position:
 def variant_parameter(variant: Variant) -> str:
     """The game parameter ``variant`` that plays ``variant``: its records-format JSON in URL-safe base64 without
     padding (letters, digits, ``-`` and ``_`` only, which OpenSpiel's game strings carry unchanged)."""
-    from blokus_jax.records import variant_to_dict
+    from blokus_jax.io.records import variant_to_dict
 
     text = json.dumps(variant_to_dict(variant), separators=(",", ":"))
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
@@ -483,7 +484,7 @@ class _Observer:
 # ----------------------------------------------------------------------------------------------------- the bot
 class ProjectBot(pyspiel.Bot):
     """Any agent of the project as an OpenSpiel bot: ``ProjectBot("mcts:sims=64")``, ``ProjectBot("greedy")``, a
-    run directory, ... (the agent specs of ``blokus_agents.policies.resolve_agent``). It plays the states of the
+    run directory, ... (the agent specs of ``blokus_agents.core.policies.resolve_agent``). It plays the states of the
     games of this module; the policy is resolved and jitted once per variant, on the first move of that variant.
 
     The spec is checked when the bot is made: its type, an agent name and its options (typed and range-checked,

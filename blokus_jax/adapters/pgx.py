@@ -114,12 +114,12 @@ class State(pgx.State):
         return env_id(self._variant)
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The position drawn by :func:`blokus_jax.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
+        """The position drawn by :func:`blokus_jax.io.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
         visualiser does). ``scale`` (a finite positive number) multiplies the picture's size; ``color_theme``
         (``None``, ``"light"`` or ``"dark"``) is accepted for Pgx's signature (the project's palette is colour-blind
         safe and has one theme). Returns the SVG document; raises :class:`~blokus_jax.errors.ConfigError` for
         another scale or theme."""
-        from blokus_jax import render
+        from blokus_jax.io import render
 
         _check_picture_options(color_theme, scale)
         cell = max(4, round(24 * (1.0 if scale is None else float(scale))))
@@ -174,7 +174,7 @@ def env_id(variant: Variant) -> str:
     name with other rules (a 10x10 ``duo``): ``"blokus_<name>_custom_<digest>"``, where the 8 hex digits are a digest
     of its rules (its records-format JSON), so that a custom game never passes for the registered one."""
     if variant.name in variant_names() and variant != get_variant(variant.name):
-        from blokus_jax.records import variant_to_dict
+        from blokus_jax.io.records import variant_to_dict
 
         text = json.dumps(variant_to_dict(variant), sort_keys=True, separators=(",", ":"))
         return f"blokus_{variant.name}_custom_{hashlib.sha256(text.encode()).hexdigest()[:8]}"

@@ -39,7 +39,7 @@ def test_an_opponent_returning_an_int_still_plays():
 
 
 def test_a_run_directory_opponent_is_reloaded_when_it_gains_a_checkpoint(tmp_path, monkeypatch):
-    from blokus_agents import policies
+    from blokus_agents.core import policies
 
     run = tmp_path / "run"
     (run / "checkpoints" / "1").mkdir(parents=True)

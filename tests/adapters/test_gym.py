@@ -244,8 +244,8 @@ def test_bad_configuration_is_rejected():
 
 
 def test_bot_names_need_the_agents_package(monkeypatch):
-    monkeypatch.setitem(sys.modules, "blokus_agents.bots", None)
-    monkeypatch.setitem(sys.modules, "blokus_agents.policies", None)
+    monkeypatch.setitem(sys.modules, "blokus_agents.players.bots", None)
+    monkeypatch.setitem(sys.modules, "blokus_agents.core.policies", None)
     with pytest.raises(ImportError, match="agents"):
         BlokusGymEnv("simple", opponents="corners")
 

@@ -12,8 +12,9 @@ import pytest
 from open_spiel.python.algorithms import evaluate_bots, mcts
 
 import blokus_jax as bj
-from blokus_jax import errors, render
+from blokus_jax import errors
 from blokus_jax.adapters import openspiel as bos
+from blokus_jax.io import render
 from blokus_jax.rollout import max_game_length
 from blokus_jax.testing import check_env, check_openspiel_game
 

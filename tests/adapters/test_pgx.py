@@ -15,8 +15,8 @@ import pgx._src.api_test as pgx_api_test
 import pytest
 
 import blokus_jax as bj
-from blokus_jax import render
 from blokus_jax.adapters.pgx import PgxEnv, State, api_test_env_ids, env_id, state_bytes
+from blokus_jax.io import render
 from blokus_jax.testing import check_env, check_pgx_env
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pgx_alphazero.py"

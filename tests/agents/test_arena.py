@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.arena import ParamPolicy, bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
-from blokus_agents.bots import get_bot
+from blokus_agents.engines.arena import (
+    ParamPolicy,
+    bradley_terry_elo,
+    play_match,
+    round_robin,
+    seat_patterns,
+    wilson_interval,
+)
+from blokus_agents.players.bots import get_bot
 from blokus_jax.pieces import standard_pieces
 
 
@@ -147,7 +154,7 @@ def test_param_policies_reuse_the_compiled_match(simple):
 
 
 def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_agents_play_different_games():
-    from blokus_agents.arena import _opening_runner
+    from blokus_agents.engines.arena import _opening_runner
 
     env = blokus_jax.make("simple")
 
@@ -168,7 +175,7 @@ def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_a
 
 
 def test_openings_must_leave_the_games_unfinished(simple):
-    from blokus_agents.arena import check_opening, max_game_moves
+    from blokus_agents.engines.arena import check_opening, max_game_moves
 
     bots = (get_bot("greedy", simple), get_bot("random", simple))
     limit = max_game_moves(simple)
@@ -208,7 +215,7 @@ def test_a_new_match_announces_its_compilation_once(simple):
 def test_the_progress_bar_counts_moves_against_a_bound_of_the_moves_left(simple, monkeypatch):
     """The bar advances by moves (all games of a batch move together, so counting finished games sat at 0 and then
     jumped); its total is an upper bound that never falls below what was played."""
-    from blokus_agents import arena
+    from blokus_agents.engines import arena
 
     bars = []
 

@@ -12,13 +12,15 @@ import pytest
 from flax import serialization
 
 import blokus_jax
-from blokus_agents import baselines, checkpoint, policies
-from blokus_agents.arena import play_match
-from blokus_agents.networks import make_network
-from blokus_agents.policies import AgentSpecError, ParamPolicy, resolve_agent
-from blokus_agents.ppo import PPOConfig, make_train
-from blokus_jax import fileio
+from blokus_agents.core import policies
+from blokus_agents.core.policies import AgentSpecError, ParamPolicy, resolve_agent
+from blokus_agents.engines.arena import play_match
+from blokus_agents.players import baselines
+from blokus_agents.players.networks import make_network
+from blokus_agents.training import checkpoint
+from blokus_agents.training.ppo import PPOConfig, make_train
 from blokus_jax.errors import BlokusError, CheckpointError
+from blokus_jax.io import fileio
 
 NETWORK = {"channels": 4, "blocks": 1, "value_hidden": 8}
 
@@ -272,7 +274,7 @@ def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(en
 
 
 def test_the_memory_estimate_counts_playouts_when_the_mix_is_the_baselines(env):
-    from blokus_agents.search import az_memory
+    from blokus_agents.search.mcts import az_memory
 
     options = {"sims": 4, "k": 16, "considered": 16, "gumbel_scale": 0.0, "playouts": 8, "playout": "greedy"}
     spec_mix = baselines._baseline_memory(env, {**options, "mix": None})
@@ -309,9 +311,9 @@ def test_pyproject_installs_the_baseline_files_as_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     setuptools = pyproject["tool"]["setuptools"]
-    assert {"blokus_jax", "blokus_agents", "blokus_agents.baselines"} <= set(setuptools["packages"])
+    assert {"blokus_jax", "blokus_agents", "blokus_agents.players.baselines"} <= set(setuptools["packages"])
     assert setuptools["package-dir"]["blokus_agents"] == "agents"  # the folder agents/ installs as blokus_agents
-    assert set(setuptools["package-data"]["blokus_agents.baselines"]) >= {"*.msgpack", "*.json"}
+    assert set(setuptools["package-data"]["blokus_agents.players.baselines"]) >= {"*.msgpack", "*.json"}
 
 
 @pytest.mark.slow

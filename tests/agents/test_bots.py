@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.bots import BOTS, _CornerKernels, centre_move_scores, corner_scores, get_bot
+from blokus_agents.players.bots import BOTS, _CornerKernels, centre_move_scores, corner_scores, get_bot
 from blokus_jax.errors import VariantError
 
 BATCH = 4

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import blokus_agents  # noqa: F401  (registers the built-in agents)
-from blokus_agents.gtp import MAX_LINE, GtpEngine, GtpError, color_text, move_text, parse_color, parse_move
+from blokus_agents.engines.gtp import MAX_LINE, GtpEngine, GtpError, color_text, move_text, parse_color, parse_move
 from blokus_jax import make
 
 DATA = Path(__file__).parents[1] / "data"

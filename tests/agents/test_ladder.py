@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import blokus_agents  # noqa: F401  (registers the built-in agents)
-from blokus_agents import ladder
-from blokus_agents.ladder import EngineError, GtpClient, MatchError, ladder_elo, level_elo, parse_levels
-from blokus_jax import records
+from blokus_agents.engines import ladder
+from blokus_agents.engines.ladder import EngineError, GtpClient, MatchError, ladder_elo, level_elo, parse_levels
+from blokus_jax.io import records
 
 TINY = f"{sys.executable} {Path(__file__).parent / 'tiny_gtp_engine.py'}"
 
@@ -162,8 +162,8 @@ def test_match_command_against_blokus_jax_gtp(tmp_path, capsys) -> None:
 
 def test_match_command_shows_a_calibration_as_it_goes(monkeypatch, capsys) -> None:
     """A time-budgeted agent (``strong``) calibrates when the match starts: `blokus-jax match` prints each step."""
-    from blokus_agents import search
     from blokus_agents.cli import main
+    from blokus_agents.search import mcts as search
 
     def calibrating(*args, **kwargs):
         search.calibration_log.info("compiling a 32-simulation probe search (%.0f s so far)", 2.0)

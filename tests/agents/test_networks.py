@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.networks import (
+from blokus_agents.core.policies import network_policy
+from blokus_agents.players.networks import (
     MASKED_LOGIT,
     Conv3x3,
     centre_gather_table,
@@ -19,7 +20,6 @@ from blokus_agents.networks import (
     resolve_conv,
     sample_masked,
 )
-from blokus_agents.policies import network_policy
 from blokus_jax.errors import ConfigError
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.gumbel import ATTACH_BASE, LOCAL_SIZE_BASE, playout_value
+from blokus_agents.search.gumbel import ATTACH_BASE, LOCAL_SIZE_BASE, playout_value
 from blokus_jax import rules
 
 

@@ -6,8 +6,8 @@ import jax
 import pytest
 
 import blokus_jax
-from blokus_agents import policies
-from blokus_agents.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
+from blokus_agents.core import policies
+from blokus_agents.core.policies import AgentSpecError, register_agent, register_prefix, resolve_agent
 from blokus_jax.errors import BlokusError
 
 
@@ -62,7 +62,7 @@ def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
 
 def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
     monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
-    # blokus_agents.baselines has registered `baseline:`; take it out to register the reserved prefix anew
+    # blokus_agents.players.baselines has registered `baseline:`; take it out to register the reserved prefix anew
     monkeypatch.setattr(policies, "_PREFIXES", {k: v for k, v in policies._PREFIXES.items() if k != "baseline"})
     with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; import blokus_agents"):
         resolve_agent("baseline:duo", env)
@@ -147,7 +147,7 @@ def test_every_option_of_every_bot_and_search_agent_is_declared():
 
 
 def test_a_budget_over_the_machine_memory_is_refused_naming_the_option_and_the_limit(env, monkeypatch):
-    from blokus_agents import options
+    from blokus_agents.core import options
 
     monkeypatch.setattr(policies, "machine_memory", lambda: (64 * 2**20, "this machine's memory"))
     with pytest.raises(AgentSpecError, match=r"sims=100000 would need about .* more than this machine's memory "):

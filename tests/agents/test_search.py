@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.bots import greedy_bot
-from blokus_agents.search import (
+from blokus_agents.players.bots import greedy_bot
+from blokus_agents.search.mcts import (
     full_action_weights,
     make_search,
     mcts_policy,
@@ -268,7 +268,7 @@ def test_same_key_same_move_and_vmap_equals_one_by_one(duo):
 
 @pytest.mark.slow
 def test_network_search_plays_legal_moves(duo):
-    from blokus_agents.networks import make_network
+    from blokus_agents.players.networks import make_network
 
     env, states = duo
     network = make_network(env, channels=4, blocks=0, value_hidden=8)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.networks import make_network
-from blokus_agents.search import make_search, mixed_evaluator, network_evaluator, rollout_evaluator
+from blokus_agents.players.networks import make_network
+from blokus_agents.search.mcts import make_search, mixed_evaluator, network_evaluator, rollout_evaluator
 from blokus_jax.errors import VariantError
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -98,9 +98,10 @@ def test_a_mix_between_blends_the_value_head_and_the_playout_result(tiny):
 
 @pytest.mark.slow
 def test_az_agent_takes_mix_and_playout_options(tmp_path, monkeypatch):
-    from blokus_agents import checkpoint, search
-    from blokus_agents.alphazero import AZConfig, make_train
-    from blokus_agents.policies import AgentSpecError, resolve_agent
+    from blokus_agents.core.policies import AgentSpecError, resolve_agent
+    from blokus_agents.search import mcts as search
+    from blokus_agents.training import checkpoint
+    from blokus_agents.training.alphazero import AZConfig, make_train
 
     config = AZConfig(variant="simple", num_envs=2, batch_size=2, channels=4, blocks=0, value_hidden=8)
     checkpoint.save(tmp_path, make_train(config).init(jax.random.PRNGKey(0)), config)

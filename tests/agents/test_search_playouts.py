@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blokus_jax
-from blokus_agents import search
-from blokus_agents.policies import resolve_agent
-from blokus_agents.search import calibrate_sims, make_search, network_evaluator, rollout_evaluator
+from blokus_agents.core.policies import resolve_agent
+from blokus_agents.search import mcts as search
+from blokus_agents.search.mcts import calibrate_sims, make_search, network_evaluator, rollout_evaluator
 from blokus_jax import rules
 
 
@@ -256,7 +256,7 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
     """``seconds=`` on a network-guided search (``az:``, ``baseline:``): the simulations come from
     :func:`calibrate_sims` (run for real here, on ``simple`` with a tiny network), a second policy of the same
     architecture and options (other weights) reuses the calibration, and the calibrated searches play legal moves."""
-    from blokus_agents.networks import make_network
+    from blokus_agents.players.networks import make_network
 
     network = make_network(simple, channels=4, blocks=0, value_hidden=8)
     params = network.init(jax.random.key(0), simple.observe(simple.init()))
@@ -278,7 +278,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
     search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
     candidates, 32 at the root; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
-    from blokus_agents import baselines
+    from blokus_agents.players import baselines
 
     built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)

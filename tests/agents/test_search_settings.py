@@ -8,11 +8,14 @@ import inspect
 
 import pytest
 
-from blokus_agents import baselines, cli, policies, search
-from blokus_agents.configs import AZConfig
-from blokus_agents.messages import brief, first_line, gib, short, shown
-from blokus_agents.policies import AgentSpecError
-from blokus_agents.search_settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings, takes_settings
+from blokus_agents import cli
+from blokus_agents.core import policies
+from blokus_agents.core.messages import brief, first_line, gib, short, shown
+from blokus_agents.core.policies import AgentSpecError
+from blokus_agents.players import baselines
+from blokus_agents.search import mcts as search
+from blokus_agents.search.settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings, takes_settings
+from blokus_agents.training.configs import AZConfig
 
 NINE = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds")
 

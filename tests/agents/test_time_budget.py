@@ -1,6 +1,6 @@
-"""Time budgets by phase of the game (``seconds=``): :class:`~blokus_agents.search.Budget` picks the phase of a
-position, :func:`~blokus_agents.search.phased` runs the phase's search (also under ``jit`` and ``vmap``), and
-:func:`~blokus_agents.search.calibrate_budget` fits each phase's simulations to the slowest position of that phase
+"""Time budgets by phase of the game (``seconds=``): :class:`~blokus_agents.search.mcts.Budget` picks the phase of a
+position, :func:`~blokus_agents.search.mcts.phased` runs the phase's search (also under ``jit`` and ``vmap``), and
+:func:`~blokus_agents.search.mcts.calibrate_budget` fits each phase's simulations to the slowest position of that phase
 (checked with a synthetic clock, so the arithmetic is exact and the test costs no timing)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents import search
-from blokus_agents.search import BUDGET_SHARE, Budget, calibrate_budget, phased
+from blokus_agents.search import mcts as search
+from blokus_agents.search.mcts import BUDGET_SHARE, Budget, calibrate_budget, phased
 
 
 @pytest.fixture(scope="module")

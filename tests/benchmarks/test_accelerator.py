@@ -59,7 +59,7 @@ def test_quick_run_writes_every_section_with_positive_numbers(tmp_path):
         assert rows, f"section {title!r} has no table rows"
         for row in rows:
             if prefix == "3. AlphaZero" and "not available" in row:
-                continue  # blokus_agents.alphazero is not importable in this checkout
+                continue  # blokus_agents.training.alphazero is not importable in this checkout
             numbers = _numbers(row)
             assert numbers and all(n > 0 for n in numbers), f"{title}: {row}"
     env_rows = sections[next(t for t in sections if t.startswith("1."))]

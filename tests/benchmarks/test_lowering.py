@@ -91,7 +91,7 @@ def test_the_checks_find_cpu_only_custom_calls_and_refuse_host_callbacks():
 
 
 def test_accelerator_networks_build_the_native_convolution_and_restore_the_default():
-    from blokus_agents import networks
+    from blokus_agents.players import networks
     from blokus_jax import make
 
     env = make("simple")

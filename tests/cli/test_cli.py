@@ -12,8 +12,9 @@ import pytest
 
 import blokus_jax
 from blokus_agents import cli
-from blokus_agents.bots import get_bot
-from blokus_jax import records, render, rollout
+from blokus_agents.players.bots import get_bot
+from blokus_jax import rollout
+from blokus_jax.io import records, render
 
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["play"], ["bench"]])
@@ -369,7 +370,7 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
     assert "calibrating" not in capsys.readouterr().err
-    from blokus_agents import search
+    from blokus_agents.search import mcts as search
 
     built = []
 

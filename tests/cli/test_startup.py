@@ -16,7 +16,12 @@ from blokus_agents import cli
 #: Libraries only a command's work needs, by top-level package (tensorstore, humanize and uvloop come with orbax).
 HEAVY = ("orbax", "tensorstore", "humanize", "uvloop", "optax", "mctx", "chex", "matplotlib")
 #: Project modules that load optax (the trainers and their scaffold): imported by ``train``'s handler only.
-TRAINER_MODULES = ("blokus_agents.scaffold", "blokus_agents.ppo", "blokus_agents.alphazero", "blokus_agents.train")
+TRAINER_MODULES = (
+    "blokus_agents.training.scaffold",
+    "blokus_agents.training.ppo",
+    "blokus_agents.training.alphazero",
+    "blokus_agents.training.train",
+)
 
 _PROBE = """
 import contextlib, io, json, sys

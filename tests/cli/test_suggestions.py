@@ -7,7 +7,7 @@ import pytest
 
 import blokus_jax
 from blokus_agents import cli
-from blokus_agents.policies import AgentSpecError, agent_options, resolve_agent
+from blokus_agents.core.policies import AgentSpecError, agent_options, resolve_agent
 
 
 @pytest.mark.parametrize(

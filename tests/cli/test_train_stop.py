@@ -8,7 +8,7 @@ import math
 import pytest
 
 from blokus_agents import cli
-from blokus_agents import train as trainer
+from blokus_agents.training import train as trainer
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blokus_jax
-from blokus_jax import records, rules
+from blokus_jax import rules
+from blokus_jax.io import records
 
 
 def _positions(name: str, games: int, seed: int):

@@ -66,8 +66,8 @@ def test_the_python_api_and_a_readme_example_work_next_to_a_foreign_agents_packa
     small = example.replace('"duo"', '"simple"').replace("games=200", "games=2")  # the same calls, a small board
     code = (
         small
-        + "\nimport sys, blokus_agents, blokus_agents.cli, blokus_agents.policies, blokus_agents.search\n"
-        + "import blokus_agents.baselines, blokus_agents.arena\n"
+        + "\nimport sys, blokus_agents, blokus_agents.cli, blokus_agents.core.policies, blokus_agents.search.mcts\n"
+        + "import blokus_agents.players.baselines, blokus_agents.engines.arena\n"
         + "assert 'agents' not in sys.modules, 'something imported a module named agents'\n"
         + "print('api ok')\n"
     )

@@ -59,7 +59,7 @@ def test_train_without_orbax_stops_before_any_work(monkeypatch, tmp_path, capsys
 
 def test_a_run_directory_agent_without_orbax_names_the_extra(monkeypatch, tmp_path):
     import blokus_jax
-    from blokus_agents.policies import resolve_agent
+    from blokus_agents.core.policies import resolve_agent
 
     (tmp_path / "run").mkdir()
     _hide(monkeypatch, "orbax")
@@ -69,8 +69,8 @@ def test_a_run_directory_agent_without_orbax_names_the_extra(monkeypatch, tmp_pa
 
 @pytest.mark.slow
 def test_training_without_matplotlib_keeps_the_checkpoint_and_metrics_and_skips_the_plot(monkeypatch, tmp_path):
-    from blokus_agents import checkpoint, train
-    from blokus_agents.ppo import PPOConfig
+    from blokus_agents.training import checkpoint, train
+    from blokus_agents.training.ppo import PPOConfig
 
     tiny = PPOConfig(
         variant="simple",

@@ -15,22 +15,11 @@ PACKAGES = {"blokus_jax": ROOT / "blokus_jax", "blokus_agents": ROOT / "agents"}
 
 #: The layers of ``blokus_agents``, bottom to top; a module imports only from its own layer or lower ones.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "types and the spec registry": ("messages", "masking", "options", "search_settings", "policies"),
-    "players": ("bots", "networks", "gumbel", "search", "arena"),
-    "training": (
-        "replay",
-        "configs",
-        "scaffold",
-        "ppo",
-        "alphazero",
-        "algorithms",
-        "checkpoint_index",
-        "checkpoint",
-        "rundir",
-        "curves",
-        "train",
-    ),
-    "catalog and applications": ("baselines", "catalog", "gtp", "gtp_client", "ladder", ""),
+    "types and the spec registry": ("core", "search.settings"),
+    "players": ("search", "players", "players.bots", "players.networks", "engines", "engines.arena"),
+    "training": ("training",),
+    "catalog and applications": ("players.baselines", "players.catalog", "engines.gtp", "engines.gtp_client"),
+    "applications": ("engines.ladder", ""),
     "command line": ("cli",),
 }
 LAYER = {f"blokus_agents.{m}".rstrip("."): i for i, names in enumerate(LAYERS.values()) for m in names}
@@ -198,9 +187,11 @@ def _registrations(path: Path) -> list[int]:
 
 
 def test_built_in_agents_are_registered_in_one_module():
-    where = {m: _registrations(p) for m, p in MODULES.items() if m != "blokus_agents.catalog"}
-    assert not {m: lines for m, lines in where.items() if lines}, "register built-in agents in blokus_agents.catalog"
-    assert "blokus_agents.catalog" in GRAPH["blokus_agents"], "the package must import its catalog"
+    where = {m: _registrations(p) for m, p in MODULES.items() if m != "blokus_agents.players.catalog"}
+    assert not {m: lines for m, lines in where.items() if lines}, (
+        "register built-in agents in blokus_agents.players.catalog"
+    )
+    assert "blokus_agents.players.catalog" in GRAPH["blokus_agents"], "the package must import its catalog"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -230,5 +221,7 @@ def test_the_rules_see_a_long_function_and_an_upward_import(tmp_path):
     tree = ast.parse(sample.read_text())
     assert [n.end_lineno - n.lineno + 1 for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] == [102]
     assert _registrations(sample) == [len(sample.read_text().splitlines())]
-    assert _layer("blokus_agents.cli.play") > _layer("blokus_agents.search") > _layer("blokus_agents.policies")
+    assert (
+        _layer("blokus_agents.cli.play") > _layer("blokus_agents.search.mcts") > _layer("blokus_agents.core.policies")
+    )
     assert _layer("blokus_agents.unknown") is None

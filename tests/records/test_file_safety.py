@@ -16,9 +16,9 @@ import jax
 import pytest
 
 import blokus_jax
-from blokus_agents import rundir
-from blokus_jax import fileio, records, viewer
+from blokus_agents.training import rundir
 from blokus_jax.errors import BlokusError, CheckpointError, RecordError
+from blokus_jax.io import fileio, records, viewer
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +260,7 @@ def test_the_run_lock_refuses_a_second_holder_and_survives_garbage(tmp_path):
 _HAMMER = textwrap.dedent(
     """
     import os, sys
-    from blokus_jax import fileio
+    from blokus_jax.io import fileio
     from blokus_jax.errors import BlokusError
     lock, inside, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     got = clash = attempts = 0
@@ -371,7 +371,7 @@ def test_a_97_megabyte_metrics_file_resumes_in_bounded_memory(tmp_path):
     script = textwrap.dedent(
         """
         import json, os, resource, sys
-        from blokus_agents import rundir
+        from blokus_agents.training import rundir
         run = sys.argv[1]
         row = {"update": 0, "env_steps": 0, "loss": 0.123456789, "note": "x" * 1900}
         with open(run + "/metrics.jsonl", "w") as f:

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blokus_jax
-from blokus_jax import records
 from blokus_jax.errors import RecordError
+from blokus_jax.io import records
 
 DATA = Path(__file__).parents[1] / "data"
 ORACLE_NAMES = {

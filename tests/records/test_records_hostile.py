@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blokus_jax
-from blokus_jax import records
 from blokus_jax.errors import RecordError
+from blokus_jax.io import records
 
 SIMPLE = records.variant_to_dict(blokus_jax.get_variant("simple"))
 

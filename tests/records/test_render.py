@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_jax import records, render
 from blokus_jax.errors import VariantError
+from blokus_jax.io import records, render
 
 DUO_GAME = Path(__file__).parents[1] / "data" / "sgf" / "duo" / "duo_dev_00_seed20243000.blksgf"
 SVG = "{http://www.w3.org/2000/svg}"

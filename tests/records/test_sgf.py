@@ -1,4 +1,4 @@
-"""Pentobi's .blksgf dialect (blokus_jax.sgf): the iterative main-line parser, and hostile files that must end in a
+"""Pentobi's .blksgf dialect (blokus_jax.io.sgf): the iterative main-line parser, and hostile files that must end in a
 RecordError naming the problem (deep nesting, huge files, huge numbers, oversized moves, ill-shaped XBJ), never in
 RecursionError, ValueError, TypeError, OverflowError or gigabytes of memory. Fuzzed with hypothesis within the size
 limits: any text gives a GameRecord or a RecordError."""
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blokus_jax import records, sgf
 from blokus_jax.errors import RecordError
+from blokus_jax.io import records, sgf
 
 DUO_GAME = Path(__file__).parents[1] / "data" / "sgf" / "duo" / "duo_dev_00_seed20243000.blksgf"
 DUO = DUO_GAME.read_text()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from blokus_agents import cli
-from blokus_jax import records, viewer
+from blokus_jax.io import records, viewer
 
 DATA = Path(__file__).parents[1] / "data" / "sgf"
 GAME = DATA / "classic_2" / "classic_2_dev_00_seed20241000.blksgf"

@@ -28,7 +28,7 @@ import pytest
 
 import blokus_jax
 from blokus_agents import cli
-from blokus_jax import records, viewer
+from blokus_jax.io import records, viewer
 from blokus_jax.pieces import Piece
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -196,7 +196,7 @@ def test_oversized_files_are_refused_by_the_page(tmp_path):
 
 def test_a_page_keeps_the_record_file_name_never_its_folders(tmp_path, monkeypatch):
     """A page shared with others must not reveal the maker's file system layout."""
-    from blokus_jax import viewer as v
+    from blokus_jax.io import viewer as v
 
     for source in ("/home/alice/secret project/games/duo 1.json", "C:\\Users\\alice\\games\\duo 1.json"):
         page = v.viewer_html(None, source=source)

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from helpers import ROOT, TINY_AZ, write_old_checkpoint
 
-from blokus_agents import checkpoint
-from blokus_agents.alphazero import (
+from blokus_agents.core.policies import ParamPolicy, resolve_agent
+from blokus_agents.search.mcts import full_action_weights
+from blokus_agents.training import checkpoint
+from blokus_agents.training.alphazero import (
     AZConfig,
     Buffer,
     buffer_finish,
@@ -25,10 +27,8 @@ from blokus_agents.alphazero import (
     empty_buffer,
     make_train,
 )
-from blokus_agents.policies import ParamPolicy, resolve_agent
-from blokus_agents.ppo import PPOConfig
-from blokus_agents.search import full_action_weights
-from blokus_agents.train import read_metrics, run, warm_start
+from blokus_agents.training.ppo import PPOConfig
+from blokus_agents.training.train import read_metrics, run, warm_start
 from blokus_jax import make, rules
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
@@ -307,13 +307,15 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     assert losses(whole) == losses(split)
     assert checkpoint.read_meta(whole)["algorithm"] == "alphazero"
     with pytest.raises(CheckpointError, match="was trained with 'alphazero', not 'ppo'"):
-        checkpoint.restore(whole, __import__("blokus_agents.ppo", fromlist=["make_train"]).make_train(PPOConfig()))
+        checkpoint.restore(
+            whole, __import__("blokus_agents.training.ppo", fromlist=["make_train"]).make_train(PPOConfig())
+        )
 
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.alphazero import AZConfig, make_train
-    from blokus_agents.ppo import make_mesh
+    from blokus_agents.training.alphazero import AZConfig, make_train
+    from blokus_agents.training.ppo import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = AZConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -403,7 +405,7 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
 
 @pytest.mark.slow
 def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path, monkeypatch):
-    from blokus_agents import search
+    from blokus_agents.search import mcts as search
 
     budgets = []
     real = search.network_search_policy
@@ -429,7 +431,7 @@ def test_observations_in_samples_are_float_planes(played):
 
 
 def test_root_noise_mixes_a_dirichlet_into_the_prior_of_valid_candidates_only():
-    from blokus_agents.search import _mix_dirichlet
+    from blokus_agents.search.mcts import _mix_dirichlet
 
     logits = jnp.asarray([[30.0, 0.0, 0.0, -1e9], [0.0, 0.0, 0.0, 0.0]])
     valid = jnp.asarray([[True, True, True, False], [True, True, True, True]])
@@ -523,7 +525,7 @@ def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(
     config, params = checkpoint.load_params(tmp_path, 5)
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    from blokus_agents.search import network_search_policy
+    from blokus_agents.search.mcts import network_search_policy
 
     env = trainer.env
     policy = network_search_policy(env, trainer.network.apply, params, sims=2, k=4)

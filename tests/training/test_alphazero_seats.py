@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents import checkpoint
-from blokus_agents.alphazero import AZConfig, buffer_finish, buffer_sample, buffer_write, empty_buffer, make_train
-from blokus_agents.configs import PPOConfig
-from blokus_agents.networks import config_network, make_network
-from blokus_agents.policies import resolve_agent
-from blokus_agents.ppo import make_train as make_ppo
-from blokus_agents.search import (
+from blokus_agents.core.policies import resolve_agent
+from blokus_agents.players.networks import config_network, make_network
+from blokus_agents.search.mcts import (
     absolute_seats,
     egocentric_seats,
     mixed_evaluator,
@@ -23,7 +19,18 @@ from blokus_agents.search import (
     network_side_value,
     playout_value,
 )
-from blokus_agents.train import read_metrics, run, warm_start
+from blokus_agents.training import checkpoint
+from blokus_agents.training.alphazero import (
+    AZConfig,
+    buffer_finish,
+    buffer_sample,
+    buffer_write,
+    empty_buffer,
+    make_train,
+)
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train as make_ppo
+from blokus_agents.training.train import read_metrics, run, warm_start
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.pieces import standard_pieces
 from blokus_jax.variants import VARIANTS

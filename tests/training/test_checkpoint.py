@@ -11,9 +11,9 @@ import pytest
 from helpers import write_old_checkpoint
 
 import blokus_jax
-from blokus_agents import checkpoint
-from blokus_agents.policies import load_policy
-from blokus_agents.ppo import PPOConfig, make_train
+from blokus_agents.core.policies import load_policy
+from blokus_agents.training import checkpoint
+from blokus_agents.training.ppo import PPOConfig, make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -195,7 +195,7 @@ def _save_format_1(run_dir, runner):
 def test_format_1_checkpoints_still_play_with_a_warning_but_do_not_resume(tmp_path, trained, caplog):
     trainer, runner = trained
     _save_format_1(tmp_path, runner)
-    with caplog.at_level("WARNING", logger="blokus_agents.checkpoint"):
+    with caplog.at_level("WARNING", logger="blokus_agents.training.checkpoint"):
         config, params = checkpoint.load_params(tmp_path)
     assert config == TINY and [r.getMessage() for r in caplog.records if "old format 1" in r.getMessage()]
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
@@ -313,8 +313,10 @@ def test_non_finite_parameters_with_a_matching_hash_are_refused(tmp_path, traine
 
 
 def test_each_missing_run_context_says_what_it_needed(tmp_path, capsys):
-    from blokus_agents import baselines, cli, train
-    from blokus_agents.policies import AgentSpecError, resolve_agent
+    from blokus_agents import cli
+    from blokus_agents.core.policies import AgentSpecError, resolve_agent
+    from blokus_agents.players import baselines
+    from blokus_agents.training import train
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -345,7 +347,7 @@ def test_each_missing_run_context_says_what_it_needed(tmp_path, capsys):
 
 
 def test_a_refused_init_from_leaves_the_run_directory_untouched(tmp_path, trained, saved):
-    from blokus_agents import train
+    from blokus_agents.training import train
 
     source = tmp_path / "source"
     checkpoint.save(source, trained[1], TINY)

@@ -9,9 +9,9 @@ import shutil
 import jax
 import pytest
 
-from blokus_agents import checkpoint
-from blokus_agents.ppo import PPOConfig, make_train
-from blokus_agents.train import run
+from blokus_agents.training import checkpoint
+from blokus_agents.training.ppo import PPOConfig, make_train
+from blokus_agents.training.train import run
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blokus_agents import configs
-from blokus_agents.configs import AZConfig, PPOConfig, ReplayWarning, check_trainable, estimate_memory
+from blokus_agents.training import configs
+from blokus_agents.training.configs import AZConfig, PPOConfig, ReplayWarning, check_trainable, estimate_memory
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 
 INT_FIELDS = {cls: [f for f, v in cls().to_dict().items() if type(v) is int] for cls in (PPOConfig, AZConfig)}
@@ -152,7 +152,7 @@ def test_k_above_the_number_of_placements_is_refused_by_the_config_check_and_by_
     for k in (2000, 1373):  # simple has 1,373 actions: 1,372 placements and the pass
         with pytest.raises(ConfigError, match="AZConfig.k=.* more than the 1,372 placements of 'simple'"):
             check_trainable(AZConfig(k=k, considered=8), limit=64 * GIB)
-    from blokus_agents.alphazero import make_train
+    from blokus_agents.training.alphazero import make_train
 
     with pytest.raises(ConfigError, match="AZConfig.k=2000 is more than the 1,372 placements"):
         make_train(AZConfig(k=2000, considered=8))  # called directly, before anything is traced
@@ -176,7 +176,7 @@ def test_check_trainable_refuses_what_is_not_a_config():
 
 
 def test_the_trainer_refuses_before_writing_anything(tmp_path):
-    from blokus_agents.train import run
+    from blokus_agents.training.train import run
 
     out = tmp_path / "run"
     with pytest.raises(ConfigError, match="sims"):

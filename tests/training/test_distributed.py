@@ -16,9 +16,9 @@ import jax
 import numpy as np
 import pytest
 
-from blokus_agents import checkpoint
-from blokus_agents.algorithms import make_trainer
-from blokus_agents.train import LOCK_FILE, SETTINGS_FILE, read_metrics
+from blokus_agents.training import checkpoint
+from blokus_agents.training.algorithms import make_trainer
+from blokus_agents.training.train import LOCK_FILE, SETTINGS_FILE, read_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 900  # seconds per launch: compiling on a loaded 2-core machine is slow, a hang must still end
@@ -34,7 +34,8 @@ KILL_AFTER = 3  # the AlphaZero run is killed once update 3 is logged: after che
 # (SIGKILL, after a barrier, so that both die) right after the record of a given update is logged.
 DRIVER = textwrap.dedent("""
     import json, os, signal, sys
-    from blokus_agents import cli, train
+    from blokus_agents import cli
+    from blokus_agents.training import train
     for argv, kill_after in json.loads(sys.argv[1]):
         if kill_after is not None:
             log = train._Session.log
@@ -190,7 +191,7 @@ def test_distributed_flags_are_checked_in_the_clis_words(capsys):
 
 CORES = textwrap.dedent("""
     import os, sys
-    from blokus_agents import scaffold
+    from blokus_agents.training import scaffold
     from blokus_jax.errors import ConfigError
     if sys.argv[1] == "default":  # one CPU device per core, set before JAX starts
         assert scaffold.use_cpu_cores() == scaffold.cpu_cores()

@@ -11,8 +11,9 @@ import textwrap
 
 import pytest
 
-from blokus_agents import cli, scaffold, train
-from blokus_agents.ppo import PPOConfig
+from blokus_agents import cli
+from blokus_agents.training import scaffold, train
+from blokus_agents.training.ppo import PPOConfig
 from blokus_jax.errors import ConfigError
 
 
@@ -41,7 +42,7 @@ def test_the_cli_refuses_a_coordinator_alone_in_its_words(capsys):
 
 WAIT = textwrap.dedent("""
     import sys
-    from blokus_agents import scaffold
+    from blokus_agents.training import scaffold
     from blokus_jax.errors import ConfigError
     try:
         scaffold.start_distributed(sys.argv[1], 2, 1, timeout=3)

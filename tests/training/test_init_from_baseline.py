@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents import checkpoint
-from blokus_agents.alphazero import make_train
-from blokus_agents.baselines import baseline_source, load_baseline
 from blokus_agents.cli.train import _init_source, _new_config
-from blokus_agents.train import InitNetwork, warm_start
+from blokus_agents.players.baselines import baseline_source, load_baseline
+from blokus_agents.training import checkpoint
+from blokus_agents.training.alphazero import make_train
+from blokus_agents.training.train import InitNetwork, warm_start
 from blokus_jax.errors import CheckpointError
 
 

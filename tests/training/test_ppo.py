@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
-from blokus_agents import checkpoint
-from blokus_agents.ppo import PPOConfig, make_train, seat_gae
-from blokus_agents.train import read_metrics, run
+from blokus_agents.training import checkpoint
+from blokus_agents.training.ppo import PPOConfig, make_train, seat_gae
+from blokus_agents.training.train import read_metrics, run
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -177,7 +177,7 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.ppo import PPOConfig, make_mesh, make_train
+    from blokus_agents.training.ppo import PPOConfig, make_mesh, make_train
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -262,7 +262,7 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
     # the longer run's learning rate decays over its new length, and training says so
     assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
-    from blokus_agents.scaffold import lr_horizon
+    from blokus_agents.training.scaffold import lr_horizon
 
     assert lr_horizon(checkpoint.restore(out, make_train(checkpoint.load_config(out)))) == 3
     assert (
@@ -297,7 +297,7 @@ def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_pat
 
 
 def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_taken_over(tmp_path):
-    from blokus_agents.train import LOCK_FILE, run_lock
+    from blokus_agents.training.train import LOCK_FILE, run_lock
 
     out = tmp_path / "locked"
     out.mkdir()
@@ -318,7 +318,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
 def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
     assert int(runner.lr_horizon) == TINY.num_updates
-    from blokus_agents.ppo import with_lr_horizon
+    from blokus_agents.training.ppo import with_lr_horizon
 
     shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
@@ -331,7 +331,7 @@ def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
 
 @pytest.mark.slow
 def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoints(tmp_path, monkeypatch):
-    from blokus_agents import scaffold, train
+    from blokus_agents.training import scaffold, train
     from blokus_jax.errors import ConfigError
 
     # a real divergence: the first update's loss or parameter norm is already non-finite; nothing is saved
@@ -365,7 +365,7 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoin
 
 
 def test_run_settings_resolve_over_the_saved_ones_and_bad_settings_files_are_refused(tmp_path):
-    from blokus_agents.train import SETTINGS_FILE, Settings, read_settings, resolve_settings
+    from blokus_agents.training.train import SETTINGS_FILE, Settings, read_settings, resolve_settings
 
     saved = Settings(checkpoint_every=1, minutes=5.0)
     assert resolve_settings(saved, {}) == (saved, [])

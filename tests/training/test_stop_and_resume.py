@@ -10,9 +10,9 @@ import signal
 import pytest
 from helpers import TINY_AZ
 
-from blokus_agents import checkpoint, train
-from blokus_agents.ppo import PPOConfig
-from blokus_agents.train import read_metrics, read_settings, run
+from blokus_agents.training import checkpoint, train
+from blokus_agents.training.ppo import PPOConfig
+from blokus_agents.training.train import read_metrics, read_settings, run
 
 TINY = PPOConfig(
     variant="simple",

@@ -8,10 +8,10 @@ import jax
 import numpy as np
 import pytest
 
-from blokus_agents import checkpoint
-from blokus_agents.alphazero import make_train
-from blokus_agents.configs import AZConfig
-from blokus_agents.train import plot_win_rates, read_metrics, teacher_handover
+from blokus_agents.training import checkpoint
+from blokus_agents.training.alphazero import make_train
+from blokus_agents.training.configs import AZConfig
+from blokus_agents.training.train import plot_win_rates, read_metrics, teacher_handover
 from blokus_jax.errors import ConfigError
 
 TEACHER = "mcts:sims=2,playouts=1,considered=4"
@@ -209,7 +209,7 @@ def test_the_win_rate_plot_marks_the_handover(tmp_path, monkeypatch):
 def test_a_teacher_specs_options_reach_its_search(monkeypatch, spec, evaluator, search):
     """Every option of the teacher's spec reaches its evaluator or its tree; the run's own k and exploration settings
     are the ones the tree gets."""
-    from blokus_agents import search as search_module
+    from blokus_agents.search import mcts as search_module
     from blokus_jax import make
 
     seen = {}

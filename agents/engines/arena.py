@@ -1,0 +1,532 @@
+"""Arena: batched matches between policies with exact seat rotation, win rates with confidence intervals, ratings.
+
+Design notes: ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm import TqdmWarning
+
+from blokus_agents.core.policies import ParamPolicy, Policy
+from blokus_jax import rules
+from blokus_jax.env import Env, State
+
+with warnings.catch_warnings():  # a notebook without ipywidgets falls back to text bars quietly
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm
+
+Z95 = 1.959963984540054
+
+
+def seat_patterns(num_players: int) -> np.ndarray:
+    """``int32[n, num_players]`` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
+    ``A..AB..B`` (``ceil(num_players / 2)`` A's) and of its complement, without repeats. Every seat holds A in
+    exactly half of the patterns."""
+    base = np.asarray([0] * ((num_players + 1) // 2) + [1] * (num_players // 2), np.int32)
+    patterns = [np.roll(b, s) for b in (base, 1 - base) for s in range(num_players)]
+    unique = sorted({tuple(p.tolist()) for p in patterns})
+    return np.asarray(unique, np.int32)
+
+
+@dataclass
+class MatchResult:
+    """Per-game outcome of a match between policies ``names[0]`` (A) and ``names[1]`` (B).
+
+    Attributes:
+        names: the two policies' names.
+        seats: ``int32[games, num_players]`` policy (0 or 1) in each seat.
+        scores: ``int32[games, num_players]`` final player scores.
+        credit: ``float64[games, 2]`` win credit of A and B per game (sums to 1).
+        forfeits: ``int32[2]`` games each policy lost by an illegal move.
+        steps: ``int32[games]`` steps each game took.
+    """
+
+    names: tuple[str, str]
+    seats: np.ndarray
+    scores: np.ndarray
+    credit: np.ndarray
+    forfeits: np.ndarray
+    steps: np.ndarray
+
+    @property
+    def games(self) -> int:
+        return int(self.seats.shape[0])
+
+    def policy_scores(self, index: int) -> np.ndarray:
+        """``float64[games]`` mean score of policy ``index``'s seats in each game."""
+        mine = self.seats == index
+        return (self.scores * mine).sum(1) / mine.sum(1)
+
+    def margins(self, index: int) -> np.ndarray:
+        """``float64[games]`` mean score of policy ``index``'s seats minus the mean of the other policy's seats."""
+        return self.policy_scores(index) - self.policy_scores(1 - index)
+
+
+def _split(policy: Policy) -> tuple[Callable, Any]:
+    """``(static fn(params, key, state), params)`` of a policy; plain policies have no params."""
+    if isinstance(policy, ParamPolicy):
+        return policy.fn, policy.params
+    return _without_params(policy), None
+
+
+@functools.lru_cache(maxsize=64)
+def _without_params(policy: Policy) -> Callable:
+    return lambda params, key, state: policy(key, state)
+
+
+def _capacity(games: int) -> int:
+    """Games each policy searches in one round of :func:`_match_runner`: half of them (rounded up), its share of the
+    movers, as the seat patterns give each policy exactly half of all seats (:func:`seat_patterns`)."""
+    return max(1, -(-int(games) // 2))
+
+
+@functools.lru_cache(maxsize=16)
+def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
+    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing the games ``chunk``
+    rounds, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    Cached per (env, policy functions, chunk): repeated matches between the same functions compile once.
+
+    A round searches each policy only on the games where it is to move, not on all of them: policy ``i`` gets a
+    fixed batch of :func:`_capacity` games (static shapes), filled with its live games that have taken the fewest
+    steps; a live game that does not fit waits for the next round, finished games are never searched. With two
+    players this halves the cost of a match against computing both policies on every game."""
+    batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
+    step = jax.vmap(env.step)
+    is_legal = jax.vmap(env.is_legal)
+    players = jnp.arange(env.num_players)
+
+    @jax.jit
+    def run(states: State, key: jax.Array, seats: jax.Array, forfeited: jax.Array, params: tuple):
+        total = seats.shape[0]
+        capacity = _capacity(total)
+
+        def one_step(carry, step_key):
+            states, forfeited = carry
+            keys = jax.random.split(step_key, total)
+            mover = jnp.take_along_axis(seats, states.current_player[:, None], axis=1)[:, 0]
+            live = ~(states.terminated | states.truncated)
+            actions = jnp.full((total,), env.pass_action, jnp.int32)
+            moved = jnp.zeros((total,), bool)
+            for i, (f, p) in enumerate(zip(batched, params)):
+                eligible = live & (mover == i)
+                order = jnp.argsort(jnp.where(eligible, states.step_count, jnp.iinfo(jnp.int32).max))
+                chosen = order[:capacity]
+                picked = jax.tree_util.tree_map(lambda x: x[chosen], states)
+                choice = f(p, keys[chosen], picked).astype(jnp.int32)
+                take = eligible[chosen]
+                actions = actions.at[chosen].set(jnp.where(take, choice, actions[chosen]))
+                moved = moved.at[chosen].set(moved[chosen] | take)
+            bad = moved & ~is_legal(states, actions)
+            forfeited = forfeited | (bad[:, None] & (players == states.current_player[:, None]))
+            stepped = step(states, actions)
+            states = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(moved.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), stepped, states
+            )
+            return (states, forfeited), None
+
+        (states, forfeited), _ = jax.lax.scan(one_step, (states, forfeited), jax.random.split(key, chunk))
+        return states, forfeited
+
+    return run
+
+
+@functools.lru_cache(maxsize=16)
+def _opening_runner(env: Env, moves: int, group: int):
+    """A jitted ``(states, key) -> states`` playing ``moves`` uniformly random legal moves in every game, the same
+    moves in each run of ``group`` consecutive games (one seat rotation), so that every seat order starts from the
+    same position."""
+    step, sample = jax.vmap(env.step), jax.vmap(env.sample_action)
+
+    @jax.jit
+    def run(states: State, key: jax.Array) -> State:
+        opening = jnp.arange(states.current_player.shape[0]) // group
+        game_keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(opening)
+
+        def one(states, i):
+            keys = jax.vmap(lambda k: jax.random.fold_in(k, i))(game_keys)
+            return step(states, sample(keys, states)), None
+
+        return jax.lax.scan(one, states, jnp.arange(moves))[0]
+
+    return run
+
+
+def max_game_moves(env: Env) -> int:
+    """An upper bound on the moves (placements and passes) of a game of ``env``: every colour places each of its
+    pieces once and passes once (fewer under ``max_steps``)."""
+    bound = env.num_colors * (int(np.asarray(env.tables.piece_copies, np.int64).sum()) + 1)
+    return bound if env.max_steps is None else min(bound, int(env.max_steps))
+
+
+def check_opening(env: Env, opening: Any) -> int:
+    """``opening`` as an int after checking it is a whole number of random moves that leaves a game unfinished:
+    at least 0 and below :func:`max_game_moves`. Raises ``ValueError`` saying the limit otherwise."""
+    if isinstance(opening, bool) or not isinstance(opening, (int, np.integer)) or int(opening) < 0:
+        raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
+    limit = max_game_moves(env)
+    if int(opening) >= limit:
+        raise ValueError(
+            f"opening={int(opening)} random moves would end every game of {env.variant.name!r} before the agents "
+            f"play (a game has at most {limit} moves); give fewer, e.g. {min(8, limit // 4)}"
+        )
+    return int(opening)
+
+
+def _moves_left(states: State) -> int:
+    """An upper bound on the moves still to come in the longest unfinished game of a batch (pieces left and one
+    pass per colour that has not passed), from host copies of the states."""
+    live = ~np.asarray(states.terminated | states.truncated)
+    if not live.any():
+        return 0
+    passed = np.asarray(states.passed)
+    pieces = np.asarray(states.remaining, np.int64).sum(-1)  # [N, C]
+    bound = np.where(passed, 0, pieces + 1).sum(-1)
+    return int(bound[live].max())
+
+
+#: Compiled matches by (runner, argument shapes): a second match between the same functions and sizes reuses it.
+_COMPILED: dict[Any, Any] = {}
+
+
+def _compiled(run: Callable, args: tuple, label: str, log: Callable[[str], None] | None) -> Callable:
+    """``run`` compiled ahead of time for ``args`` (cached), announcing the compilation and its time through
+    ``log`` (the first match of a search agent compiles for minutes; nothing else would say so)."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    signature = (
+        run,
+        tree,
+        tuple((np.shape(x), str(getattr(x, "dtype", type(x))), getattr(x, "sharding", None)) for x in leaves),
+    )
+    if signature not in _COMPILED:
+        if log is not None:
+            log(f"compiling the match {label}...")
+        start = time.perf_counter()
+        compiled = run.lower(*args).compile()
+        if log is not None:
+            log(f"compiled in {time.perf_counter() - start:.1f} s")
+        if len(_COMPILED) >= 32:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[signature] = compiled
+    return _COMPILED[signature]
+
+
+def play_match(
+    env: Env,
+    policies: Sequence[Policy],
+    names: Sequence[str],
+    games: int,
+    key: jax.Array,
+    chunk: int = 8,
+    progress: bool = True,
+    opening: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> MatchResult:
+    """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
+    ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
+
+    ``opening``: each game first plays that many uniformly random legal moves, the same ones for every seat order
+    of a rotation, so that two deterministic agents play many different games (without it they play one game per
+    seat order, repeated) and neither side gets the better openings; it must leave every game unfinished
+    (``ValueError`` otherwise, see :func:`check_opening`). Deterministic for a given ``key``. Games are advanced
+    ``chunk`` steps per compiled call until all are over; when ``progress`` is true a tqdm bar counts the moves
+    played by the batch against an upper bound of the moves left (so its ETA is a bound that tightens as games
+    end) and shows the games finished. ``log(line)``, when given, is told when the match compiles and how long
+    that took (the CLI prints it even without a bar).
+    """
+    opening = check_opening(env, opening)
+    if len(policies) != 2 or len(names) != 2:
+        raise ValueError(f"a match needs exactly two policies and two names, got {len(policies)} and {len(names)}")
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise ValueError(f"games must be a positive int, got {games!r}")
+    patterns = seat_patterns(env.num_players)
+    reps = -(-int(games) // len(patterns))
+    seats = jnp.asarray(np.tile(patterns, (reps, 1)))
+    total = int(seats.shape[0])
+    init_key, play_key = jax.random.split(key)
+    states = jax.vmap(env.init)(jax.random.split(init_key, total))
+    if opening:
+        states = _opening_runner(env, opening, len(patterns))(states, jax.random.fold_in(init_key, 1))
+        ended = int(np.asarray(states.terminated | states.truncated).sum())
+        if ended:
+            raise ValueError(
+                f"opening={opening}: {ended} of {total} games ended within the random opening moves, so the "
+                f"agents never played them; give fewer opening moves"
+            )
+    forfeited = jnp.zeros((total, env.num_players), bool)
+    (fn_a, params_a), (fn_b, params_b) = _split(policies[0]), _split(policies[1])
+    params = (params_a, params_b)
+    label = f"{names[0]} vs {names[1]} ({total} games, {chunk} moves per call)"
+    run = _compiled(_match_runner(env, (fn_a, fn_b), chunk), (states, play_key, seats, forfeited, params), label, log)
+    played = int(np.asarray(states.step_count).max())
+    bar = tqdm(
+        total=played + _moves_left(states),
+        initial=played,
+        desc=f"{names[0]} vs {names[1]}",
+        unit="move",
+        disable=not progress,
+        leave=False,
+    )
+    call = 0
+    while True:
+        states, forfeited = run(states, jax.random.fold_in(play_key, call), seats, forfeited, params)
+        call += 1
+        done = np.asarray(states.terminated | states.truncated)
+        played += chunk
+        bar.total = played + _moves_left(states)
+        bar.set_postfix_str(f"{int(done.sum())}/{total} games over", refresh=False)
+        bar.update(min(played, bar.total) - bar.n)
+        if done.all():
+            break
+    bar.close()
+    scores = np.asarray(jax.vmap(env.player_scores)(states))
+    return _result(tuple(names), np.asarray(seats), scores, np.asarray(forfeited), np.asarray(states.step_count))
+
+
+def _result(
+    names: tuple[str, str], seats: np.ndarray, scores: np.ndarray, forfeited: np.ndarray, steps: np.ndarray
+) -> MatchResult:
+    """Win credits from final scores: the best score shares the win; forfeiting seats rank below everyone."""
+    ranked = np.where(forfeited, -np.inf, scores.astype(np.float64))
+    share = np.asarray(rules.win_shares(ranked), np.float64)
+    credit = np.stack([(share * (seats == i)).sum(1) for i in (0, 1)], axis=1)
+    forfeits = np.asarray([int((forfeited & (seats == i)).any(1).sum()) for i in (0, 1)], np.int32)
+    return MatchResult(names, seats, scores, credit, forfeits, steps.astype(np.int32))
+
+
+# ----------------------------------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval ``(lo, hi)`` for a proportion ``successes / n`` (ties may count as half)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / denom
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))  # clamp rounding at 0 and 1
+
+
+def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
+    """Normal-approximation interval ``(lo, hi)`` of the mean of ``values``."""
+    values = np.asarray(values, np.float64)
+    mean = float(values.mean())
+    half = z * float(values.std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+    return (mean - half, mean + half)
+
+
+def bradley_terry_elo(
+    wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000, anchor: int = 0
+) -> np.ndarray:
+    """Elo-scale ratings (agent ``anchor`` at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
+
+    Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
+    pairing, which keeps ratings finite when an agent wins every game.
+    """
+    played = games > 0
+    w = wins + 0.5 * prior_games * played
+    n = games + prior_games * played
+    strength = np.ones(len(wins))
+    for _ in range(iterations):
+        denom = (n / (strength[:, None] + strength[None, :])).sum(1)
+        strength = np.where(denom > 0, w.sum(1) / np.maximum(denom, 1e-300), strength)
+        strength = strength / np.exp(np.log(strength).mean())
+    ratings = 400 * np.log10(strength)
+    return ratings - ratings[anchor]
+
+
+# -------------------------------------------------------------------------------------------------------- reports
+@dataclass
+class AgentStats:
+    """One agent's aggregate over all its games of a round robin."""
+
+    name: str
+    games: int
+    win_rate: float
+    win_rate_ci: tuple[float, float]
+    mean_score: float
+    mean_score_ci: tuple[float, float]
+    mean_margin: float
+    mean_margin_ci: tuple[float, float]
+    elo: float
+    forfeits: int
+
+
+@dataclass
+class ArenaReport:
+    """Result of :func:`round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
+
+    variant: str
+    games_per_pairing: int
+    seed: int
+    agents: list[AgentStats]
+    matches: list[MatchResult] = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary: ``{"variant", "games", "seed", "agents": [...], "pairings": [...]}``."""
+        pairings = []
+        for m in self.matches:
+            credit = float(m.credit[:, 0].sum())
+            pairings.append(
+                {
+                    "a": m.names[0],
+                    "b": m.names[1],
+                    "games": m.games,
+                    "win_rate_a": credit / m.games,
+                    "win_rate_a_ci": list(wilson_interval(credit, m.games)),
+                    "mean_margin_a": float(m.margins(0).mean()),
+                    "mean_steps": float(m.steps.mean()),
+                }
+            )
+        agents = [
+            {
+                "name": a.name,
+                "games": a.games,
+                "win_rate": a.win_rate,
+                "win_rate_ci": list(a.win_rate_ci),
+                "mean_score": a.mean_score,
+                "mean_score_ci": list(a.mean_score_ci),
+                "mean_margin": a.mean_margin,
+                "mean_margin_ci": list(a.mean_margin_ci),
+                "elo": a.elo,
+                "forfeits": a.forfeits,
+            }
+            for a in self.agents
+        ]
+        return {
+            "variant": self.variant,
+            "games": self.games_per_pairing,
+            "seed": self.seed,
+            "agents": agents,
+            "pairings": pairings,
+        }
+
+    def rows(self) -> list[list[str]]:
+        """Table rows (header first): agent, games, win rate with its interval, mean score, margin, Elo."""
+        rows = [["agent", "games", "win rate", "95% CI", "mean score", "margin", "Elo"]]
+        for a in sorted(self.agents, key=lambda a: -a.elo):
+            rows.append(
+                [
+                    a.name,
+                    str(a.games),
+                    f"{a.win_rate:.3f}",
+                    f"[{a.win_rate_ci[0]:.3f}, {a.win_rate_ci[1]:.3f}]",
+                    f"{a.mean_score:.1f}",
+                    f"{a.mean_margin:+.1f}",
+                    f"{a.elo:.0f}",
+                ]
+            )
+        return rows
+
+    def markdown(self) -> str:
+        """The agent table as GitHub markdown, followed by the head-to-head win rates (row agent vs column)."""
+        rows = self.rows()
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        names = [a.name for a in self.agents]
+        lines += ["", "| win rate (row vs column) | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        matrix = self.head_to_head()
+        for i, name in enumerate(names):
+            cells = ["-" if i == j else f"{matrix[i, j]:.3f}" for j in range(len(names))]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+    def head_to_head(self) -> np.ndarray:
+        """``float64[M, M]``: win rate of agent ``i`` against agent ``j`` (NaN on the diagonal)."""
+        names = [a.name for a in self.agents]
+        out = np.full((len(names), len(names)), np.nan)
+        for m in self.matches:
+            i, j = names.index(m.names[0]), names.index(m.names[1])
+            out[i, j] = m.credit[:, 0].mean()
+            out[j, i] = m.credit[:, 1].mean()
+        return out
+
+
+def round_robin(
+    env: Env,
+    policies: dict[str, Policy],
+    games: int,
+    seed: int = 0,
+    chunk: int = 8,
+    progress: bool = True,
+    opening: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> ArenaReport:
+    """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
+    seat rotation, each starting with ``opening`` shared random moves, see :func:`play_match`) and return an
+    :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
+    ratings (``random`` at 0). Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``; ``log`` is told about
+    compilations (see :func:`play_match`)."""
+    names = list(policies)
+    if len(names) < 2:
+        raise ValueError(f"a round robin needs at least two agents, got {names}")
+    opening = check_opening(env, opening)
+    key = jax.random.key(seed)
+    matches = []
+    for k, (a, b) in enumerate(itertools.combinations(names, 2)):
+        matches.append(
+            play_match(
+                env,
+                (policies[a], policies[b]),
+                (a, b),
+                games,
+                jax.random.fold_in(key, k),
+                chunk=chunk,
+                progress=progress,
+                opening=opening,
+                log=log,
+            )
+        )
+    return summarize(env.variant.name, games, seed, names, matches)
+
+
+def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
+    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings with
+    ``random`` at 0, or the first agent when ``random`` is not among ``names``)."""
+    index = {n: i for i, n in enumerate(names)}
+    credit = {n: [] for n in names}
+    scores = {n: [] for n in names}
+    margins = {n: [] for n in names}
+    forfeits = dict.fromkeys(names, 0)
+    wins = np.zeros((len(names), len(names)))
+    played = np.zeros_like(wins)
+    for m in matches:
+        for side, name in enumerate(m.names):
+            credit[name].append(m.credit[:, side])
+            scores[name].append(m.policy_scores(side))
+            margins[name].append(m.margins(side))
+            forfeits[name] += int(m.forfeits[side])
+        i, j = index[m.names[0]], index[m.names[1]]
+        wins[i, j] += m.credit[:, 0].sum()
+        wins[j, i] += m.credit[:, 1].sum()
+        played[i, j] += m.games
+        played[j, i] += m.games
+    elo = bradley_terry_elo(wins, played, anchor=index.get("random", 0))
+    agents = []
+    for n in names:
+        c, s, g = np.concatenate(credit[n]), np.concatenate(scores[n]), np.concatenate(margins[n])
+        agents.append(
+            AgentStats(
+                name=n,
+                games=len(c),
+                win_rate=float(c.mean()),
+                win_rate_ci=wilson_interval(float(c.sum()), len(c)),
+                mean_score=float(s.mean()),
+                mean_score_ci=mean_interval(s),
+                mean_margin=float(g.mean()),
+                mean_margin_ci=mean_interval(g),
+                elo=float(elo[index[n]]),
+                forfeits=forfeits[n],
+            )
+        )
+    return ArenaReport(variant, games, seed, agents, list(matches))

@@ -1,0 +1,502 @@
+"""Matches between a project agent and any GTP Blokus engine, and the ladder of Pentobi's levels with an Elo estimate.
+
+:func:`play_match` plays one game at a time (the way engines are compared), alternating seats, from the start
+position or after ``opening`` random moves (both seatings of a pair play the same opening). At every move it checks
+that the engine's legal moves equal the project's (``all_legal``, where the engine knows it), times both sides, and
+saves each game as ``.blksgf``. Each finished game is one JSON line in the results file, so an interrupted match
+resumes where it stopped. A dead or misbehaving engine (a crash, a timeout, an illegal move, a garbage reply or a
+disagreement on the legal moves) ends that game with a message; such games are counted apart, never as a win.
+
+:func:`ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table,
+:data:`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from blokus_agents.core.policies import resolve_agent
+from blokus_agents.engines.arena import wilson_interval
+from blokus_agents.engines.gtp import GtpError, color_text, move_text, parse_move
+from blokus_agents.engines.gtp_client import FAILURES, MAX_REPLY, EngineError, GtpClient, MatchError  # noqa: F401 (re-exported)
+from blokus_jax import rules
+from blokus_jax.env import Env, State, make
+from blokus_jax.io.sgf import GAMES, result_value, write
+
+#: Pentobi's rating of its levels 1-9 per board (``libpentobi_mcts/Player.cpp``, ``get_rating``): the Duo board
+#: (Duo, Junior) and the Classic board (measured on ``classic_2``, used for every Classic variant).
+PENTOBI_ELO: dict[str, tuple[int, ...]] = {
+    "duo": (1000, 1189, 1378, 1567, 1755, 1945, 2134, 2185, 2209),
+    "classic": (1000, 1142, 1283, 1425, 1567, 1708, 1850, 1951, 2030),
+}
+_BOARD_OF = {"duo": "duo", "junior": "duo", "classic": "classic", "classic_2p": "classic", "classic_3p": "classic"}
+
+
+# ------------------------------------------------------------------------------------------- results
+@dataclass
+class GameResult:
+    """One finished game of a match (one JSON line of the results file)."""
+
+    game: int
+    level: int | None
+    seat: int
+    share: float | None  # the agent's share of the win (1, 0.5, 0); None for an error game
+    scores: list[int]  # players' scores
+    margin: int | None  # agent's score minus the best other player's
+    moves: int
+    agent_seconds: float  # mean seconds a move of the agent
+    engine_seconds: float  # mean seconds a move of the engine
+    error: str | None = None  # "kind: message" of a failed game
+    record: str | None = None  # the saved .blksgf file
+    resigned: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+@dataclass
+class LevelSummary:
+    """Win rate (ties count half) with a Wilson 95 % interval, mean margin and times over one level's games."""
+
+    level: int | None
+    games: int
+    win_rate: float
+    interval: tuple[float, float]
+    margin: float
+    agent_seconds: float
+    engine_seconds: float
+    errors: int
+    error_kinds: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def of(level: int | None, results: Sequence[GameResult]) -> LevelSummary:
+        good = [r for r in results if not r.failed]
+        wins = sum(r.share or 0.0 for r in good)
+        kinds: dict[str, int] = {}
+        for r in results:
+            if r.failed:
+                kind = (r.error or "").split(":", 1)[0]
+                kinds[kind] = kinds.get(kind, 0) + 1
+        n = len(good)
+        return LevelSummary(
+            level,
+            n,
+            wins / n if n else float("nan"),
+            wilson_interval(wins, n) if n else (0.0, 1.0),
+            float(np.mean([r.margin for r in good])) if n else float("nan"),
+            _weighted([(r.agent_seconds, r.moves) for r in good]),
+            _weighted([(r.engine_seconds, r.moves) for r in good]),
+            len(results) - n,
+            kinds,
+        )
+
+
+def _weighted(pairs: list[tuple[float, int]]) -> float:
+    total = sum(m for _, m in pairs)
+    return sum(s * m for s, m in pairs) / total if total else float("nan")
+
+
+# ----------------------------------------------------------------------------------------------- Elo
+def level_elo(variant: str, level: int) -> float:
+    """Pentobi's Elo rating of ``level`` (1-9) on ``variant``'s board. Raises :class:`MatchError` otherwise."""
+    board = _BOARD_OF.get(variant)
+    if board is None:
+        raise MatchError(f"Pentobi rates no levels for variant {variant!r}; rated variants: {sorted(_BOARD_OF)}")
+    if not 1 <= level <= len(PENTOBI_ELO[board]):
+        raise MatchError(f"Pentobi has levels 1-{len(PENTOBI_ELO[board])}, not {level}")
+    return float(PENTOBI_ELO[board][level - 1])
+
+
+def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float, float]:
+    """Maximum-likelihood Elo from ``(opponent_elo, wins, games)`` triples (ties as half wins) under the logistic
+    Elo model, with a likelihood-ratio 95 % interval ``(estimate, low, high)``; a bound is infinite where the
+    results never lose (or never win) against the strongest (weakest) opponent."""
+    data = [(float(e), float(w), int(n)) for e, w, n in points if n > 0]
+    if not data:
+        raise MatchError("no finished games to estimate an Elo rating from")
+    grid = np.arange(-1000.0, 4500.0, 1.0)
+    log_lik = np.zeros_like(grid)
+    for elo, wins, games in data:
+        p = 1.0 / (1.0 + 10.0 ** ((elo - grid) / 400.0))
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        log_lik += wins * np.log(p) + (games - wins) * np.log(1 - p)
+    best = int(np.argmax(log_lik))
+    inside = np.flatnonzero(2.0 * (log_lik[best] - log_lik) <= 3.841)
+    low = -math.inf if inside[0] == 0 else grid[inside[0]]
+    high = math.inf if inside[-1] == len(grid) - 1 else grid[inside[-1]]
+    estimate = grid[best] if 0 < best < len(grid) - 1 else (math.inf if best else -math.inf)
+    return float(estimate), float(low), float(high)
+
+
+def parse_levels(text: str) -> list[int]:
+    """Levels from ``"1-5"``, ``"2,4"`` or ``"3"`` (each 1-9, no repeats). Raises :class:`MatchError`."""
+    levels: list[int] = []
+    for part in str(text).split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last if dash else first)
+        except ValueError:
+            raise MatchError(f"levels {text!r}: write a range or list of levels 1-9, e.g. 1-5 or 2,4") from None
+        if not 1 <= low <= high <= 9:
+            raise MatchError(f"levels {text!r}: each level is 1-9 and a range runs upwards (e.g. 1-5)")
+        levels += [lv for lv in range(low, high + 1) if lv not in levels]
+    return levels
+
+
+# ------------------------------------------------------------------------------------------- one game
+@dataclass
+class MatchSettings:
+    """What a results file is a record of; a resumed match must have the same settings."""
+
+    agent: str
+    engine: str
+    variant: str
+    games: int
+    opening: int
+    seed: int
+    levels: list[int] | None = None
+
+
+class _Game:
+    """One game between the agent (in ``seat``) and the engine over GTP, on the env's exact rules."""
+
+    def __init__(self, runner: MatchRunner, engine: GtpClient, seat: int, opening: list[int]):
+        self.r, self.engine, self.seat, self.opening = runner, engine, seat, opening
+        self.env = runner.env
+        self.moves: list[tuple[int, np.ndarray]] = []
+        self.agent_times: list[float] = []
+        self.engine_times: list[float] = []
+
+    def play(self, key: jax.Array) -> tuple[State, bool]:
+        """Play to the end; returns the final state and whether the engine resigned. Raises EngineError."""
+        env, variant = self.env, self.env.variant
+        self.engine.send("clear_board")
+        state = env.init()
+        owner = lambda s: int(s.current_player)  # noqa: E731
+        for action in self.opening:
+            state = self._skip(state)
+            self._tell(state, action)
+            self.moves.append((int(state.current_color), env.action_cells(action)))
+            state = self.r.step(state, action)
+        while not bool(state.terminated):
+            state = self._skip(state)
+            if bool(state.terminated):
+                break
+            color = int(state.current_color)
+            mask = np.asarray(state.legal_action_mask)
+            if self.r.check_legal:
+                self._check_legal(color, mask)
+            if owner(state) == self.seat:
+                key, sub = jax.random.split(key)
+                start = time.perf_counter()
+                action = int(self.r.policy(sub, state))
+                self.agent_times.append(time.perf_counter() - start)
+                self._tell(state, action)
+            else:
+                start = time.perf_counter()
+                reply = self.engine.send(f"genmove {color_text(variant, color)}")
+                self.engine_times.append(time.perf_counter() - start)
+                if reply.strip().lower() == "resign":
+                    return state, True
+                try:
+                    action = parse_move(env, reply)
+                except GtpError as exc:
+                    raise EngineError("garbage", f"engine move {reply[:80]!r}: {exc}") from None
+                if not mask[action]:
+                    raise EngineError("illegal", f"the engine played {reply[:80]!r}, which is illegal here")
+            self.moves.append((color, env.action_cells(action)))
+            state = self.r.step(state, action)
+        return state, False
+
+    def _skip(self, state: State) -> State:
+        """Pass for colours without a placement (Pentobi's skipped colours; nothing is sent)."""
+        while not bool(state.terminated) and not bool(np.asarray(state.legal_bits).any()):
+            state = self.r.step(state, self.env.pass_action)
+        return state
+
+    def _tell(self, state: State, action: int) -> None:
+        """Play our ``action`` on the engine's board."""
+        color = int(state.current_color)
+        text = move_text(self.env, action)
+        try:
+            self.engine.send(f"play {color_text(self.env.variant, color)} {text}")
+        except EngineError as exc:
+            if exc.kind == "refused":
+                raise EngineError("disagreement", f"the engine refused the legal move {text}: {exc}") from None
+            raise
+
+    def _check_legal(self, color: int, mask: np.ndarray) -> None:
+        """The engine's ``all_legal`` for ``color`` must be our legal placements (compared as sets of points)."""
+        if not self.r.engine_has_all_legal:
+            return
+        reply = self.engine.send(f"all_legal {color_text(self.env.variant, color)}")
+        theirs = {_point_set(line) for line in reply.splitlines() if line.strip()}
+        ours = {self.r.point_set(int(a)) for a in np.flatnonzero(mask[:-1])}
+        if theirs != ours:
+            extra, missing = sorted(theirs - ours), sorted(ours - theirs)
+            example = f"; e.g. {extra[0]!r} is not legal here" if extra else f"; e.g. {missing[0]!r} is missing"
+            raise EngineError(
+                "disagreement",
+                f"legal moves differ at move {len(self.moves) + 1}: the engine lists {len(extra)} move(s) that are "
+                f"illegal here and misses {len(missing)} legal one(s){example}",
+            )
+
+
+def _point_set(text: str) -> str:
+    """A move text in a canonical form (its points sorted), so that moves compare whatever order lists them."""
+    return ",".join(sorted(p.strip().lower() for p in text.split(",")))
+
+
+# ------------------------------------------------------------------------------------------- matches
+class MatchRunner:
+    """Plays an agent spec against GTP engine commands and writes results; see :func:`play_match`."""
+
+    def __init__(
+        self,
+        agent: str,
+        variant: str = "duo",
+        timeout: float = 60.0,
+        check_legal: bool = True,
+        engine_stderr: Any = subprocess.DEVNULL,
+        log: Callable[[str], None] | None = None,
+    ):
+        self.env: Env = make(variant)
+        if self.env.variant.name not in GAMES:
+            raise MatchError(f"variant {variant!r} has no Pentobi game; matches play {sorted(GAMES)}")
+        self.agent = agent
+        self.timeout = timeout
+        self.check_legal = check_legal
+        self.engine_stderr = engine_stderr
+        self.log = log or (lambda text: None)
+        self.policy = jax.jit(resolve_agent(agent, self.env))
+        self.step = jax.jit(self.env.step)
+        self.engine_has_all_legal = False
+        self._point_sets: dict[int, str] = {}
+        self._warm_up()
+
+    def point_set(self, action: int) -> str:
+        """The canonical point list of placement ``action`` (see :func:`_point_set`), cached."""
+        text = self._point_sets.get(action)
+        if text is None:
+            text = self._point_sets[action] = _point_set(move_text(self.env, action))
+        return text
+
+    def _warm_up(self) -> None:
+        """Compile the agent's move and the step before the first game, so move times exclude compilation."""
+        start = time.perf_counter()
+        state = self.env.init()
+        jax.block_until_ready(self.policy(jax.random.key(0), state))
+        jax.block_until_ready(self.step(state, 0))
+        self.log(f"compiled {self.agent!r} in {time.perf_counter() - start:.1f} s")
+
+    def start_engine(self, command: str) -> GtpClient:
+        """Start an engine, set its game and learn whether it lists legal moves. Raises EngineError/MatchError."""
+        engine = GtpClient(command, self.timeout, self.engine_stderr)
+        try:
+            if engine.known("set_game"):
+                engine.send(f"set_game {GAMES[self.env.variant.name]}")
+            self.engine_has_all_legal = self.check_legal and engine.known("all_legal")
+        except EngineError:
+            engine.close()
+            raise
+        return engine
+
+    def opening(self, key: jax.Array, moves: int) -> list[int]:
+        """``moves`` uniformly random legal placements from the start (fewer if the game ends first)."""
+        state, actions = self.env.init(), []
+        for _ in range(moves):
+            while not bool(state.terminated) and not bool(np.asarray(state.legal_bits).any()):
+                state = self.step(state, self.env.pass_action)
+            if bool(state.terminated):
+                break
+            key, sub = jax.random.split(key)
+            action = int(self.env.sample_action(sub, state))
+            actions.append(action)
+            state = self.step(state, action)
+        return actions
+
+    def game(self, engine: GtpClient, index: int, level: int | None, settings: MatchSettings, games_dir: Path | None):
+        """Play game ``index`` (seat ``index % players``); returns its :class:`GameResult` (an error game when the
+        engine fails)."""
+        players = self.env.num_players
+        seat = index % players
+        key = jax.random.fold_in(jax.random.key(settings.seed), (level or 0) * 1_000_003 + index // players)
+        opening = self.opening(jax.random.fold_in(key, 1), settings.opening)
+        game = _Game(self, engine, seat, opening)
+        error, resigned, state = None, False, None
+        try:
+            state, resigned = game.play(jax.random.fold_in(key, 2))
+        except EngineError as exc:
+            error = f"{exc.kind}: {exc}"
+        n_moves = len(game.moves) - len(opening)  # placements made in the game (the opening's left out)
+        agent_s = float(np.mean(game.agent_times)) if game.agent_times else 0.0
+        engine_s = float(np.mean(game.engine_times)) if game.engine_times else 0.0
+        if error is not None or state is None:
+            return GameResult(index, level, seat, None, [], None, n_moves, agent_s, engine_s, error)
+        scores = [int(s) for s in np.asarray(self.env.player_scores(state))]
+        if resigned:
+            share = 1.0
+        else:
+            share = float(np.asarray(rules.win_shares(np.asarray(scores)))[seat])
+        others = [s for p, s in enumerate(scores) if p != seat]
+        record = self._save(game, index, level, seat, scores, games_dir, settings)
+        return GameResult(
+            index, level, seat, share, scores, scores[seat] - max(others), n_moves, agent_s, engine_s,
+            None, record, resigned,
+        )  # fmt: skip
+
+    def _save(self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings) -> str | None:
+        if games_dir is None:
+            return None
+        names = ["engine"] * self.env.num_players
+        names[seat] = f"blokus-jax {self.agent}"
+        result = result_value(scores) if self.env.num_players == 2 else None
+        metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
+        text = write(self.env.variant, names, metadata, game.moves, result, "blokus-jax")
+        path = games_dir / f"{'' if level is None else f'level{level}_'}game{index:04d}.blksgf"
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+
+def _read_results(path: Path, settings: MatchSettings) -> list[GameResult]:
+    """The games already in results file ``path`` (empty if it does not exist). Raises :class:`MatchError` for a
+    file of another match or a malformed line."""
+    if not path.exists():
+        return []
+    results: list[GameResult] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if len(line) > 100_000:
+                raise MatchError(f"{path}:{number}: line too long; this is not a results file of blokus-jax match")
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if row.get("type") == "settings":  # the game count may grow: a longer match extends a file
+                    wanted = {k: v for k, v in asdict(settings).items() if k != "games"}
+                    diff = [k for k in wanted if row.get(k) != wanted[k]]
+                    if diff:
+                        raise MatchError(
+                            f"{path} holds a match with other settings ({', '.join(diff)}); give another "
+                            f"--results file, or the same settings to resume it"
+                        )
+                    continue
+                row.pop("type", None)
+                results.append(GameResult(**row))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise MatchError(f"{path}:{number}: not a results line of blokus-jax match ({exc})") from None
+    return results
+
+
+def play_match(
+    agent: str,
+    engine: str,
+    games: int,
+    variant: str = "duo",
+    levels: Sequence[int] | None = None,
+    opening: int = 0,
+    seed: int = 0,
+    results: str | os.PathLike | None = None,
+    games_dir: str | os.PathLike | None = None,
+    timeout: float = 60.0,
+    check_legal: bool = True,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+    engine_stderr: Any = subprocess.DEVNULL,
+) -> dict[int | None, list[GameResult]]:
+    """Play ``games`` games of ``agent`` against the GTP engine started by ``engine``, per level when ``levels`` is
+    given (``{level}`` in ``engine`` is replaced by each level). Results are appended to ``results`` (JSON lines;
+    games already there are kept and skipped, so an interrupted match resumes) and games saved under
+    ``games_dir``. Returns the games of each level (key ``None`` without levels).
+
+    Raises :class:`MatchError` for bad settings and :class:`~blokus_agents.core.policies.AgentSpecError` for a bad spec,
+    before any game is played."""
+    if not isinstance(games, int) or games < 1:
+        raise MatchError(f"games must be a positive number, got {games!r}")
+    if levels is not None and "{level}" not in engine:
+        raise MatchError("--levels needs '{level}' in the engine command, e.g. 'pentobi-gtp --level {level} ...'")
+    if levels is None and "{level}" in engine:
+        raise MatchError("the engine command contains '{level}'; give --levels (e.g. --levels 1-5) to fill it")
+    settings = MatchSettings(agent, engine, variant, games, opening, seed, list(levels) if levels else None)
+    results_path = Path(results) if results is not None else None
+    done = _read_results(results_path, settings) if results_path is not None else []
+    say = log or (lambda text: None)
+    runner = MatchRunner(agent, variant, timeout, check_legal, engine_stderr, log=say)
+    if opening < 0 or opening > runner.env.num_colors * runner.env.num_pieces:
+        raise MatchError(f"opening must be 0-{runner.env.num_colors * runner.env.num_pieces} random moves")
+    if games_dir is not None:
+        Path(games_dir).mkdir(parents=True, exist_ok=True)
+    if results_path is not None and not done:
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        with results_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"type": "settings", **asdict(settings)}) + "\n")
+    by_level: dict[int | None, list[GameResult]] = {}
+    for level in levels or [None]:
+        have = {r.game: r for r in done if r.level == level}
+        by_level[level] = [have[i] for i in sorted(have) if i < games]
+        todo = [i for i in range(games) if i not in have]
+        if not todo:
+            continue
+        command = engine if level is None else engine.replace("{level}", str(level))
+        by_level[level] += _play_level(runner, command, level, todo, settings, results_path, games_dir, progress, say)
+    return by_level
+
+
+def _play_level(runner, command, level, todo, settings, results_path, games_dir, progress, say) -> list[GameResult]:
+    label = "match" if level is None else f"level {level}"
+    played: list[GameResult] = []
+    engine: GtpClient | None = None
+    bar = tqdm(todo, desc=label, unit="game", disable=not progress, dynamic_ncols=True)
+    try:
+        for index in bar:
+            if engine is None or not engine.alive:
+                try:
+                    engine = runner.start_engine(command)
+                except EngineError as exc:
+                    result = GameResult(index, level, index % runner.env.num_players, None, [], None, 0, 0, 0,
+                                        f"{exc.kind}: engine start failed: {exc}")  # fmt: skip
+                    engine = None
+                else:
+                    result = runner.game(engine, index, level, settings, Path(games_dir) if games_dir else None)
+            else:
+                result = runner.game(engine, index, level, settings, Path(games_dir) if games_dir else None)
+            if result.failed:
+                say(f"{label}, game {index}: {result.error} (counted apart, not as a result)")
+            played.append(result)
+            if results_path is not None:
+                with results_path.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(asdict(result)) + "\n")
+            summary = LevelSummary.of(level, played)
+            bar.set_postfix_str(
+                f"win {summary.win_rate:.2f} agent {summary.agent_seconds:.2f}s/move"
+                + (f" errors {summary.errors}" if summary.errors else "")
+            )
+    finally:
+        bar.close()
+        if engine is not None:
+            engine.close()
+    return played
+
+
+def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tuple[list[LevelSummary], tuple | None]:
+    """Per-level summaries and, when levels were played and Pentobi rates the variant's board, the Elo estimate
+    ``(elo, low, high)`` on Pentobi's scale."""
+    summaries = [LevelSummary.of(level, rows) for level, rows in by_level.items()]
+    rated = [s for s in summaries if s.level is not None and s.games]
+    if not rated or variant not in _BOARD_OF:
+        return summaries, None
+    points = [(level_elo(variant, s.level), s.win_rate * s.games, s.games) for s in rated]
+    return summaries, ladder_elo(points)

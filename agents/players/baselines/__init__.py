@@ -1,0 +1,455 @@
+"""Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
+
+Design notes: ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import serialization
+
+import blokus_jax
+from blokus_agents.core.messages import brief as _brief
+from blokus_agents.core.options import Option
+from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
+from blokus_agents.players.networks import PolicyValueNet, make_network
+from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
+from blokus_agents.search.settings import SearchSettings, takes_settings
+from blokus_agents.training.checkpoint import check_finite, require_run
+from blokus_agents.training.configs import CONFIGS, MAX_SIMS, PPOConfig
+from blokus_jax.env import Env
+from blokus_jax.errors import CheckpointError
+from blokus_jax.io import fileio
+from blokus_jax.observe import OBS_VERSION
+
+#: The directory of the shipped baselines (this package).
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: Version of the ``.msgpack`` + ``.json`` layout described above.
+FORMAT_VERSION = 1
+#: Files larger than this are refused before they are read.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
+MAX_EXPORT_BYTES = 2 * 1024 * 1024
+#: The training algorithms a baseline may come from (those of :mod:`blokus_agents.training.configs`).
+ALGORITHMS = tuple(CONFIGS)
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+#: Metadata fields and their types (``int`` means a true int, not a bool).
+_FIELDS: dict[str, type] = {
+    "format_version": int,
+    "name": str,
+    "variant": str,
+    "obs_version": int,
+    "algorithm": str,
+    "network": dict,
+    "sims": int,
+    "sha256": str,
+    "command": str,
+    "source_run": str,
+    "step": int,
+    "train_config": dict,
+    "date": str,
+    "notes": str,
+}
+#: Metadata fields a file may leave out, and the value an absent one means.
+_OPTIONAL_FIELDS: dict[str, Any] = {"mix": 0.0}
+_NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+
+# "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
+# the baseline's own budget and mix defaulting to the baseline's own
+BASELINE_OPTIONS = {
+    **AZ_OPTIONS,
+    "sims": Option(int, 0, MAX_SIMS, doc="0 plays the baseline's own budget"),
+    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; default: the baseline's own"),
+}
+
+
+def baseline_memory(env: Env, options: dict) -> int:
+    """:func:`~blokus_agents.search.mcts.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
+    metadata is not read for an estimate)."""
+    return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
+
+
+_baseline_memory = baseline_memory
+
+
+def available(directory: str | os.PathLike | None = None) -> list[str]:
+    """The names of the baselines in ``directory`` (default: the shipped ones), sorted: every ``NAME`` with both a
+    ``NAME.msgpack`` and a ``NAME.json``. Listing checks nothing else; :func:`load_baseline` does."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    if not root.is_dir():
+        return []
+    return sorted(p.stem for p in root.glob("*.json") if _NAME.fullmatch(p.stem) and p.with_suffix(".msgpack").exists())
+
+
+def _read_capped(path: Path) -> bytes:
+    """The bytes of regular file ``path``, at most :data:`MAX_FILE_BYTES` of them (refused before reading when the
+    file says it is larger, and never read past the limit when it lies)."""
+    return fileio.read_bytes(path, MAX_FILE_BYTES, what="baseline file", error=CheckpointError)
+
+
+def _read_meta_file(path: Path, name: str) -> Any:
+    """The parsed ``NAME.json`` at ``path`` (bounded read, nesting at most 8 levels); ``CheckpointError`` otherwise."""
+    return fileio.load_json(
+        _read_capped(path), max_depth=8, what=f"baseline {name!r}: its metadata {path.name}", error=CheckpointError
+    )
+
+
+def check_meta(meta: Any, name: str) -> dict:
+    """``meta`` (parsed ``NAME.json``) checked field by field: every field of the module doc present with its type,
+    no others, and valid values. Returns it; raises :class:`~blokus_jax.errors.CheckpointError` naming the field."""
+    where = f"baseline {name!r}"
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{where}: its metadata is a JSON {type(meta).__name__}, not an object")
+    missing = sorted(set(_FIELDS) - set(meta))
+    extra = sorted(set(meta) - set(_FIELDS) - set(_OPTIONAL_FIELDS))
+    if missing or extra:
+        raise CheckpointError(f"{where}: its metadata has missing fields {missing} and unknown fields {extra}")
+    for key, kind in _FIELDS.items():
+        value = meta[key]
+        if type(value) is not kind:
+            raise CheckpointError(f"{where}: metadata field {key!r} is {_brief(value)}, not a {kind.__name__}")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{where} has format {meta['format_version']}, this version reads format {FORMAT_VERSION}; "
+            f"use a matching blokus-jax version"
+        )
+    if meta["name"] != name:
+        raise CheckpointError(f"{where}: its metadata names it {_brief(meta['name'])}; the files were renamed")
+    if meta["algorithm"] not in ALGORITHMS:
+        raise CheckpointError(f"{where}: algorithm {_brief(meta['algorithm'])} is not one of {list(ALGORITHMS)}")
+    if meta["variant"] not in blokus_jax.VARIANTS:
+        raise CheckpointError(
+            f"{where}: its metadata names variant {_brief(meta['variant'])}, which this version does not know "
+            f"(known: {sorted(blokus_jax.VARIANTS)}); the file is corrupt or from another version"
+        )
+    network = meta["network"]
+    limits = PPOConfig.int_limits
+    if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
+        type(network[k]) is int and max(1, limits[k][0]) <= network[k] <= limits[k][1] for k in _NETWORK_FIELDS
+    ):
+        raise CheckpointError(
+            f"{where}: metadata field 'network' is {_brief(network)}; it needs positive ints {list(_NETWORK_FIELDS)} "
+            f"(at most {', '.join(f'{k}={limits[k][1]:,}' for k in _NETWORK_FIELDS)})"
+        )
+    low = 1 if meta["algorithm"] == "alphazero" else 0
+    if not low <= meta["sims"] <= MAX_SIMS:
+        raise CheckpointError(
+            f"{where}: metadata field 'sims' is {_brief(meta['sims'])}; a {meta['algorithm']} baseline needs "
+            f"sims >= {low} and at most {MAX_SIMS:,} (its default search budget)"
+        )
+    mix = meta.get("mix", _OPTIONAL_FIELDS["mix"])
+    if type(mix) not in (int, float) or not 0 <= mix <= 1:
+        raise CheckpointError(
+            f"{where}: metadata field 'mix' is {_brief(mix)}; it needs a number from 0 to 1 (the weight of playout "
+            f"results in the leaf values)"
+        )
+    if mix and meta["sims"] == 0:
+        raise CheckpointError(
+            f"{where}: metadata field 'mix' is {mix}, but the baseline plays its network without search (sims 0), "
+            f"so it has no leaf values to mix playouts into"
+        )
+    meta = {**meta, "mix": float(mix)}  # the caller's dict stays as it was
+    if not 0 <= meta["step"] < 2**31:
+        raise CheckpointError(f"{where}: metadata field 'step' is {_brief(meta['step'])}, not a checkpoint number")
+    if meta["train_config"]:
+        try:
+            CONFIGS[meta["algorithm"]].from_dict(meta["train_config"])
+        except CheckpointError as exc:
+            raise CheckpointError(f"{where}: metadata field 'train_config' is invalid: {exc}") from None
+    if not re.fullmatch(r"[0-9a-f]{64}", meta["sha256"]):
+        raise CheckpointError(f"{where}: metadata field 'sha256' is {_brief(meta['sha256'])}, not a sha256 hex digest")
+    try:
+        datetime.date.fromisoformat(meta["date"])
+    except ValueError:
+        raise CheckpointError(f"{where}: metadata field 'date' is {_brief(meta['date'])}, not an ISO date") from None
+    return meta
+
+
+def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
+    """The network ``meta`` describes for ``env`` and the abstract (shape/dtype) tree of its params."""
+    net = meta["network"]
+    value_dim = CONFIGS[meta["algorithm"]].value_dim(env.num_players)  # the value size its algorithm trains
+    network = make_network(env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim)
+    obs = jax.eval_shape(env.observe, env.init())
+    abstract = jax.eval_shape(lambda o: network.init(jax.random.key(0), o), obs)
+    return network, abstract
+
+
+def _check_params(name: str, raw: Any, abstract: Any) -> Any:
+    """``raw`` (as :func:`flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
+    tree, shapes and dtypes are those of ``abstract``."""
+    where = f"baseline {name!r}"
+    leaves, treedef = jax.tree_util.tree_flatten(raw)
+    want_leaves, want_treedef = jax.tree_util.tree_flatten(abstract)
+    if treedef != want_treedef:
+        raise CheckpointError(f"{where}: its parameters do not have the layout of the network its metadata describes")
+    for path, leaf, want in zip(jax.tree_util.tree_flatten_with_path(abstract)[0], leaves, want_leaves):
+        shown = jax.tree_util.keystr(path[0])
+        if not isinstance(leaf, np.ndarray) or leaf.shape != want.shape or leaf.dtype != want.dtype:
+            got = f"{leaf.dtype}{list(leaf.shape)}" if isinstance(leaf, np.ndarray) else type(leaf).__name__
+            raise CheckpointError(f"{where}: parameter {shown} is {got}, expected {want.dtype}{list(want.shape)}")
+    check_finite(raw, where)
+    return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in leaves])
+
+
+def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
+    """``(network, params, meta)`` of baseline ``name`` from ``directory`` (default: the shipped ones), built for
+    ``env``. Raises :class:`~blokus_agents.core.policies.AgentSpecError` for a name that is not there (listing those
+    that
+    are) and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
+    over :data:`MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    names = available(root)
+    if name not in names:
+        raise AgentSpecError(f"unknown baseline {name!r}; the available baselines are {names}")
+    where = f"baseline {name!r}"
+    meta = check_meta(_read_meta_file(root / f"{name}.json", name), name)
+    if meta["variant"] != env.variant.name:
+        raise CheckpointError(
+            f"{where} plays variant {meta['variant']!r}, not {env.variant.name!r}; use --variant {meta['variant']}"
+        )
+    if meta["obs_version"] != OBS_VERSION:
+        raise CheckpointError(
+            f"{where} was trained on observation layout {meta['obs_version']}, this version produces layout "
+            f"{OBS_VERSION}; use a matching blokus-jax version"
+        )
+    data = _read_capped(root / f"{name}.msgpack")
+    if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+        raise CheckpointError(
+            f"{where} is corrupt: the sha256 of {name}.msgpack does not match its metadata; reinstall blokus-jax"
+        )
+    try:
+        raw = serialization.msgpack_restore(data)
+    except Exception as exc:  # msgpack raises several types for malformed data
+        raise CheckpointError(f"{where} is corrupt: {name}.msgpack is not a msgpack parameter tree ({exc})") from exc
+    network, abstract = _network_for(env, meta)
+    return network, _check_params(name, raw, abstract), meta
+
+
+@takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
+def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
+    """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
+    :func:`load_baseline`) as a :class:`~blokus_agents.core.policies.ParamPolicy`.
+
+    ``sims=0`` plays the baseline as it was published: an ``alphazero`` baseline with
+    :func:`~blokus_agents.search.mcts.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0
+    in
+    its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
+    simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
+    search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
+    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``; by default the
+    baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
+    instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
+    cannot be given with ``sims``."""
+    sims, seconds = settings.sims, settings.seconds
+    if not 0 <= sims <= MAX_SIMS:
+        raise AgentSpecError(
+            f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
+        )
+    if sims and seconds:
+        raise AgentSpecError(
+            f"baseline:{target}: give a budget either in simulations (sims={sims}) or in time (seconds={seconds}), "
+            f"not both"
+        )
+    network, params, meta = load_baseline(target, env)
+    budget = sims or meta["sims"]
+    mix = meta["mix"] if settings.mix is None else settings.mix
+    if budget == 0 and not seconds:
+        return network_policy(env, network, params, greedy=True)
+    return network_search_policy(env, network.apply, params, **settings.replace(sims=budget, mix=mix).options())
+
+
+def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
+    """The variant of baseline ``name`` from its metadata alone (the CLI's default ``--variant`` for
+    ``baseline:NAME``), or ``None`` when there is no such baseline or its metadata is unreadable."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    if name not in available(root):
+        return None
+    try:
+        return check_meta(_read_meta_file(root / f"{name}.json", name), name)["variant"]
+    except CheckpointError:
+        return None
+
+
+def baseline_source(name: str, directory: str | os.PathLike | None = None) -> tuple[Any, Any]:
+    """``(config, params)`` of baseline ``name``: the training config it was exported with (its algorithm, variant
+    and network size) and its checked parameters, to start a new run from (``blokus-jax train --init-from
+    baseline:NAME``). Raises :class:`~blokus_jax.errors.CheckpointError` for a name that is not there (listing those
+    that are), a baseline exported without its training config, and whatever :func:`load_baseline` refuses."""
+    root = Path(directory) if directory is not None else PACKAGE_DIR
+    names = available(root)
+    if name not in names:
+        raise CheckpointError(f"--init-from baseline:{name}: there is no baseline {name!r}; the baselines are {names}")
+    meta = check_meta(_read_meta_file(root / f"{name}.json", name), name)
+    if not meta["train_config"]:
+        raise CheckpointError(
+            f"--init-from baseline:{name}: its metadata has no training config to take the network's size from; "
+            f"start from its run directory instead"
+        )
+    _, params, meta = load_baseline(name, blokus_jax.make(meta["variant"]), root)
+    return CONFIGS[meta["algorithm"]].from_dict(meta["train_config"]), params
+
+
+def write_baseline(
+    params: Any,
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    variant: str,
+    algorithm: str,
+    network: dict[str, int],
+    sims: int,
+    command: str,
+    source_run: str,
+    step: int = 0,
+    train_config: dict | None = None,
+    notes: str = "",
+    mix: float = 0.0,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``params`` of a :func:`~blokus_agents.players.networks.make_network` network as baseline ``name``
+    (``NAME.msgpack`` and ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package
+    directory), then load it back and check that it is bit-exact. Returns the path of the ``.json``. Raises
+    ``ValueError`` for a bad name, command or metadata value, ``FileExistsError`` when the baseline exists and not
+    ``overwrite``, and ``CheckpointError`` for a network over :data:`MAX_EXPORT_BYTES`."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
+    if not command.strip():
+        raise ValueError("command must be the exact training command of the run (it is published with the baseline)")
+    root = Path(out_dir) if out_dir is not None else PACKAGE_DIR
+    paths = {suffix: root / f"{name}{suffix}" for suffix in (".msgpack", ".json")}
+    if not overwrite and any(p.exists() for p in paths.values()):
+        raise FileExistsError(f"baseline {name!r} already exists in {str(root)!r}; pass overwrite=True (--force)")
+    data = serialization.to_bytes(jax.device_get(params))
+    if len(data) > MAX_EXPORT_BYTES:
+        raise CheckpointError(
+            f"the network for baseline {name!r} is {len(data):,} bytes, over the {MAX_EXPORT_BYTES:,}-byte limit "
+            f"for a shipped baseline; train a smaller network (--channels/--blocks)"
+        )
+    record = {
+        "format_version": FORMAT_VERSION,
+        "name": name,
+        "variant": variant,
+        "obs_version": OBS_VERSION,
+        "algorithm": algorithm,
+        "network": dict(network),
+        "sims": sims,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "command": command,
+        "source_run": source_run,
+        "step": step,
+        "train_config": dict(train_config or {}),
+        "date": datetime.date.today().isoformat(),
+        "notes": notes,
+        "mix": mix,
+    }
+    try:
+        check_meta(record, name)
+    except CheckpointError as exc:
+        raise ValueError(str(exc)) from None
+    env = blokus_jax.make(variant)
+    _, abstract = _network_for(env, record)
+    _check_params(name, serialization.msgpack_restore(data), abstract)  # the network the metadata describes
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CheckpointError(
+            f"cannot write baseline {name!r} into {str(root)!r}: {exc.strerror or exc}; choose a writable directory "
+            f"(--out)"
+        ) from exc
+    meta_text = (json.dumps(record, indent=2) + "\n").encode()
+    # both files are written in full (and synced) before either replaces an old one: a failure leaves the old pair
+    writers = [
+        fileio.atomic_writer(paths[suffix], overwrite=overwrite, what="baseline file", error=CheckpointError)
+        for suffix in (".msgpack", ".json")
+    ]
+    with writers[0] as params_file, writers[1] as meta_file:
+        params_file.write(data)
+        meta_file.write(meta_text)
+        for f in (params_file, meta_file):  # both on disk before the first rename (the .json, then the .msgpack)
+            f.flush()
+            os.fsync(f.fileno())
+    _, loaded, _ = load_baseline(name, env, root)
+    if serialization.to_bytes(jax.device_get(loaded)) != data:
+        raise CheckpointError(f"baseline {name!r} did not load back bit-exactly from {str(root)!r}")
+    return paths[".json"]
+
+
+def export_baseline(
+    run_dir: str | os.PathLike,
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    command: str,
+    sims: int | None = None,
+    step: int | None = None,
+    source_run: str | None = None,
+    notes: str = "",
+    mix: float = 0.0,
+    overwrite: bool = False,
+) -> Path:
+    """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
+    :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
+    command of the run; ``sims`` the default search budget (default: the run's self-play ``sims`` for an
+    ``alphazero`` run, usually far below what it should play at, so give it; 0, no search, for ``ppo``); ``mix`` the
+    default weight of playout results in its leaf values (only with a search); ``source_run`` defaults to
+    ``run_dir``. Returns the path of the ``.json``; raises as :func:`write_baseline` does and ``CheckpointError`` for
+    a run without a usable checkpoint."""
+    from blokus_agents.training import checkpoint
+
+    require_run(
+        run_dir,
+        f"exporting {str(run_dir)!r} as baseline {name!r} needs a trained run",
+        "give the --out of a 'blokus-jax train' run that saved a checkpoint",
+    )
+    meta = checkpoint.read_meta(run_dir, step)
+    algorithm = meta["algorithm"]
+    if algorithm not in ALGORITHMS:
+        raise CheckpointError(f"run {str(run_dir)!r} is a {algorithm!r} run; baselines are one of {list(ALGORITHMS)}")
+    if sims is None:
+        sims = int(getattr(meta["config"], "sims", 0) or 0)
+    config, params = checkpoint.load_params(run_dir, step)
+    return write_baseline(
+        params,
+        name,
+        out_dir,
+        variant=config.variant,
+        algorithm=algorithm,
+        network={"channels": config.channels, "blocks": config.blocks, "value_hidden": config.value_hidden},
+        sims=sims,
+        command=command,
+        source_run=source_run if source_run is not None else str(run_dir),
+        step=int(checkpoint.latest_step(run_dir) if step is None else step),
+        train_config=config.to_dict(),
+        notes=notes,
+        mix=mix,
+        overwrite=overwrite,
+    )
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_EXPORT_BYTES",
+    "MAX_FILE_BYTES",
+    "PACKAGE_DIR",
+    "BASELINE_OPTIONS",
+    "available",
+    "baseline_memory",
+    "baseline_policy",
+    "baseline_source",
+    "baseline_variant",
+    "check_meta",
+    "export_baseline",
+    "load_baseline",
+    "write_baseline",
+]

@@ -1,0 +1,519 @@
+"""The search agents: ``mcts`` (the network-free search with playouts), ``az:RUN_DIR`` and the network search that
+``baseline:`` plays, ``strong`` (the best setting a variant has measured at a time budget), an AlphaZero run's
+``teacher``, and the calibration of ``seconds=`` time budgets into simulations. The search itself is
+:mod:`blokus_agents.search.gumbel`; the settings are declared once in :mod:`blokus_agents.search.settings`."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from blokus_agents.core.options import XLA_OVERHEAD, Option, search_bytes
+from blokus_agents.core.policies import (
+    AgentSpecError,
+    ParamPolicy,
+    Policy,
+    agent_options,
+    load_network,
+    require_agent_run,
+    resolve_agent,
+)
+from blokus_agents.search.gumbel import (  # noqa: F401 (the search's public names, importable from here too)
+    LOGIT_BOUND,
+    PLAYOUTS,
+    Evaluator,
+    Node,
+    SearchOutput,
+    _batched,
+    _mix_dirichlet,
+    _single,
+    absolute_seats,
+    egocentric_seats,
+    finite_logits,
+    finite_value,
+    full_action_weights,
+    make_search,
+    mixed_evaluator,
+    network_evaluator,
+    network_side_value,
+    playout_value,
+    rollout_evaluator,
+    root_utility,
+    side_sign,
+    top_candidates,
+    transition_signs,
+)
+from blokus_agents.search.settings import SearchSettings, setting_options, takes_settings
+from blokus_jax.env import Env, State
+from blokus_jax.errors import VariantError
+
+#: The search settings of ``mcts`` (all but ``mix``: its leaves are valued by playouts alone) and their defaults.
+MCTS_SETTINGS = SearchSettings(sims=128)
+_MCTS_NAMES = ("sims", "k", "playouts", "playout", "considered", "margin", "gumbel_scale", "seconds")
+
+
+@takes_settings(MCTS_SETTINGS, _MCTS_NAMES)
+def mcts_policy(
+    env: Env,
+    *,
+    settings: SearchSettings,
+    temperature: float = 1.0,
+    value_scale: float = 0.1,
+    centre: float = 0.0,
+) -> Policy:
+    """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
+    evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
+
+    ``seconds=S > 0`` replaces ``sims`` by a time budget: in each phase of the game, the number of simulations that
+    one batch-1 search on this machine runs in at most ``S`` seconds (:func:`calibrate_budget`; the policy then plays
+    that fixed budget, also batched in the arena, so a match against it plays as its moves would one at a time).
+
+    Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
+    playouts per leaf blended with the score margin, no Gumbel noise when playing."""
+    o = settings
+    evaluator = rollout_evaluator(
+        env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
+    )
+
+    built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
+
+    def build(n: int) -> Callable[[jax.Array, State], jax.Array]:
+        # One policy object per budget: the calibration's compiled search of the chosen budget is the one the caller
+        # jits again (JAX shares the compilation of a function object), so a seconds= agent compiles it once.
+        if n not in built:
+            act = _single(
+                make_search(
+                    env,
+                    evaluator,
+                    sims=n,
+                    k=o.k,
+                    considered=o.considered,
+                    gumbel_scale=o.gumbel_scale,
+                    value_scale=value_scale,
+                )
+            )
+            built[n] = lambda key, state: act(None, key, state)
+        return built[n]
+
+    if o.seconds:
+        options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
+        return phased(build, calibrate_budget(env, build, o.seconds, ("mcts",) + options))
+    return build(o.sims)
+
+
+# Declared options of the search agents (type and range, checked when a spec is resolved, see
+# blokus_agents.core.options) and their memory estimates for one game (the tree of mctx, the playouts).
+SEARCH_OPTIONS = setting_options("sims", "k", "considered", "gumbel_scale")
+MCTS_OPTIONS = {
+    **SEARCH_OPTIONS,
+    **setting_options("playouts", "playout"),
+    "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
+    "margin": setting_options("margin")["margin"],
+    "value_scale": Option(float, 1e-3, 100.0, doc="weight of Q against the prior in the tree (mctx's, 0.1)"),
+    "centre": Option(float, 0.0, 100.0, doc="prior weight of moving towards the centre (per cell); 0: off"),
+    "seconds": setting_options("seconds")["seconds"],
+}
+STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
+AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds")}
+
+
+#: The most simulations a ``seconds=`` budget calibrates to (the memory estimate of such an agent assumes it).
+MAX_BUDGET_SIMS = 1 << 15
+#: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
+BUDGET_SHARE = 0.75
+#: A ``seconds=`` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
+#: the cheap phases search more than the slowest one allows.
+BUDGET_PHASES = 3
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Simulations a move by phase of the game: phase ``i`` starts once ``starts[i]`` pieces are on the board (all
+    colours together; ``starts[0]`` is 0) and searches ``sims[i]`` simulations."""
+
+    starts: tuple[int, ...]
+    sims: tuple[int, ...]
+
+    def phase(self, state: State) -> jax.Array:
+        """``int32``: the phase of ``state`` (unbatched)."""
+        placed = state.pieces_placed.sum()
+        return sum((placed >= start).astype(jnp.int32) for start in self.starts[1:]) + jnp.int32(0)
+
+    def describe(self) -> str:
+        """The budget in words (``"312 simulations a move"``, or one figure per phase)."""
+        if len(set(self.sims)) == 1:
+            return f"{self.sims[0]} simulations a move"
+        phases = ", ".join(f"{n} from {start} pieces on the board" for start, n in zip(self.starts, self.sims))
+        return f"simulations a move by phase: {phases}"
+
+
+#: Calibrated budgets, by (variant, agent options, seconds, machine); calibrating costs a few compilations.
+_CALIBRATED: dict[tuple, Budget] = {}
+
+#: Each step of a calibration (compiling, timing) is logged at INFO here, so that a program can show its progress
+#: (``blokus-jax play`` prints these lines while the first hint calibrates).
+calibration_log = logging.getLogger("blokus_agents.search.mcts.calibration")
+
+
+def calibrated_sims() -> list[int]:
+    """The simulation counts that the ``seconds=`` budgets calibrated so far in this process came to, oldest first
+    (the largest phase's count of a phased budget; :func:`calibrated_budgets` has every phase)."""
+    return [max(budget.sims) for budget in _CALIBRATED.values()]
+
+
+def calibrated_budgets() -> list[Budget]:
+    """The :class:`Budget` of every ``seconds=`` budget calibrated so far in this process, oldest first (what a
+    time-budgeted agent actually searched, for a match's record)."""
+    return list(_CALIBRATED.values())
+
+
+#: The phased searches built so far, by (builder, budget), so that a policy and its calibration share one function.
+_PHASED: dict[tuple[Callable, Budget], Callable] = {}
+
+
+def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
+    """The search of ``budget``: ``build(sims)`` is a search function whose last argument is the (unbatched) state;
+    the result calls the one of the state's phase (:func:`jax.lax.switch`: at batch 1 only that branch runs; under
+    ``vmap``, as in the arena, every branch runs and the phase's result is kept)."""
+    if (build, budget) in _PHASED:  # the same function object: its compilation (by the calibration) is reused
+        return _PHASED[build, budget]
+    branches = [build(n) for n in budget.sims]
+    if len(set(budget.sims)) == 1:
+        return branches[0]
+
+    def search(*args):
+        return jax.lax.switch(budget.phase(args[-1]), branches, *args)
+
+    _PHASED[build, budget] = search
+    return search
+
+
+def _calibration_positions(env: Env) -> list[State]:
+    """Positions of one random game at every phase where a search has a choice: the start (the longest playouts)
+    and every few moves after it while at least two actions are legal (narrow late positions grow deep trees)."""
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    state, positions, t = env.init(jax.random.key(0)), [], 0
+    while not bool(state.terminated):
+        if t % (2 * env.num_colors) == 0 and int(state.legal_action_mask.sum()) > 1:
+            positions.append(state)
+        state, t = step(state, sample(jax.random.key(100 + t), state)), t + 1
+    return positions
+
+
+def _move_times(policy: Callable[[jax.Array, State], jax.Array], states: list[State]) -> list[float]:
+    """Seconds a move of the batch-1 ``policy`` at each of ``states`` after compiling it (median of three)."""
+    act = jax.jit(policy)
+    jax.block_until_ready(act(jax.random.key(1), states[0]))  # compile
+    medians = []
+    for state in states:
+        times = []
+        for i in range(3):
+            start = time.perf_counter()
+            jax.block_until_ready(act(jax.random.key(2 + i), state))
+            times.append(time.perf_counter() - start)
+        medians.append(sorted(times)[1])
+    return medians
+
+
+def _check_seconds(seconds: float) -> float:
+    seconds = float(seconds)
+    if not 0 < seconds <= 3600:
+        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
+    return seconds
+
+
+def calibrate_sims(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    cache_key: tuple = (),
+    probe: int = 32,
+    max_sims: int = MAX_BUDGET_SIMS,
+) -> int:
+    """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
+    this machine in every phase of a game: :func:`calibrate_budget` with a single phase."""
+    return calibrate_budget(env, build, seconds, cache_key, probe, max_sims, phases=1).sims[0]
+
+
+def calibrate_budget(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    cache_key: tuple = (),
+    probe: int = 32,
+    max_sims: int = MAX_BUDGET_SIMS,
+    phases: int = BUDGET_PHASES,
+) -> Budget:
+    """The :class:`Budget` of ``phases`` phases whose batch-1 search (:func:`phased` over ``build(sims) ->
+    policy``) takes at most ``BUDGET_SHARE * seconds`` a move on this machine in each phase, measured after
+    compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
+    moves return at once): a probe search of ``probe`` simulations gives the time per simulation at each position,
+    each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
+    overruns is shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``.
+    Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    seconds = _check_seconds(seconds)
+    key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
+    if key in _CALIBRATED:
+        return _CALIBRATED[key]
+    started = time.perf_counter()
+
+    def step(message: str) -> None:
+        calibration_log.info("%s (%.0f s so far)", message, time.perf_counter() - started)
+
+    step(f"calibrating a {seconds:g} s budget on {env.variant.name}: playing a game for positions to time")
+    states = _calibration_positions(env)
+    target = BUDGET_SHARE * seconds
+    groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
+    starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
+    # A phase is fitted to its own positions and the nearest one of each neighbouring phase: which phase a position
+    # falls in depends on the game, and the cost of a simulation changes fastest across a phase's boundary.
+    fitted = [range(max(0, g[0] - 1), min(len(states), g[-1] + 2)) for g in groups]
+    starts = (0,) + starts[1:]
+
+    def fit(times: list[float], sims: tuple[int, ...]) -> tuple[int, ...]:
+        slowest = [max(times[i] for i in g) for g in fitted]
+        return tuple(int(min(max_sims, max(1, n * target / t))) if t > 0 else n for n, t in zip(sims, slowest))
+
+    step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
+    sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
+    step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
+    spent = _move_times(phased(build, Budget(starts, sims)), states)
+    slowest = [max(spent[i] for i in g) for g in fitted]
+    sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
+    _CALIBRATED[key] = budget = Budget(starts, sims)
+    step(f"calibrated: {budget.describe()}")
+    return budget
+
+
+@takes_settings()
+def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings: SearchSettings) -> ParamPolicy:
+    """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
+    -> (logits, value)``. Returns a :class:`~blokus_agents.core.policies.ParamPolicy` (a policy ``(key, state) ->
+    int32``
+    whose ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move;
+    self-play training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel
+    sampling). ``mix > 0`` mixes playouts into the leaf values (:func:`mixed_evaluator` with ``playouts``,
+    ``playout`` and ``margin``; unused at ``mix=0``).
+
+    ``seconds=S > 0`` replaces ``sims`` by a time budget, as for :func:`mcts_policy`: the simulations one batch-1
+    search with these ``params`` runs in at most ``S`` seconds on this machine in each phase of the game
+    (:func:`calibrate_budget`, cached per network architecture and options)."""
+    o = settings
+    evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
+
+    def build(n: int) -> Callable[[Any, jax.Array, State], jax.Array]:
+        return _single(make_search(env, evaluator, sims=n, k=o.k, considered=o.considered, gumbel_scale=o.gumbel_scale))
+
+    if o.seconds:
+        # The cost of a simulation depends on the network's architecture (its repr names every layer size), not on
+        # the values of its weights.
+        network = repr(getattr(apply_fn, "__self__", apply_fn))
+        options = (network, o.k, o.considered, o.gumbel_scale, o.mix, o.playouts, o.playout, o.margin)
+        built: dict[int, Callable[[Any, jax.Array, State], jax.Array]] = {}
+
+        def build_policy(n: int) -> Callable[[jax.Array, State], jax.Array]:
+            # One search function per budget, so the calibration's compilation of the chosen one is reused.
+            if n not in built:
+                built[n] = build(n)
+            return functools.partial(built[n], params)
+
+        budget = calibrate_budget(env, build_policy, o.seconds, ("network",) + options)
+        return ParamPolicy(phased(lambda n: built[n] if n in built else build(n), budget), params)
+    return ParamPolicy(build(o.sims), params)
+
+
+@takes_settings()
+def az_policy(env: Env, run_dir: str, *, settings: SearchSettings) -> ParamPolicy:
+    """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``, ``az:runs/duo,mix=0.5``): the newest checkpoint of a
+    training run directory played with :func:`network_search_policy` and these options (the play budget; independent
+    of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
+    values; ``seconds=S`` a time budget a move instead of ``sims``). An AlphaZero run directory given as an agent
+    plays the same way. Raises ``CheckpointError`` when the run's checkpoint is corrupt or was trained on another
+    variant, and ``AgentSpecError`` when there is none."""
+    require_agent_run(run_dir, f"az:{run_dir}")
+    network, params = load_network(run_dir, env)
+    return network_search_policy(env, network.apply, params, **settings.options())
+
+
+def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
+    """Every :func:`mcts_policy` setting of a teacher spec (the spec's options over the defaults), checked as
+    :func:`teacher_search` documents; raises ``AgentSpecError``."""
+    name, options = agent_options(spec, env)
+    if name != "mcts":
+        raise AgentSpecError(
+            f"teacher {spec!r}: a teacher is the network-free search 'mcts' with its options (e.g. "
+            f"'mcts:sims=64,playouts=4'), whose moves and visit weights the network learns from"
+        )
+    fixed = sorted({"k", "gumbel_scale", "seconds"} & set(options))
+    if fixed:
+        raise AgentSpecError(
+            f"teacher {spec!r}: {', '.join(fixed)} cannot be set for a teacher: the run's k sizes its stored "
+            f"targets, its gumbel_scale and root_noise explore, and a time budget would make training depend on the "
+            f"machine (give sims)"
+        )
+    defaults = {n: p.default for n, p in inspect.signature(mcts_policy).parameters.items() if n != "env"}
+    return {**defaults, **options}
+
+
+def teacher_search(
+    env: Env, spec: str, *, k: int, gumbel_scale: float, root_noise: float, root_alpha: float
+) -> Callable[[Any, jax.Array, State], SearchOutput]:
+    """The batched search of an AlphaZero run's ``teacher`` (an ``mcts`` agent spec, ``mcts:sims=64,playouts=4``):
+    :func:`make_search` with the ``rollout`` evaluator and the spec's settings (the defaults of :func:`mcts_policy`
+    for those not given), ``(params, key, states) -> SearchOutput`` like the network's search (``params`` unused).
+    The run's ``k`` sizes the stored targets and its ``gumbel_scale``, ``root_noise`` and ``root_alpha`` explore, so
+    the spec may not set ``k`` or ``gumbel_scale``, nor ``seconds`` (a time budget would make the run depend on the
+    machine). Raises ``AgentSpecError`` for any other agent or a bad option."""
+    o = _teacher_settings(env, spec)
+    evaluator = rollout_evaluator(
+        env,
+        playouts=o["playouts"],
+        playout=o["playout"],
+        temperature=o["temperature"],
+        margin=o["margin"],
+        centre=o["centre"],
+    )
+    return make_search(
+        env,
+        evaluator,
+        sims=o["sims"],
+        k=k,
+        considered=o["considered"],
+        gumbel_scale=gumbel_scale,
+        root_noise=root_noise,
+        root_alpha=root_alpha,
+        value_scale=o["value_scale"],
+    )
+
+
+def teacher_memory(env: Env, spec: str, k: int) -> int:
+    """Estimated bytes of one game's teacher search (:func:`teacher_search` of ``spec`` with the run's ``k``): its
+    tree and playouts, as :func:`blokus_agents.core.options.search_bytes` counts them but without XLA's working copies
+    (a lower estimate, like the trainer's other parts). Raises ``AgentSpecError`` for a bad spec."""
+    o = _teacher_settings(env, spec)
+    return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
+
+
+#: The search settings of the agent ``strong`` (its budget is ``seconds``), chosen by the matches of
+#: ``benchmarks/RESULTS.md`` ("Search that scales"): today's default settings, except where a variant has measured
+#: better ones at the same time a move (:data:`STRONG_BY_VARIANT`, :data:`STRONG_SPECS`).
+STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
+#: Variant name -> the ``mcts`` settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre
+#: prior, the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
+#: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
+#: default settings at 2 s a move where :data:`STRONG` with the same budget did not. Classic for two players: the
+#: same again, which measured above :data:`STRONG` against Pentobi's ``classic_2`` at 2 s a move (docs/strength.md).
+STRONG_BY_VARIANT = {
+    "duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0},
+    "classic": {**STRONG, "k": 64, "considered": 32},
+    "classic_2p": {**STRONG, "k": 64, "considered": 32},
+}
+#: Variant name -> an agent spec that ``strong`` plays there instead of ``mcts``, with ``strong``'s time budget
+#: added (``seconds=S``): a shipped network guiding the search where that beat the network-free search at the same
+#: time a move. Duo: ``baseline:duo`` (its network's prior and half its value head, half 8 ``local`` playouts, which
+#: measured stronger against Pentobi than greedy ones at the same 2 s a move) over 64 candidates a node, 32 at the
+#: root.
+STRONG_SPECS = {"duo": "baseline:duo,k=64,considered=32,playout=local"}
+
+
+def strong_settings(env: Env) -> dict[str, Any]:
+    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside) where it plays
+    ``mcts``; a fresh dict, so a caller that edits it does not change ``strong`` for the rest of the process."""
+    return dict(STRONG_BY_VARIANT.get(env.variant.name, STRONG))
+
+
+def strong_spec(env: Env, seconds: float = 2.0) -> str:
+    """The agent spec that ``strong:seconds=S`` plays on ``env``'s variant: :data:`STRONG_SPECS`'s with the budget
+    added, else ``mcts`` with :func:`strong_settings` and the budget."""
+    if env.variant.name in STRONG_SPECS:
+        return f"{STRONG_SPECS[env.variant.name]},seconds={float(seconds)!r}"
+    options = {**strong_settings(env), "seconds": float(seconds)}
+    return "mcts:" + ",".join(f"{name}={value}" for name, value in options.items())
+
+
+def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
+    """The agent ``strong`` (``strong``, ``strong:seconds=5``): the best player of the project at ``seconds`` a move
+    on this machine, on every variant: the agent of :func:`strong_spec` (on Duo the shipped network's search, else
+    :func:`mcts_policy` with :func:`strong_settings`) with that time budget (the simulations are calibrated once per
+    process, which costs two extra compilations)."""
+    if env.variant.name in STRONG_SPECS:
+        return resolve_agent(strong_spec(env, seconds), env)
+    return mcts_policy(env, seconds=seconds, **strong_settings(env))
+
+
+def strong_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game of ``strong`` with ``options`` where it plays ``mcts``; 0 where it plays an agent
+    of :data:`STRONG_SPECS`, whose own estimate is checked when :func:`strong_policy` resolves it."""
+    if env.variant.name in STRONG_SPECS:
+        return 0
+    return search_memory(env, {**strong_settings(env), **options})
+
+
+_strong_memory = strong_memory
+
+
+def search_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.core.options.search_bytes`)."""
+    sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
+    return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
+
+
+def az_memory(env: Env, options: dict) -> int:
+    """Estimated bytes of one game's ``az:`` search with ``options``: the tree, and playouts only when ``mix > 0``."""
+    return search_memory(env, {**options, "playouts": options["playouts"] if options["mix"] else 0})
+
+
+__all__ = [
+    "AZ_OPTIONS",
+    "MCTS_OPTIONS",
+    "MCTS_SETTINGS",
+    "SearchSettings",
+    "PLAYOUTS",
+    "SEARCH_OPTIONS",
+    "STRONG",
+    "STRONG_BY_VARIANT",
+    "STRONG_SPECS",
+    "STRONG_OPTIONS",
+    "Evaluator",
+    "Node",
+    "SearchOutput",
+    "absolute_seats",
+    "az_memory",
+    "az_policy",
+    "BUDGET_PHASES",
+    "Budget",
+    "calibrate_budget",
+    "calibrate_sims",
+    "calibrated_budgets",
+    "phased",
+    "egocentric_seats",
+    "full_action_weights",
+    "make_search",
+    "mcts_policy",
+    "mixed_evaluator",
+    "network_evaluator",
+    "network_search_policy",
+    "network_side_value",
+    "playout_value",
+    "rollout_evaluator",
+    "root_utility",
+    "search_memory",
+    "side_sign",
+    "strong_policy",
+    "strong_memory",
+    "strong_settings",
+    "strong_spec",
+    "teacher_memory",
+    "teacher_search",
+    "top_candidates",
+    "transition_signs",
+]

@@ -1,0 +1,31 @@
+"""The training algorithms by name: each one's config class and trainer factory.
+
+A run directory's checkpoint metadata names its algorithm (``"ppo"`` or ``"alphazero"``);
+:mod:`blokus_agents.training.checkpoint` reads the config back with the matching class
+(:mod:`blokus_agents.training.configs`) and
+:mod:`blokus_agents.training.train` builds the matching trainer here, so both
+algorithms share one host loop, one checkpoint format and one CLI (``blokus-jax train --algo ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from blokus_agents.training import alphazero, ppo
+from blokus_agents.training.configs import config_class
+
+#: name -> (config class, ``make_train(config, mesh=None)``)
+ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
+    "ppo": (ppo.PPOConfig, ppo.make_train),
+    "alphazero": (alphazero.AZConfig, alphazero.make_train),
+}
+
+
+def make_trainer(config: Any, mesh: Any = None) -> Any:
+    """The trainer of ``config`` (a :class:`~blokus_agents.training.ppo.PPOConfig` or
+    :class:`~blokus_agents.training.alphazero.AZConfig`), split over ``mesh`` when one is given."""
+    return ALGORITHMS[config.algorithm][1](config, mesh)
+
+
+__all__ = ["ALGORITHMS", "config_class", "make_trainer"]

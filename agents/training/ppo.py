@@ -1,0 +1,325 @@
+"""PPO self-play for blokus-jax, PureJaxRL style: everything from the rollout to the optimiser step runs on device.
+
+Design notes: ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax.sharding import Mesh
+
+from blokus_agents.players.networks import PolicyValueNet, masked_logits, sample_masked
+from blokus_agents.training.configs import PPOConfig
+
+# the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
+from blokus_agents.training.scaffold import (
+    LinearDecay,
+    LinearDecayState,
+    fresh_runner_fields,
+    jit_trainer,
+    lr_schedule,
+    make_mesh,
+    make_optimizer,
+    make_parts,
+    param_norm,
+    runner_shardings,
+    with_lr_horizon,
+)
+from blokus_jax.env import Env, State
+from blokus_jax.observe import Observation
+
+
+class Transition(NamedTuple):
+    """One rollout step of every game (leading axes ``[T, N]`` after the scan)."""
+
+    obs: Observation
+    mask: jax.Array  # bool[A] legal actions
+    action: jax.Array  # int32
+    log_prob: jax.Array  # f32 under the acting policy
+    value: jax.Array  # f32 value of the seat to move
+    player: jax.Array  # int32 seat that moved
+    rewards: jax.Array  # f32[num_players] rewards of this step
+    done: jax.Array  # bool: the game ended on this step
+
+
+class Runner(struct.PyTreeNode):
+    """Everything that changes during training: the whole state a checkpoint stores.
+
+    ``key`` is a raw ``uint32[2]`` PRNG key; ``update`` counts completed updates. The optimiser state ``opt_state``
+    also holds the learning-rate schedule's position and horizon (see :attr:`lr_horizon`).
+    """
+
+    params: Any
+    opt_state: Any
+    env_state: State
+    key: jax.Array
+    update: jax.Array
+
+    @property
+    def lr_horizon(self) -> jax.Array:
+        """Updates over which the learning rate decays (kept in the schedule's state inside ``opt_state``)."""
+        return self.opt_state.hyperparams_states["learning_rate"].horizon
+
+
+# ------------------------------------------------------------------------------------------------------- trainer
+@dataclass(frozen=True, eq=False)
+class PPOTrainer:
+    """What :func:`make_train` returns: the environment, network and optimiser of one config and its functions.
+
+    ``trainer(key)`` runs all ``config.num_updates`` updates in one jitted call (metrics stacked per update);
+    ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
+    host loop (``update`` donates its runner: pass each runner once and use the one returned; ``init_pure`` and
+    ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
+    and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
+    (``init`` and ``update`` place their outputs accordingly, as ``shardings`` says; ``None`` without a mesh).
+    """
+
+    config: PPOConfig
+    env: Env
+    network: PolicyValueNet
+    optimizer: optax.GradientTransformation
+    mesh: Mesh | None
+    init_pure: Callable[[jax.Array], Runner]
+    init: Callable[[jax.Array], Runner]
+    rollout: Callable[..., tuple[State, Transition]]
+    update_pure: Callable[[Runner], tuple[Runner, dict]]
+    update: Callable[[Runner], tuple[Runner, dict]]
+    loss: Callable[..., tuple[jax.Array, dict]]
+    train: Callable[[jax.Array], tuple[Runner, dict]]
+    shardings: Runner | None = None
+
+    def __call__(self, key: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
+        return self.train(key)
+
+    def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
+        """Learning rate of update number ``update`` when it decays over ``horizon`` updates."""
+        return lr_schedule(self.config).at(update, horizon)
+
+
+def make_loss(config: PPOConfig, network: PolicyValueNet) -> Callable[..., tuple[jax.Array, dict[str, jax.Array]]]:
+    """Step 5 of :func:`make_train`: the PPO loss ``loss(params, batch, advantages, targets, valid)`` of ``config``'s
+    coefficients on ``network``."""
+    c = config
+
+    def loss(
+        params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
+        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
+        moves (one legal action)."""
+        logits, value = network.apply(params, batch.obs)
+        log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
+        log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
+        choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
+        w_pi, w_v = choice.astype(jnp.float32), valid.astype(jnp.float32)
+        mean = lambda x, w: jnp.sum(x * w) / jnp.maximum(jnp.sum(w), 1.0)  # noqa: E731
+
+        adv_mean = mean(advantages, w_pi)
+        adv = (advantages - adv_mean) / (jnp.sqrt(mean((advantages - adv_mean) ** 2, w_pi)) + 1e-8)
+        log_ratio = log_prob - batch.log_prob
+        ratio = jnp.exp(log_ratio)
+        policy_loss = mean(-jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps) * adv), w_pi)
+        clipped_value = batch.value + jnp.clip(value - batch.value, -c.clip_eps, c.clip_eps)
+        value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
+        entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
+        total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
+        terms = dict(
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            entropy=entropy,
+            approx_kl=mean((ratio - 1) - log_ratio, w_pi),
+            clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi),
+        )
+        return total, terms
+
+    return loss
+
+
+def _update_metrics(
+    terms: dict[str, jax.Array], traj: Transition, targets: jax.Array, valid: jax.Array, opt_state: Any, params: Any
+) -> dict[str, jax.Array]:
+    """The scalar metrics of one PPO update: the loss terms averaged over its optimiser steps, the value head's
+    explained variance, the learning rate, games finished, the share of valid steps and the parameter norm."""
+    w = valid.astype(jnp.float32)
+    residual = jnp.sum(w * (targets - traj.value) ** 2) / jnp.maximum(w.sum(), 1)
+    centred = jnp.sum(w * (targets - jnp.sum(w * targets) / jnp.maximum(w.sum(), 1)) ** 2) / jnp.maximum(w.sum(), 1)
+    metrics = {k: v.mean() for k, v in terms.items()}
+    metrics.update(
+        explained_variance=1.0 - residual / jnp.maximum(centred, 1e-8),
+        learning_rate=opt_state.hyperparams["learning_rate"],
+        games_finished=jnp.sum(traj.done),
+        valid_fraction=w.mean(),
+        param_norm=param_norm(params),
+    )
+    return metrics
+
+
+def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
+    """PureJaxRL's entry point: the :class:`PPOTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested
+    functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
+    :func:`make_loss`). The environment, network, optimiser, shardings and jit wiring come from
+    :mod:`blokus_agents.training.scaffold`."""
+    c = config
+    parts = make_parts(c, mesh)
+    env, network, optimizer = parts
+    observe = jax.vmap(env.observe)
+    env_step = jax.vmap(env.step_autoreset)
+    loss = make_loss(c, network)  # 5. the loss
+
+    def init(key: jax.Array) -> Runner:
+        return Runner(**fresh_runner_fields(parts, c.num_envs, key))
+
+    # 1. rollout
+    def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
+        """Play ``num_steps`` self-play steps in every game; returns the final states and the ``[T, N]`` batch."""
+
+        def one(states, step_key):
+            obs = observe(states)
+            mask = states.legal_action_mask
+            logits, value = network.apply(params, obs)
+            action, log_prob = sample_masked(step_key, logits, mask)
+            next_states, rewards, done = env_step(states, action)
+            return next_states, Transition(obs, mask, action, log_prob, value, states.current_player, rewards, done)
+
+        return jax.lax.scan(one, env_state, jax.random.split(key, c.num_steps))
+
+    def update(runner: Runner) -> tuple[Runner, dict[str, jax.Array]]:
+        """One update; returns the new runner and scalar metrics (means over the update's optimiser steps)."""
+        key, rollout_key, shuffle_key = jax.random.split(runner.key, 3)
+
+        env_state, traj = rollout(runner.params, runner.env_state, rollout_key)
+
+        # 2. per-seat GAE (see seat_gae below)
+        _, last_value = network.apply(runner.params, observe(env_state))
+        advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
+            traj.player,
+            traj.rewards,
+            traj.done,
+            traj.value,
+            env_state.current_player,
+            last_value,
+            c.gamma,
+            c.gae_lambda,
+        )
+        targets = advantages + traj.value
+
+        # 3. epochs: each reshuffles the rollout into minibatches. Game-major layout [N, T, ...]: minibatches index
+        # the time axis only, so the games' split across devices is kept.
+        data = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), (traj, advantages, targets, valid))
+
+        def epoch(carry, epoch_key):
+            perms = jax.vmap(lambda k: jax.random.permutation(k, c.num_steps))(
+                jax.random.split(epoch_key, c.num_envs)
+            )  # [N, T]
+
+            def split(x):
+                x = jnp.take_along_axis(x, perms.reshape(perms.shape + (1,) * (x.ndim - 2)), axis=1)
+                x = x.reshape(c.num_envs, c.num_minibatches, -1, *x.shape[2:])
+                return jnp.swapaxes(x, 0, 1)  # [M, N, T/M, ...]
+
+            return jax.lax.scan(minibatch, carry, jax.tree.map(split, data))
+
+        # 4. minibatches: one optimiser step each
+        def minibatch(carry, batch):
+            params, opt_state = carry
+            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, *batch)
+            steps, opt_state = optimizer.update(grads, opt_state, params)
+            return (optax.apply_updates(params, steps), opt_state), terms
+
+        (params, opt_state), terms = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, c.update_epochs)
+        )
+        metrics = _update_metrics(terms, traj, targets, valid, opt_state, params)
+        runner = runner.replace(
+            params=params, opt_state=opt_state, env_state=env_state, key=key, update=runner.update + 1
+        )
+        return runner, metrics
+
+    jitted = jit_trainer(init, update, c.num_updates, mesh)
+    return PPOTrainer(
+        config=c,
+        env=env,
+        network=network,
+        optimizer=optimizer,
+        mesh=mesh,
+        init_pure=init,
+        init=jitted.init,
+        rollout=rollout,
+        update_pure=update,
+        update=jitted.update,
+        loss=loss,
+        train=jitted.train,
+        shardings=jitted.shardings,
+    )
+
+
+# ------------------------------------------------------------------------------------------- per-seat GAE
+def seat_gae(
+    players: jax.Array,
+    rewards: jax.Array,
+    dones: jax.Array,
+    values: jax.Array,
+    last_player: jax.Array,
+    last_value: jax.Array,
+    gamma: float,
+    lam: float,
+) -> tuple[jax.Array, jax.Array]:
+    """Per-seat generalised advantage estimates for one game stream (see the module docstring for the method).
+
+    Args: ``players`` ``int32[T]`` seat that moved at each step; ``rewards`` ``f32[T, num_players]`` rewards of each
+    step; ``dones`` ``bool[T]`` the game ended on that step (the next step starts a new game); ``values`` ``f32[T]``
+    value of the mover's position; ``last_player``/``last_value``: seat to move after the last step and its value.
+    Returns ``(advantages f32[T], valid bool[T])``; ``valid`` is false for decisions that have no bootstrap value
+    (their seat does not move again before the rollout ends and the game is still running); their advantage is 0.
+    """
+    num_players = rewards.shape[-1]
+    seats = jnp.arange(num_players)
+    init = (
+        jnp.where(seats == last_player, last_value, 0.0),  # value of each seat's next decision
+        jnp.zeros((num_players,)),  # advantage of each seat's next decision
+        jnp.zeros((num_players,)),  # rewards received since each seat last moved
+        seats == last_player,
+    )  # whether that next value is known
+
+    def back(carry, step):
+        next_value, next_adv, reward_sum, known = carry
+        player, reward, done, value = step
+        next_value, next_adv, reward_sum = (jnp.where(done, 0.0, x) for x in (next_value, next_adv, reward_sum))
+        known = known | done
+        reward_sum = reward_sum + reward
+        delta = reward_sum[player] + gamma * next_value[player] - value
+        adv = jnp.where(known[player], delta + gamma * lam * next_adv[player], 0.0)
+        mine = seats == player
+        carry = (
+            jnp.where(mine, value, next_value),
+            jnp.where(mine, adv, next_adv),
+            jnp.where(mine, 0.0, reward_sum),
+            known | mine,
+        )
+        return carry, (adv, known[player])
+
+    _, (advantages, valid) = jax.lax.scan(back, init, (players, rewards, dones, values), reverse=True)
+    return advantages, valid
+
+
+__all__ = [
+    "LinearDecay",
+    "LinearDecayState",
+    "PPOConfig",
+    "PPOTrainer",
+    "Runner",
+    "Transition",
+    "make_mesh",
+    "make_optimizer",
+    "make_train",
+    "runner_shardings",
+    "seat_gae",
+    "with_lr_horizon",
+]
