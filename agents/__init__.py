@@ -1,5 +1,6 @@
 """Agents for blokus-jax: heuristic bots (pure JAX policies), the agent-spec resolver, the arena that measures them,
-batched tree search (``mcts``, ``az:``), the shipped baseline agents (``baseline:NAME``), the PPO trainer and the CLI.
+batched tree search (``mcts``, ``az:``), the shipped baseline agents (``baseline:NAME``), the PPO and AlphaZero
+trainers and the CLI.
 
 Quick start::
 
@@ -8,21 +9,66 @@ Quick start::
     env = blokus_jax.make("duo")
     report = round_robin(env, {s: resolve_agent(s, env) for s in ("random", "greedy", "minimax:k=4")}, games=100)
     print(report.markdown())
+
+The package is in folders that are its layers, bottom to top: `core`, `search`, `players`, `engines`, `training`,
+`cli` (see docs/architecture.md). The names below load on first use, so that `import blokus_agents` and
+`blokus-jax --help` import no JAX; the built-in agents register when the registry is first used.
 """
 
-from blokus_agents.core.policies import (
-    AgentSpecError,
-    ParamPolicy,
-    Policy,
-    register_agent,
-    register_prefix,
-    resolve_agent,
-)
-from blokus_agents.engines.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
-from blokus_agents.players import catalog  # noqa: F401 (registers every built-in agent)
-from blokus_agents.players.baselines import baseline_policy
-from blokus_agents.players.bots import BOTS, get_bot
-from blokus_agents.search.mcts import mcts_policy
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from blokus_agents.core.policies import (
+        AgentSpecError,
+        ParamPolicy,
+        Policy,
+        register_agent,
+        register_prefix,
+        resolve_agent,
+    )
+    from blokus_agents.engines.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
+    from blokus_agents.players.baselines import baseline_policy
+    from blokus_agents.players.bots import BOTS, get_bot
+    from blokus_agents.search.mcts import mcts_policy
+
+#: Each public name and the module that defines it.
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("AgentSpecError", "ParamPolicy", "Policy", "register_agent", "register_prefix", "resolve_agent"),
+        "core.policies",
+    ),
+    **dict.fromkeys(("ArenaReport", "MatchResult", "play_match", "round_robin", "seat_patterns"), "engines.arena"),
+    "baseline_policy": "players.baselines",
+    **dict.fromkeys(("BOTS", "get_bot"), "players.bots"),
+    "mcts_policy": "search.mcts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on its first use.
+
+    Args:
+        name: The attribute asked for.
+
+    Returns:
+        The object, which is then cached in the package's namespace.
+
+    Raises:
+        AttributeError: When `blokus_agents` has no such name.
+    """
+    if name not in _HOMES:
+        raise AttributeError(f"module 'blokus_agents' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"blokus_agents.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "BOTS",

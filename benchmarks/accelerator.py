@@ -153,7 +153,8 @@ def ppo_section(p: dict) -> str:
     """PPO updates (rollout + GAE + epochs) timed one at a time with :func:`blokus_agents.training.ppo.make_train`."""
     import jax
 
-    from blokus_agents.training.ppo import PPOConfig, make_train
+    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.training.ppo import make_train
 
     rows = []
     for num_envs in p["num_envs"]:
@@ -197,7 +198,7 @@ def alphazero_section(p: dict) -> str:
     header = ["variant", "num_envs x num_steps", "sims", "self-play moves/s", "train samples/s", "self-play share"]
     header += ["s per update", "compile s", "runs"]
     try:
-        from blokus_agents.training.alphazero import AZConfig
+        from blokus_agents.training.configs import AZConfig
     except ImportError as exc:
         progress(f"alphazero: not available ({exc})")
         missing = [p["variant"], "not available", *["-"] * (len(header) - 3), f"({type(exc).__name__})"]

@@ -16,8 +16,7 @@ import argparse
 import jax
 
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.alphazero import AZConfig
-from blokus_agents.training.ppo import PPOConfig
+from blokus_agents.training.configs import AZConfig, PPOConfig
 
 
 def peak_bytes(compiled) -> dict[str, int]:

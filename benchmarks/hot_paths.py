@@ -83,7 +83,8 @@ def _rollout(variant: str, autoreset: bool) -> Callable[[int], HotPath]:
 
 
 def _ppo_update(batch: int) -> HotPath:
-    from blokus_agents.training.ppo import PPOConfig, make_train
+    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.training.ppo import make_train
 
     config = PPOConfig(variant="duo", num_envs=batch, num_steps=32)
     with accelerator_networks():
@@ -95,7 +96,8 @@ def _ppo_update(batch: int) -> HotPath:
 
 
 def _alphazero_update(batch: int) -> HotPath:
-    from blokus_agents.training.alphazero import AZConfig, make_train
+    from blokus_agents.training.alphazero import make_train
+    from blokus_agents.training.configs import AZConfig
 
     config = AZConfig(variant="duo", num_envs=batch, num_steps=8, sims=32, batch_size=2 * batch)
     with accelerator_networks():
@@ -108,7 +110,7 @@ def _alphazero_update(batch: int) -> HotPath:
 
 
 def _mcts_search(batch: int) -> HotPath:
-    from blokus_agents.search.mcts import make_search, rollout_evaluator
+    from blokus_agents.search.gumbel import make_search, rollout_evaluator
     from blokus_jax import make
 
     env = make("duo")

@@ -20,7 +20,7 @@ import argparse
 import sys
 
 import blokus_jax
-from blokus_agents.cli import resolve_agent
+from blokus_agents import resolve_agent
 from blokus_agents.engines import ladder
 from blokus_agents.search import mcts as search
 

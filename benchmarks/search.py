@@ -11,7 +11,8 @@ Each row times one batched search call (``make_search`` with the ``rollout`` eva
 timed calls. ``sims/s`` counts simulations (tree expansions, each with ``playouts`` playouts), ``moves/s`` searches.
 
 The playout table compares, at the same batch size and from the same positions, placements/s of the fast playout
-(``blokus_jax.rules.playout``, greedy policy) with the bare env playing the same greedy games through ``Env.step``
+(``blokus_agents.search.playouts.playout``, greedy policy) with the bare env playing the same greedy games through
+``Env.step``
 and with the bare env's random play (``Env.step`` + ``Env.sample_action``, the throughput benchmark's number).
 ``in search`` estimates the playout placements made per second inside the search (playout placements per search,
 measured from the root positions, times searches/s).
@@ -63,7 +64,7 @@ def search_row(variant: str, batch: int, sims: int, k: int, playouts: int, depth
     """One row of the search table."""
     import jax
 
-    from blokus_agents.search.mcts import make_search, rollout_evaluator
+    from blokus_agents.search.gumbel import make_search, rollout_evaluator
     from blokus_jax import make
 
     env = make(variant)
@@ -90,7 +91,8 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
     import jax.numpy as jnp
 
     from blokus_agents.players.bots import greedy_bot
-    from blokus_jax import make, rules
+    from blokus_agents.search import playouts
+    from blokus_jax import make
 
     env = make(variant)
     states = positions(env, batch, depth)
@@ -99,7 +101,7 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
 
     def fast(keys, states):
         def one(key, s):
-            remaining, _ = rules.playout(
+            remaining, _ = playouts.playout(
                 env.tables, key, s.board, s.remaining, s.pieces_placed, s.last_was_monomino, s.passed, s.current_color
             )
             return jnp.sum(s.remaining.astype(jnp.int32) - remaining)

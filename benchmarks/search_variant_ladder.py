@@ -2,7 +2,7 @@
 unchanged (same flags, same results format) with one of these changes to every search built in the process:
 
 - ``--corner-prior BETA``: the network's prior logits plus ``BETA`` times the corner-balance move scores that
-  ``mcts`` uses as its prior (:func:`blokus_agents.players.bots.corner_move_scores`: own attach points made minus own
+  ``mcts`` uses as its prior (:func:`blokus_agents.search.playouts.corner_move_scores`: own attach points made minus own
   lost,
   plus the opponent's covered; no size term);
 - ``--value-scale V``: mctx's completed-Q scale in the network's search
@@ -25,8 +25,7 @@ import functools
 import sys
 from pathlib import Path
 
-from blokus_agents.players import bots
-from blokus_agents.search import gumbel
+from blokus_agents.search import gumbel, playouts
 from blokus_agents.search import mcts as search
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,7 +38,7 @@ def with_corner_prior(beta: float):
     plain = gumbel.network_evaluator
 
     def network_evaluator(env, apply_fn):
-        base, scores = plain(env, apply_fn), bots.corner_move_scores(env, 0.0)
+        base, scores = plain(env, apply_fn), playouts.corner_move_scores(env, 0.0)
 
         def evaluate(params, key, state, root_player):
             logits, value = base(params, key, state, root_player)

@@ -18,7 +18,8 @@ import time
 
 import jax
 
-from blokus_agents.cli import print_table, resolve_agent
+from blokus_agents import resolve_agent
+from blokus_agents.cli.common import print_table
 from blokus_agents.engines.arena import round_robin
 from blokus_agents.players.bots import BOTS
 from blokus_jax import make, variant_names

@@ -25,10 +25,11 @@ import time
 
 import jax
 
-from blokus_agents.training.alphazero import AZConfig
 from blokus_agents.training.alphazero import make_train as make_az_train
-from blokus_agents.training.ppo import PPOConfig, PPOTrainer, make_train
-from blokus_agents.training.train import read_metrics, run
+from blokus_agents.training.configs import AZConfig, PPOConfig
+from blokus_agents.training.ppo import PPOTrainer, make_train
+from blokus_agents.training.rundir import read_metrics
+from blokus_agents.training.train import run
 
 
 def env_only_seconds(trainer: PPOTrainer, repeats: int = 3) -> float:

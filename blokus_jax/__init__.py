@@ -6,39 +6,84 @@ Quick start::
     env = blokus_jax.make("duo")
     state = env.init(jax.random.key(0))
     state = env.step(state, env.sample_action(jax.random.key(1), state))
+
+The names below load on first use (`import blokus_jax` does not import JAX until one of them needs it), so that
+programs such as `blokus-jax --help` start quickly.
 """
 
-from blokus_jax.env import REWARD_MODES, Env, Game, State, make
-from blokus_jax.errors import (
-    ActionTypeError,
-    BlokusError,
-    CheckpointError,
-    ConfigError,
-    IllegalActionError,
-    PieceError,
-    RecordError,
-    VariantError,
-)
-from blokus_jax.observe import OBS_VERSION, Observation
-from blokus_jax.pieces import STANDARD_SHAPES, Piece, standard_pieces
-from blokus_jax.variants import VARIANTS, Variant, get_variant, variant_names
-from blokus_jax.wrappers import AutoReset
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from blokus_jax.env import REWARD_MODES, Env, Game, State, make
+    from blokus_jax.errors import (
+        ActionTypeError,
+        BlokusError,
+        CheckpointError,
+        ConfigError,
+        IllegalActionError,
+        PieceError,
+        RecordError,
+        VariantError,
+    )
+    from blokus_jax.observe import OBS_VERSION, Observation
+    from blokus_jax.pieces import STANDARD_SHAPES, Piece, standard_pieces
+    from blokus_jax.variants import VARIANTS, Variant, get_variant, variant_names
+    from blokus_jax.wrappers import AutoReset
 
 __version__ = "0.2.0"
 
-#: The I/O modules, which live in `blokus_jax.io`, stay reachable as `from blokus_jax import records` (loaded on use).
+#: Each public name and the module that defines it.
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(("REWARD_MODES", "Env", "Game", "State", "make"), "env"),
+    **dict.fromkeys(
+        (
+            "ActionTypeError",
+            "BlokusError",
+            "CheckpointError",
+            "ConfigError",
+            "IllegalActionError",
+            "PieceError",
+            "RecordError",
+            "VariantError",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(("OBS_VERSION", "Observation"), "observe"),
+    **dict.fromkeys(("STANDARD_SHAPES", "Piece", "standard_pieces"), "pieces"),
+    **dict.fromkeys(("VARIANTS", "Variant", "get_variant", "variant_names"), "variants"),
+    "AutoReset": "wrappers",
+}
+#: The I/O modules, which live in `blokus_jax.io`, stay reachable as `from blokus_jax import records`.
 _IO_MODULES = ("fileio", "record_json", "records", "render", "sgf", "viewer")
 
 
-def __getattr__(name: str):
-    """Load an I/O module of `blokus_jax.io` on first use as an attribute of `blokus_jax` (`blokus_jax.records`)."""
-    if name in _IO_MODULES:
-        import importlib
+def __getattr__(name: str) -> Any:
+    """Load a public name (or an I/O module of `blokus_jax.io`) on its first use.
 
-        module = importlib.import_module(f"blokus_jax.io.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'blokus_jax' has no attribute {name!r}")
+    Args:
+        name: The attribute asked for.
+
+    Returns:
+        The object, which is then cached in the package's namespace.
+
+    Raises:
+        AttributeError: When `blokus_jax` has no such name.
+    """
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"blokus_jax.{_HOMES[name]}"), name)
+    elif name in _IO_MODULES:
+        value = importlib.import_module(f"blokus_jax.io.{name}")
+    else:
+        raise AttributeError(f"module 'blokus_jax' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_IO_MODULES})
 
 
 __all__ = [

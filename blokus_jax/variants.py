@@ -249,6 +249,16 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
 }
 
 
+#: The SGF game type (``GM``) of each variant that Pentobi knows (its ``.blksgf`` files and GTP engine).
+GAMES: dict[str, str] = {
+    "classic": "Blokus",
+    "classic_2p": "Blokus Two-Player",
+    "classic_3p": "Blokus Three-Player",
+    "duo": "Blokus Duo",
+    "junior": "Blokus Junior",
+}
+
+
 def get_variant(name: str | Variant, /, **overrides) -> Variant:
     """The registered variant ``name`` (or a given :class:`Variant`) with fields replaced by ``overrides``.
 

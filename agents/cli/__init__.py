@@ -4,9 +4,11 @@
 A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
 its registration function: it adds the command's arguments to the ``argparse`` parser it is given and returns the
 handler ``(args) -> exit code``, which raises the project's errors (``BlokusError``, ``ValueError``) for bad input.
-Heavy dependencies that only one command needs (the trainer, orbax, matplotlib) are imported inside its handler.
-To add a command, write such a module in this package, import it below and add it to :data:`COMMANDS`.
-The commands resolve agent specs through this package's ``resolve_agent``, so that one replacement reaches them all.
+A command module imports JAX and everything heavy inside its handler (and the functions the handler calls), so that
+``blokus-jax --help``, ``blokus-jax CMD --help`` and an argument error load no JAX. To add a command, write such a
+module in this package, import it below and add it to `COMMANDS`. The commands resolve agent specs through
+`blokus_agents.core.policies.resolve_agent` (looked up on the module when called, so that one replacement reaches
+them all).
 """
 
 from __future__ import annotations
@@ -22,31 +24,8 @@ import warnings
 from types import ModuleType
 
 from blokus_agents.cli import bench, evaluate, gtp, match, play, replay, train, view
-from blokus_agents.cli.common import (  # noqa: F401 (names importable from blokus_agents.cli)
-    Handler,
-    nonnegative_int,
-    output_dir,
-    output_file,
-    positive_float,
-    positive_int,
-    print_table,
-    run_variant,
-    say,
-    unit_float,
-    use_compile_cache,
-)
-from blokus_agents.cli.play import (  # noqa: F401 (names importable from blokus_agents.cli)
-    Deferred,
-    _timed,
-    describe_move,
-    parse_cell,
-    parse_move,
-    play_game,
-    play_help,
-    suggest_command,
-)
+from blokus_agents.cli.common import say, use_compile_cache
 from blokus_agents.core.messages import first_line as _first_line
-from blokus_agents.core.policies import resolve_agent  # noqa: F401 (the resolver every command uses)
 from blokus_jax import _extras
 from blokus_jax.errors import BlokusError
 

@@ -13,10 +13,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from blokus_agents.core.policies import agent_names, split_target
-from blokus_agents.players.baselines import baseline_variant
-from blokus_agents.search.mcts import calibration_log
-from blokus_agents.training import checkpoint
 from blokus_jax import _extras
 
 #: A command's handler: ``(parsed arguments) -> exit code``.
@@ -153,6 +149,9 @@ def output_dir(text: str) -> str:
 def run_variant(specs: list[str]) -> str | None:
     """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
     they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
+    from blokus_agents.core.policies import agent_names
+    from blokus_agents.players.baselines import baseline_variant
+
     variants = {}
     for spec in specs:
         prefix, colon, _ = spec.partition(":")
@@ -171,6 +170,8 @@ def run_variant(specs: list[str]) -> str | None:
 
 
 def _target_or_none(spec: str) -> str | None:
+    from blokus_agents.core.policies import split_target
+
     try:
         return split_target(spec)[0]
     except ValueError:
@@ -181,7 +182,9 @@ def _run_config(run_dir: str, spec: str | None = None) -> Any:
     """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
     ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
     _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
-    checkpoint.require_agent_run(run_dir, spec)
+    from blokus_agents.training import checkpoint, checkpoint_index
+
+    checkpoint_index.require_agent_run(run_dir, spec)
     return checkpoint.load_config(run_dir)
 
 
@@ -230,6 +233,8 @@ def showing_calibration(stream: TextIO | None = None) -> Iterator[None]:
     """Within the block, each step of a ``seconds=`` budget's calibration (:data:`search.calibration_log
     <blokus_agents.search.mcts.calibration_log>`: positions, each compilation, each timing) is one indented line on
     ``stream`` (stderr), so that a calibration of some minutes shows where it is."""
+    from blokus_agents.search.mcts import calibration_log
+
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(logging.Formatter("  %(message)s"))
     level = calibration_log.level

@@ -6,11 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-import jax
-import jax.numpy as jnp
-
-from blokus_agents import cli
 from blokus_agents.cli.common import (
     AGENT_HELP,
     Handler,
@@ -23,10 +20,12 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_agents.core.policies import Policy
-from blokus_agents.engines.arena import ArenaReport, check_opening, round_robin
-from blokus_jax.env import Env, State, make
 from blokus_jax.variants import variant_names
+
+if TYPE_CHECKING:
+    from blokus_agents.core.policies import Policy
+    from blokus_agents.engines.arena import ArenaReport
+    from blokus_jax.env import Env
 
 NAME = "eval"
 HELP = "play every pair of agents against each other and print win rates, scores and Elo"
@@ -78,6 +77,10 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     )
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_agents.core import policies
+        from blokus_agents.engines.arena import check_opening, round_robin
+        from blokus_jax.env import make
+
         if len(set(args.agents)) != len(args.agents) or len(args.agents) < 2:
             raise ValueError(f"--agents needs at least two distinct agents, got {args.agents}")
         if args.save_games and args.num_saved > MAX_SAVED:
@@ -88,7 +91,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         except ValueError as exc:
             raise ValueError(f"--opening: {exc}") from None
         with showing_calibration():  # a seconds= agent says how its calibration goes
-            policies = {spec: cli.resolve_agent(spec, env) for spec in args.agents}
+            policies = {spec: policies.resolve_agent(spec, env) for spec in args.agents}
         report = round_robin(
             env,
             policies,
@@ -136,7 +139,11 @@ def save_sample_games(
 ) -> list:
     """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
     as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
+    import jax
+    import jax.numpy as jnp
+
     from blokus_jax import rollout
+    from blokus_jax.env import State
     from blokus_jax.io import records
 
     def mixed(key: jax.Array, state: State) -> jax.Array:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from blokus_agents.cli.common import AGENT_HELP, Handler, nonnegative_int, variant_of
-from blokus_jax.io.sgf import GAMES
+from blokus_jax.variants import GAMES
 
 NAME = "gtp"
 HELP = "play an agent as a GTP engine on stdin/stdout (Pentobi's dialect: twogtp, GoGui, blokus-jax match)"

@@ -21,14 +21,15 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_jax.io.sgf import GAMES
+from blokus_jax.variants import GAMES
 
 NAME = "match"
 HELP = "play an agent against a GTP engine (e.g. Pentobi) game by game; with --levels, an Elo on Pentobi's scale"
 
 
 def _levels(text: str) -> list[int]:
-    from blokus_agents.engines.ladder import MatchError, parse_levels
+    from blokus_agents.engines.gtp_client import MatchError
+    from blokus_agents.engines.ladder import parse_levels
 
     try:
         return parse_levels(text)

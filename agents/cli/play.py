@@ -9,26 +9,22 @@ import difflib
 import functools
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from blokus_agents import cli
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_int,
     showing_calibration,
     variant_of,
 )
-from blokus_agents.core.policies import Policy, check_agent
-from blokus_agents.search.mcts import calibrated_budgets
-from blokus_jax import rules
-from blokus_jax.env import Env, State, make
 from blokus_jax.errors import IllegalActionError
-from blokus_jax.io import records, render
 from blokus_jax.variants import variant_names
+
+if TYPE_CHECKING:
+    import jax
+
+    from blokus_agents.core.policies import Policy
+    from blokus_jax.env import Env, State
 
 PLAY_HELP = """Commands:
   <piece> <orientation> <cell>   e.g. "{example}": piece name, orientation number (0 to one less than the piece's
@@ -50,6 +46,8 @@ def play_help(env: Env, color: int = 0) -> str:
     """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
     board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
     and cell, and the list of its cells."""
+    from blokus_jax.io import render
+
     pieces = env.variant.pieces
     legal = _first_moves(env, color)
     index = max(range(len(pieces)), key=lambda i: (min(len(pieces[i].orientations), 2), len(pieces[i].cells), -i))
@@ -67,6 +65,11 @@ def play_help(env: Env, color: int = 0) -> str:
 
 def _first_moves(env: Env, color: int) -> list[int]:
     """The legal placements (action ids, ascending) of ``color`` on the empty board."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from blokus_jax import rules
+
     state = env.init()
     bits = env.placement_bits(state, jnp.int32(color))
     mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
@@ -88,6 +91,8 @@ PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
 def suggest_command(text: str, env: Env) -> str | None:
     """The command that a one-word input which is neither a command nor a cell name most likely meant (``hlep``
     -> ``help``), or ``None`` when it looks like no command."""
+    from blokus_jax.io import render
+
     word = text.strip().lower()
     if " " in word or word in PLAY_COMMANDS:
         return None
@@ -102,6 +107,8 @@ def suggest_command(text: str, env: Env) -> str | None:
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
     """``(row, col)`` of a typed cell name such as ``"e10"`` (Pentobi convention, see :func:`render.cell_name`)."""
+    from blokus_jax.io import render
+
     return render.parse_cell_name(env.variant, token)
 
 
@@ -120,6 +127,8 @@ def parse_move(text: str, env: Env) -> int:
     """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
     ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
     when the text is not a move."""
+    from blokus_jax.io import render
+
     tokens = text.replace(",", " ").split()
     if len(tokens) > MAX_TOKENS:
         raise IllegalActionError(
@@ -167,6 +176,8 @@ def parse_move(text: str, env: Env) -> int:
 
 def describe_move(env: Env, action: int) -> str:
     """``"L5 3 c4 (cells c4 c5 d4 ...)"`` for a placement, ``"pass"`` for the pass."""
+    from blokus_jax.io import render
+
     if action == env.pass_action:
         return "pass"
     piece, orientation, row, col = env.decode_action(action)
@@ -212,10 +223,15 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_agents.core import policies
+        from blokus_jax.env import make
+
         env = make(variant_of(args, [args.opponent, args.hint_bot]))
         if not 0 <= args.seat < env.num_players:
             raise ValueError(f"--seat {args.seat} is not a seat of {env.variant.name!r}; use 0-{env.num_players - 1}")
-        check_agent(args.hint_bot, env)  # before anything compiles; a timed hint bot is built at the first hint
+        policies.check_agent(
+            args.hint_bot, env
+        )  # before anything compiles; a timed hint bot is built at the first hint
         if _timed(args.opponent):
             print(f"calibrating {args.opponent!r} to its time budget here (two compilations):", file=sys.stderr)
         opponent = _resolve_saying_budget(args.opponent, env)
@@ -224,7 +240,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
                 functools.partial(_resolve_saying_budget, args.hint_bot, env), args.hint_bot
             )
         else:
-            hint_bot = cli.resolve_agent(args.hint_bot, env)
+            hint_bot = policies.resolve_agent(args.hint_bot, env)
         return play_game(
             env,
             opponent,
@@ -241,9 +257,12 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 def _resolve_saying_budget(spec: str, env: Env) -> Policy:
     """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
     it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
+    from blokus_agents.core import policies
+    from blokus_agents.search.mcts import calibrated_budgets
+
     before = len(calibrated_budgets())
     with showing_calibration():
-        policy = cli.resolve_agent(spec, env)
+        policy = policies.resolve_agent(spec, env)
     if len(calibrated_budgets()) > before:
         print(f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine", file=sys.stderr)
     return policy
@@ -265,6 +284,8 @@ class Deferred:
 def _reply(command: str, env: Env, state: State) -> str | None:
     """The answer to a command that leaves the position as it is (``pieces``, ``show NAME``, a mistyped command);
     ``None`` for a move."""
+    import numpy as np
+
     lowered = command.lower()
     if lowered == "pieces":
         remaining = np.asarray(state.remaining)[int(state.current_color)]
@@ -283,13 +304,11 @@ def _reply(command: str, env: Env, state: State) -> str | None:
     return None
 
 
-def play_game(
-    env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
-) -> int:
-    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
-    seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
-    step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
-    hints: list[Callable] = []  # the jitted hint policy, built at the first 'hint' when it is Deferred
+def _hint_policy(hint_bot: Policy | Deferred) -> Callable:
+    """``hint_bot`` jitted, built at its first call when it is `Deferred` (a time budget calibrates then)."""
+    import jax
+
+    hints: list[Callable] = []
 
     def hint(key: jax.Array, state: State) -> jax.Array:
         if not hints:
@@ -299,6 +318,23 @@ def play_game(
                 policy = hint_bot.build()
             hints.append(jax.jit(policy))
         return hints[0](key, state)
+
+    return hint
+
+
+def play_game(
+    env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
+) -> int:
+    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
+    seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
+    import jax
+    import numpy as np
+
+    from blokus_jax import rules
+    from blokus_jax.io import records, render
+
+    step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
+    hint = _hint_policy(hint_bot)
 
     key = jax.random.key(seed)
     state = env.init(key)

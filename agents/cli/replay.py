@@ -8,7 +8,6 @@ from pathlib import Path
 from blokus_agents.cli.common import (
     Handler,
 )
-from blokus_jax.env import make
 
 NAME = "replay"
 HELP = "print a recorded game (.blksgf or .json) move by move in the terminal"
@@ -21,6 +20,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--boards", action="store_true", help="print the board after every placement")
 
     def run(args: argparse.Namespace) -> int:
+        from blokus_jax.env import make
         from blokus_jax.io import records, render
 
         # The game as terminal text: one line per action (colour, piece and Pentobi cells or the pass, and the

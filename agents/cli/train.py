@@ -20,8 +20,7 @@ from blokus_agents.cli.common import (
     print_table,
     unit_float,
 )
-from blokus_agents.training import checkpoint
-from blokus_agents.training.configs import DISTRIBUTED_TIMEOUT
+from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
@@ -244,6 +243,8 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
 def _resumed_config(args: argparse.Namespace, out: str) -> Any:
     """The config of the run in ``out`` with the flags' changes (only ``--total-steps`` may differ; the trainer
     lists any other difference)."""
+    from blokus_agents.training import checkpoint
+
     if args.init_from:
         raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
     checkpoint.require_resumable(out)
@@ -273,7 +274,8 @@ def _init_source(init_from: str | None) -> Any:
 def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
     """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
     size and variant of ``--init-from`` (``init``, as :func:`_init_source` gives it), then the flags."""
-    from blokus_agents.training import algorithms  # the trainers load only when a run starts
+    from blokus_agents.training import checkpoint, checkpoint_index
+    from blokus_agents.training.configs import config_class
     from blokus_agents.training.train import InitNetwork
 
     algo, given = args.algo or "ppo", _given_fields(args)
@@ -281,10 +283,10 @@ def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
         if isinstance(init, InitNetwork):
             source = init.config
         else:
-            checkpoint.require_init_source(init)
+            checkpoint_index.require_init_source(init)
             source = checkpoint.load_config(init)
         given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
-    defaults = algorithms.config_class(algo)(**{"variant": "simple", "total_steps": 10**12})
+    defaults = config_class(algo)(**{"variant": "simple", "total_steps": 10**12})
     given = _known_fields(defaults, given, f"--algo {algo}")
     if algo == "alphazero" and "batch_size" not in given and "num_envs" in given:
         given["batch_size"] = 4 * given["num_envs"]  # every game contributes 4 positions per step
@@ -293,7 +295,9 @@ def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
 
 def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
     """A new run never writes into a run directory that holds checkpoints (in the CLI's words)."""
-    if checkpoint.latest_step(out) is None:
+    from blokus_agents.training import checkpoint_index
+
+    if checkpoint_index.latest_step(out) is None:
         return
     why = "" if args.out else " (the default --out of this --algo and --variant)"
     raise CheckpointError(

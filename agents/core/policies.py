@@ -1,12 +1,13 @@
 """Policy types and the one resolver of agent specs, used by the CLI, the arena from Python and the adapters.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
 import os
 import warnings
@@ -19,8 +20,7 @@ import jax.numpy as jnp
 
 from blokus_agents.core.masking import masked_logits, sample_masked
 from blokus_agents.core.messages import gib
-from blokus_agents.core.options import Option, default_check, machine_memory
-from blokus_agents.search.settings import check_budget
+from blokus_agents.core.options import Option, check_budget, default_check, machine_memory
 from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
@@ -82,12 +82,30 @@ _PREFIXES: dict[str, Callable[..., Policy]] = {}
 #: The declarations of the factories in ``_AGENTS`` and ``_PREFIXES``, keyed on the factory itself.
 _DECLARED: dict[Callable, _Declared] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
+#: The module that registers the built-in agents. The registry imports it on its first use (any lookup or
+#: registration), so that importing the package or parsing a command line loads no agent, and this layer needs no
+#: import of the layers above it.
+BUILTINS = "blokus_agents.players.catalog"
+_BUILTINS_LOADED: list[bool] = []
 #: Prefixes that are part of the spec language but whose implementation may be missing (registered by
-#: :mod:`blokus_agents.players.catalog`, which ``import blokus_agents`` loads).
+#: :data:`BUILTINS`).
 _RESERVED = {
     "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.players.catalog",
     "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.players.catalog",
 }
+
+
+def load_builtins() -> None:
+    """Register the built-in agents (import `BUILTINS`) unless that was done; every lookup and registration of the
+    registry calls this first."""
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED.append(True)  # set first: the catalog registers through this module while it loads
+    try:
+        importlib.import_module(BUILTINS)
+    except BaseException:
+        _BUILTINS_LOADED.clear()
+        raise
 
 
 def register_agent(
@@ -104,6 +122,7 @@ def register_agent(
     options are checked against it before ``factory`` runs. ``memory(env, options) -> bytes`` estimates what one
     game of the agent needs with the given options (defaults filled in); a spec over this machine's memory is
     refused. Raises ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+    load_builtins()
     declared = _declare(name, factory, options, memory, skip=1)
     _register(_AGENTS, name, factory, replace)
     _remember(factory, declared)
@@ -120,6 +139,7 @@ def register_prefix(
     """Make ``prefix:TARGET[,key=value,...]`` resolve to ``factory(env, target, **options)`` (e.g. ``az:``
     followed by a run directory); ``options`` and ``memory`` as in :func:`register_agent`. A reserved prefix
     (``az``, ``baseline``) may be registered once."""
+    load_builtins()
     declared = _declare(prefix, factory, options, memory, skip=2)
     _register(_PREFIXES, prefix, factory, replace)
     _remember(factory, declared)
@@ -128,6 +148,7 @@ def register_prefix(
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
     """Make a run directory whose checkpoint metadata says ``"algorithm": algorithm`` resolve to
     ``loader(run_dir, env, **options)``."""
+    load_builtins()
     _register(_RUN_KINDS, algorithm, loader, replace)
 
 
@@ -160,6 +181,7 @@ def _register(table: dict, name: str, factory: Any, replace: bool) -> None:
 
 def agent_names() -> list[str]:
     """The registered agent names (without options), sorted."""
+    load_builtins()
     return sorted(_AGENTS)
 
 
@@ -187,6 +209,7 @@ def check_agent(spec: str, env: Env) -> None:
 
 def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
     """:func:`resolve_agent` (``build``) or :func:`check_agent` (not ``build``: ``None`` once the spec is checked)."""
+    load_builtins()
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(
             f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run directory"
@@ -262,6 +285,7 @@ def spec_paths(spec: str) -> list[str]:
     """The run directories an agent spec reads (a run directory itself, the target of ``az:``), existing or not;
     empty for a registered agent or a shipped baseline. Used to key caches on the checkpoint, see
     :func:`spec_identity`."""
+    load_builtins()
     name, colon, _ = spec.partition(":")
     if name in _AGENTS:
         return []
@@ -358,6 +382,7 @@ def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
     settings that name an agent without playing it (the AlphaZero trainer's ``teacher``). Raises
     :class:`AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
     option."""
+    load_builtins()
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()}")
     name, colon, rest = spec.partition(":")
@@ -455,11 +480,13 @@ _RUN_READER: list[RunReader] = []
 
 def register_run_reader(reader: RunReader) -> None:
     """Install how run directories are read (one reader; a second call replaces the first)."""
+    load_builtins()
     _RUN_READER[:] = [reader]
 
 
 def _reader(run_dir: str | os.PathLike) -> RunReader:
     _extras.require("train", f"loading the run directory {str(run_dir)!r}", ("orbax.checkpoint",))
+    load_builtins()
     if not _RUN_READER:
         raise AgentSpecError(
             f"run directory {str(run_dir)!r}: no checkpoint reader is registered; import blokus_agents first"
@@ -505,11 +532,13 @@ def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> Pa
 __all__ = [
     "AgentFactory",
     "AgentSpecError",
+    "BUILTINS",
     "Option",
     "ParamPolicy",
     "Policy",
     "RunReader",
     "agent_names",
+    "load_builtins",
     "load_network",
     "load_policy",
     "load_run",

@@ -31,8 +31,8 @@ from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError
 from blokus_jax.io import records, render
 from blokus_jax.io.render import cells_text, parse_cell_name
-from blokus_jax.io.sgf import GAMES, result_value
-from blokus_jax.variants import Variant
+from blokus_jax.io.sgf import result_value
+from blokus_jax.variants import GAMES, Variant
 
 #: Longest command line the engine reads; a longer one is answered with an error and skipped.
 MAX_LINE = 4096

@@ -30,10 +30,11 @@ from tqdm.auto import tqdm
 from blokus_agents.core.policies import resolve_agent
 from blokus_agents.engines.arena import wilson_interval
 from blokus_agents.engines.gtp import GtpError, color_text, move_text, parse_move
-from blokus_agents.engines.gtp_client import FAILURES, MAX_REPLY, EngineError, GtpClient, MatchError  # noqa: F401 (re-exported)
+from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
-from blokus_jax.io.sgf import GAMES, result_value, write
+from blokus_jax.io.sgf import result_value, write
+from blokus_jax.variants import GAMES
 
 #: Pentobi's rating of its levels 1-9 per board (``libpentobi_mcts/Player.cpp``, ``get_rating``): the Duo board
 #: (Duo, Junior) and the Classic board (measured on ``classic_2``, used for every Classic variant).

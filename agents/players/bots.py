@@ -1,6 +1,6 @@
 """Heuristic bots: pure JAX policies ``(key, state) -> action`` that work under ``jax.jit`` and ``jax.vmap``.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,13 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from blokus_agents.core.options import PLACEMENTS, Option, lookahead_bytes
 from blokus_agents.core.policies import Policy
+from blokus_agents.search.playouts import (
+    color_weights,
+    corner_move_scores,
+)
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -31,12 +34,6 @@ def _placement_mask(env: Env, state: State) -> jax.Array:
     return state.legal_action_mask[: env.pass_action]
 
 
-def _color_weights(env: Env, state: State) -> jax.Array:
-    """``float32[C]``: +1 for colours of the player to move, -1 for other players' colours, 0 for a shared one."""
-    owner = jnp.asarray(env.tables.color_owner)
-    return jnp.where(owner < 0, 0.0, jnp.where(owner == state.current_player, 1.0, -1.0))
-
-
 def _all_legal_bits(env: Env, state: State) -> jax.Array:
     """``uint32[C, O, H]`` packed legal placements of every colour in ``state`` (as if it were that colour's turn)."""
     colors = jnp.arange(env.num_colors, dtype=jnp.int32)
@@ -47,60 +44,6 @@ def _mobility_balance(env: Env, state: State, weights: jax.Array) -> jax.Array:
     """``int32``: legal placements of every colour, weighted by ``weights`` (own minus opponents')."""
     counts = jnp.sum(rules.popcount(_all_legal_bits(env, state)), axis=(1, 2))
     return jnp.sum(weights * counts).astype(jnp.int32)
-
-
-class _CornerKernels:
-    """Per-orientation 0/1 templates for the ``corners`` score, flattened to a matrix ``float32[O, 3 * kh * kw]``.
-
-    Template position ``(i, j)`` is the cell offset ``(i - 1, j - 1)`` from the orientation's bounding-box corner.
-    Block 0 marks the piece's *halo* (cells diagonal to the piece and not edge-adjacent to it), block 1 the piece
-    and its edge neighbours, block 2 the piece itself.
-    """
-
-    def __init__(self, env: Env):
-        cells = env.tables.orientation_cells
-        self.height = max(int(c[:, 0].max()) for c in cells) + 3
-        self.width = max(int(c[:, 1].max()) for c in cells) + 3
-        kernels = np.zeros((len(cells), 3, self.height, self.width), np.float32)
-        for o, piece in enumerate(cells):
-            body = {(int(r) + 1, int(c) + 1) for r, c in piece}
-            edge = {(r + dr, c + dc) for r, c in body for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))} | body
-            diag = {(r + dr, c + dc) for r, c in body for dr in (1, -1) for dc in (1, -1)}
-            for block, group in enumerate((diag - edge, edge, body)):
-                for r, c in group:
-                    kernels[o, block, r, c] = 1.0
-        self.matrix = kernels.reshape(len(cells), -1)
-
-
-def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
-    """``float32[O, H, W]`` change in corner balance of every placement (legal or not) for the colour to move.
-
-    Equals (own corners created) - (own corners covered or made edge-adjacent) + (opponents' corners covered), where
-    a corner is a cell from which a colour may start a new piece (diagonal to it, empty, not edge-adjacent to it;
-    its start cells before its first move); partners' corners covered count negatively, a shared colour's not at
-    all. Computed as one matrix product of the templates with shifted copies of three board planes.
-    """
-    rows, cols = env.board_shape
-    color = state.current_color
-    occupied = rules.pack_rows(state.board != 0)
-
-    def masks(c):
-        mine = rules.pack_rows(state.board == (c + 1).astype(jnp.int8))
-        return rules.forbidden_and_corners(env.tables, mine, occupied, rules.is_first_move(state.pieces_placed, c), c)
-
-    forbidden, corners = jax.vmap(masks)(jnp.arange(env.num_colors, dtype=jnp.int32))
-    corner_planes = rules.unpack_rows(corners, cols).astype(jnp.float32)  # [C, H, W]
-    own_forbidden = rules.unpack_rows(forbidden[color], cols)
-    own_corners = rules.unpack_rows(corners[color], cols)
-    free = (~own_forbidden & ~own_corners).astype(jnp.float32)
-    weights = _color_weights(env, state).at[color].set(0.0)
-    others = jnp.tensordot(-weights, corner_planes, axes=1)  # + for opponents
-    planes = jnp.stack([free, -own_corners.astype(jnp.float32), others])  # [3, H, W]
-    kh, kw = kernels.height, kernels.width
-    padded = jnp.pad(planes, ((0, 0), (1, kh - 2), (1, kw - 2)))
-    shifted = jnp.stack([padded[:, i : i + rows, j : j + cols] for i in range(kh) for j in range(kw)], axis=1)
-    out = jnp.asarray(kernels.matrix) @ shifted.reshape(-1, rows * cols)  # [O, H * W]
-    return out.reshape(-1, rows, cols)
 
 
 # ----------------------------------------------------------------------------------------------------------- bots
@@ -122,57 +65,6 @@ def greedy_bot(env: Env) -> Policy:
         return rules.sample_from_bits(key, jnp.where((sizes == best)[:, None], bits, 0), cols, env.pass_action)
 
     return policy
-
-
-def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]`` integer-valued corner-balance scores plus ``size_weight`` times piece size."""
-    kernels = _CornerKernels(env)
-    size_bonus = jnp.asarray(size_weight * env.tables.orientation_size, jnp.float32)[:, None, None]
-
-    def scores(state: State) -> jax.Array:
-        return jnp.round(corner_scores(env, state, kernels) + size_bonus).reshape(-1)
-
-    return scores
-
-
-def _centre_distance(env: Env, points: np.ndarray) -> np.ndarray:
-    """Euclidean distance of board points ``[..., 2]`` (row, column) from the board's centre point."""
-    rows, cols = env.board_shape
-    return np.linalg.norm(points - np.array([(rows - 1) / 2, (cols - 1) / 2]), axis=-1).astype(np.float32)
-
-
-def _board_points(env: Env) -> np.ndarray:
-    """``int[H, W, 2]``: the (row, column) of every cell."""
-    rows, cols = env.board_shape
-    return np.stack(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"), axis=-1)
-
-
-def centre_distances(env: Env) -> np.ndarray:
-    """``float32[O, H, W]``: for the placement of orientation ``o`` with its bounding box's corner at ``(r, c)``, the
-    distance from the board's centre point to the placement's nearest cell (cells off the board count where they
-    would lie; such placements are never legal). A static table, built once per variant."""
-    anchors = _board_points(env)[:, :, None, :]  # [H, W, 1, 2]
-    return np.stack([_centre_distance(env, anchors + cells).min(-1) for cells in env.tables.orientation_cells])
-
-
-def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]``: how much closer to the board's centre each placement brings the colour to
-    move, ``max(0, d_own - d_move)``: ``d_move`` is the distance from the centre to the placement's nearest cell
-    (:func:`centre_distances`), ``d_own`` that of the colour's nearest cell on the board (the board's half-diagonal
-    before its first piece). Positive only for moves that advance towards the centre, so it fades out by itself once
-    a colour has reached it: Pentobi's "distance to the centre early on" as a move feature, which breaks the ties of
-    the ``corners`` score in the opening."""
-    rows, cols = env.board_shape
-    move_distance = jnp.asarray(centre_distances(env))
-    cell_distance = jnp.asarray(_centre_distance(env, _board_points(env)))
-    far = float(np.hypot(rows, cols) / 2)
-
-    def scores(state: State) -> jax.Array:
-        own = state.board == (state.current_color + 1).astype(state.board.dtype)
-        d_own = jnp.min(jnp.where(own, cell_distance, far))
-        return jnp.maximum(0.0, d_own - move_distance).reshape(-1)
-
-    return scores
 
 
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
@@ -217,7 +109,7 @@ def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
     def policy(key: jax.Array, state: State) -> jax.Array:
         k_top, k_pick = jax.random.split(key)
         actions, valid = _top_candidates(env, scores, k, k_top, state)
-        weights = _color_weights(env, state)
+        weights = color_weights(env, state)
         children = step(state, actions)
         balance = jax.vmap(lambda s: _mobility_balance(env, s, weights))(children)
         return _pick(k_pick, actions, valid, balance)
@@ -247,7 +139,7 @@ def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, siz
     def policy(key: jax.Array, state: State) -> jax.Array:
         k_top, k_reply, k_pick = jax.random.split(key, 3)
         me = state.current_player
-        weights = _color_weights(env, state)
+        weights = color_weights(env, state)
         actions, valid = _top_candidates(env, scores, k, k_top, state)
         children = step(state, actions)
         if depth == 1:

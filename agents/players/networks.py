@@ -1,6 +1,6 @@
 """The policy-value network: a small residual conv net over the egocentric observation of the player to move.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.core.masking import MASKED_LOGIT, masked_logits, sample_masked  # noqa: F401 (public names)
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation

@@ -1,2 +1,59 @@
-"""Tree search over the exact environment: its settings, Gumbel MuZero search, the `mcts`, `strong` and `az:`
-players."""
+"""Tree search over the exact environment. `settings` (the search settings and their declared options), `gumbel`
+(batched Gumbel MuZero search with mctx, its evaluators), `mcts` (the `mcts`, `strong` and `az:` players, time
+budgets).
+
+The names below load on first use (the package imports none of its modules itself).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from blokus_agents.search.gumbel import make_search, network_evaluator, rollout_evaluator
+    from blokus_agents.search.mcts import az_policy, mcts_policy, network_search_policy, strong_policy
+    from blokus_agents.search.settings import SearchSettings
+
+#: Each public name and the module of this package that defines it.
+_HOMES: dict[str, str] = {
+    "SearchSettings": "settings",
+    "make_search": "gumbel",
+    "network_evaluator": "gumbel",
+    "rollout_evaluator": "gumbel",
+    "az_policy": "mcts",
+    "mcts_policy": "mcts",
+    "network_search_policy": "mcts",
+    "strong_policy": "mcts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name of `blokus_agents.search` on its first use.
+
+    Args:
+        name: The attribute asked for.
+
+    Returns:
+        The object, which is then cached in the package's namespace.
+
+    Raises:
+        AttributeError: When the package has no such name.
+    """
+    if name not in _HOMES:
+        raise AttributeError(f"module 'blokus_agents.search' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"blokus_agents.search.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "SearchSettings",
+    "az_policy",
+    "make_search",
+    "mcts_policy",
+    "network_evaluator",
+    "network_search_policy",
+    "rollout_evaluator",
+    "strong_policy",
+]

@@ -1,7 +1,7 @@
 """Batched Gumbel MuZero search over the exact environment (mctx): the node embedding with its candidate table, the
 values and signs of the paranoid two-sided reduction, the ``rollout``, ``network`` and ``mixed`` evaluators and
 :func:`make_search`. The agents built on it live in :mod:`blokus_agents.search.mcts`; the design is described in
-``docs/architecture.md``."""
+``docs/design.md``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from blokus_agents.core.masking import MASKED_LOGIT
-from blokus_agents.players.bots import centre_move_scores, corner_move_scores
+from blokus_agents.search.playouts import centre_move_scores, corner_move_scores
+from blokus_agents.search.playouts import playout as bitboard_playout
 from blokus_agents.search.settings import PLAYOUTS
 from blokus_jax import rules
 from blokus_jax.env import Env, State
@@ -174,7 +175,7 @@ def playout_value(
     preferring placements that cover an opponent's corner cells; ``"local"``: answering the opponent's last piece
     nearby, drawing pieces in proportion to ``3 ** size``; ``"attach"``: ``local`` with each piece's weight also
     multiplied by ``1.8 ** (corners - 1)``, its shape's corner cells, as Pentobi weighs attach points; see
-    :func:`blokus_jax.rules.playout`), each scored
+    :func:`blokus_agents.search.playouts.playout`), each scored
     by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with ``tanh(score margin /
     margin_scale)`` of the root's player against the best other (a denser signal than win or loss when playouts are
     few), and signed for the mover's side (0 for a finished game). Used by :func:`rollout_evaluator` and
@@ -189,7 +190,7 @@ def playout_value(
     playouts, margin = int(playouts), float(margin)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
-        remaining, last_mono = rules.playout(
+        remaining, last_mono = bitboard_playout(
             env.tables,
             key,
             state.board,
@@ -232,7 +233,8 @@ def rollout_evaluator(
     centre: float = 0.0,
 ) -> Evaluator:
     """The ``rollout`` evaluator: logits = (``corners`` move scores + ``centre`` times the centre-approach score of
-    :func:`~blokus_agents.players.bots.centre_move_scores`) / ``temperature``; value = :func:`playout_value` with these
+    :func:`~blokus_agents.search.playouts.centre_move_scores`) / ``temperature``; value = :func:`playout_value` with
+    these
     ``playouts``, ``playout`` policy and ``margin`` blend. Returns an :data:`Evaluator`."""
     value_of = playout_value(env, playouts, playout, margin, margin_scale)
     if not float(temperature) > 0:

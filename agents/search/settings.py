@@ -8,13 +8,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from blokus_agents.core.options import PLACEMENTS, Option
+from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, check_budget
 
-#: Playout policies of the ``rollout`` evaluator (see :func:`blokus_jax.rules.playout`).
+#: Playout policies of the ``rollout`` evaluator (see :func:`blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
 
 
@@ -45,9 +45,6 @@ class SearchSettings:
         return dataclasses.replace(self, **changes)
 
 
-#: A time budget a move (``seconds=``) is 0 (off) or from ``MIN_SECONDS`` to ``MAX_SECONDS`` seconds.
-MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
-
 #: The names of the nine search settings, in declaration order.
 SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings))
 
@@ -65,24 +62,6 @@ SETTING_OPTIONS: dict[str, Option] = {
     "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
     "seconds": Option(float, 0.0, MAX_SECONDS, doc="time budget per move at batch 1 (replaces sims); 0: off"),
 }
-
-
-def check_budget(options: Mapping[str, Any]) -> None:
-    """The one budget rule of every search agent (``mcts``, ``az:``, ``baseline:``, ``strong``), applied to the
-    options a spec or a caller gives: ``seconds`` is 0 (off) or from :data:`MIN_SECONDS` to :data:`MAX_SECONDS`,
-    and a budget is given in simulations or in time, not both (``sims=8,seconds=2``; ``sims=0``, a baseline's own
-    budget, is no budget). Raises ``ValueError`` saying which."""
-    seconds, sims = options.get("seconds", 0), options.get("sims", 0)
-    if seconds and not MIN_SECONDS <= seconds <= MAX_SECONDS:
-        raise ValueError(
-            f"seconds={seconds!r}: a time budget a move is from {MIN_SECONDS:g} to {MAX_SECONDS:g} seconds "
-            f"(0 turns it off)"
-        )
-    if seconds and sims:
-        raise ValueError(
-            f"give a budget either in simulations (sims={sims}) or in time (seconds={seconds:g}), not both: "
-            f"seconds= calibrates the simulations on this machine"
-        )
 
 
 def setting_options(*names: str) -> dict[str, Option]:
@@ -125,13 +104,10 @@ def takes_settings(defaults: SearchSettings = SearchSettings(), names: tuple[str
 
 
 __all__ = [
-    "MAX_SECONDS",
-    "MIN_SECONDS",
     "PLAYOUTS",
     "SETTING_NAMES",
     "SETTING_OPTIONS",
     "SearchSettings",
-    "check_budget",
     "setting_options",
     "takes_settings",
 ]

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from blokus_agents.training import alphazero, ppo
-from blokus_agents.training.configs import config_class
 
 #: name -> (config class, ``make_train(config, mesh=None)``)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
@@ -28,4 +27,4 @@ def make_trainer(config: Any, mesh: Any = None) -> Any:
     return ALGORITHMS[config.algorithm][1](config, mesh)
 
 
-__all__ = ["ALGORITHMS", "config_class", "make_trainer"]
+__all__ = ["ALGORITHMS", "make_trainer"]

@@ -1,6 +1,6 @@
 """AlphaZero self-play for blokus-jax: search-guided self-play, a replay buffer and the network update, all on device.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -16,17 +16,14 @@ import optax
 from flax import struct
 from jax.sharding import Mesh
 
+from blokus_agents.core.masking import masked_logits
 from blokus_agents.core.policies import AgentSpecError
-from blokus_agents.players.networks import PolicyValueNet, masked_logits
-from blokus_agents.search.mcts import (
-    SearchOutput,
-    make_search,
-    network_evaluator,
-    teacher_search,
-)
+from blokus_agents.players.networks import PolicyValueNet
+from blokus_agents.search.gumbel import SearchOutput, make_search, network_evaluator
+from blokus_agents.search.mcts import teacher_search
 from blokus_agents.training.configs import AZConfig, check_candidates
 from blokus_agents.training.replay import Buffer, Sample, buffer_finish, buffer_sample, buffer_write, empty_buffer
-from blokus_agents.training.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm, runner_shardings
+from blokus_agents.training.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm
 from blokus_jax import rules, symmetry
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError
@@ -308,5 +305,4 @@ __all__ = [
     "buffer_write",
     "empty_buffer",
     "make_train",
-    "runner_shardings",
 ]

@@ -1,6 +1,6 @@
 """Training checkpoints with orbax (never pickle), verified on load.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -23,20 +23,14 @@ import numpy as np
 from blokus_agents.core.messages import brief
 from blokus_agents.core.messages import short as _short
 from blokus_agents.players.networks import config_network
-from blokus_agents.training.checkpoint_index import (  # noqa: F401 (public names of this module)
+from blokus_agents.training.checkpoint_index import (
     MAX_META_BYTES,
     SUBDIR,
     _meta_path,
     _misnamed,
-    _missing,
     _require_step,
     _steps,
-    check_run_dir,
-    latest_step,
-    require_agent_run,
-    require_init_source,
     require_resumable,
-    require_run,
 )
 from blokus_agents.training.configs import PPOConfig, config_class
 from blokus_jax.env import make

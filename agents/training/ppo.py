@@ -1,6 +1,6 @@
 """PPO self-play for blokus-jax, PureJaxRL style: everything from the rollout to the optimiser step runs on device.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -15,22 +15,17 @@ import optax
 from flax import struct
 from jax.sharding import Mesh
 
-from blokus_agents.players.networks import PolicyValueNet, masked_logits, sample_masked
+from blokus_agents.core.masking import masked_logits, sample_masked
+from blokus_agents.players.networks import PolicyValueNet
 from blokus_agents.training.configs import PPOConfig
 
 # the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
 from blokus_agents.training.scaffold import (
-    LinearDecay,
-    LinearDecayState,
     fresh_runner_fields,
     jit_trainer,
     lr_schedule,
-    make_mesh,
-    make_optimizer,
     make_parts,
     param_norm,
-    runner_shardings,
-    with_lr_horizon,
 )
 from blokus_jax.env import Env, State
 from blokus_jax.observe import Observation
@@ -310,16 +305,10 @@ def seat_gae(
 
 
 __all__ = [
-    "LinearDecay",
-    "LinearDecayState",
     "PPOConfig",
     "PPOTrainer",
     "Runner",
     "Transition",
-    "make_mesh",
-    "make_optimizer",
     "make_train",
-    "runner_shardings",
     "seat_gae",
-    "with_lr_horizon",
 ]

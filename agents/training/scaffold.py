@@ -1,8 +1,7 @@
-"""The trainer scaffold: what both trainers (:mod:`blokus_agents.training.ppo`, :mod:`blokus_agents.training.alphazero`)
-need around
-their own update, written once.
+"""The trainer scaffold: what both trainers (:mod:`blokus_agents.training.ppo`,
+:mod:`blokus_agents.training.alphazero`) need around their own update, written once.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from blokus_agents.players.networks import PolicyValueNet, config_network
-from blokus_agents.training.configs import DISTRIBUTED_TIMEOUT, MAX_UPDATES
+from blokus_agents.training.configs import MAX_UPDATES
+from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
 from blokus_jax.env import Env, make
 from blokus_jax.errors import ConfigError
 

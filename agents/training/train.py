@@ -3,7 +3,7 @@
 and the
 final learning-curve plot.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -24,31 +25,30 @@ from typing import Any
 
 import jax
 import numpy as np
+from tqdm import TqdmWarning
 
-from blokus_agents.engines.arena import tqdm
-from blokus_agents.training import checkpoint, rundir, scaffold
+from blokus_agents.training import checkpoint, checkpoint_index, rundir, scaffold
 from blokus_agents.training.algorithms import make_trainer
 from blokus_agents.training.configs import check_trainable
-from blokus_agents.training.curves import (  # noqa: F401 (public names of this module)
+from blokus_agents.training.curves import (
     PLOT_FILE,
     evaluate,
     plot_win_rates,
-    teacher_handover,
     win_rates_text,
 )
-from blokus_agents.training.rundir import (  # noqa: F401 (public names)
-    LOCK_FILE,
-    METRICS_FILE,
-    SETTINGS_FILE,
+from blokus_agents.training.rundir import (
     Settings,
     _write_settings,
     read_metrics,
     read_settings,
     resolve_settings,
-    run_lock,
 )
 from blokus_jax import _extras
 from blokus_jax.errors import CheckpointError, ConfigError
+
+with warnings.catch_warnings():  # a notebook without ipywidgets falls back to text bars quietly
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm
 
 
 def default_mesh(config: Any):
@@ -82,7 +82,7 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwo
     if isinstance(run_dir, InitNetwork):
         source, params, run_dir = run_dir.config, run_dir.params, run_dir.label
     else:
-        checkpoint.require_init_source(run_dir)
+        checkpoint_index.require_init_source(run_dir)
         source, params = checkpoint.load_params(run_dir)
     config = trainer.config
     if source.variant != config.variant:
@@ -209,7 +209,7 @@ def run(
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
     # types, ranges, the replay ring and the memory estimate, before anything is written
     check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
-    checkpoint.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
+    checkpoint_index.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
     _check_same_run(config, settings, out, resume, until_update)
     with _process_lock(out), StopSignals() as stop:
         session = _Session(config, out, settings, progress, mesh, until_update, stop)
@@ -376,7 +376,7 @@ class _Session:
             for line in changed:
                 self.say(f"resumed with {line}")
         else:
-            if checkpoint.latest_step(out) is not None:
+            if checkpoint_index.latest_step(out) is not None:
                 raise CheckpointError(
                     f"{str(out)!r} already holds checkpoints; pass resume=True to continue that run or choose another "
                     f"output directory"
@@ -462,7 +462,7 @@ class _Session:
         bad = [k for k, v in metrics.items() if not math.isfinite(v)]
         if not bad:
             return
-        saved = checkpoint.latest_step(self.out)
+        saved = checkpoint_index.latest_step(self.out)
         keep = (
             f"the last checkpoint (update {saved}) is kept: continue from its network with --init-from "
             f"{str(self.out)!r} and a new --out"

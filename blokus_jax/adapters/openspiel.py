@@ -196,7 +196,7 @@ def _replayed(rules_key: str, actions: Any) -> _Position:
 def variant_parameter(variant: Variant) -> str:
     """The game parameter ``variant`` that plays ``variant``: its records-format JSON in URL-safe base64 without
     padding (letters, digits, ``-`` and ``_`` only, which OpenSpiel's game strings carry unchanged)."""
-    from blokus_jax.io.records import variant_to_dict
+    from blokus_jax.io.record_json import variant_to_dict
 
     text = json.dumps(variant_to_dict(variant), separators=(",", ":"))
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")

@@ -174,7 +174,7 @@ def env_id(variant: Variant) -> str:
     name with other rules (a 10x10 ``duo``): ``"blokus_<name>_custom_<digest>"``, where the 8 hex digits are a digest
     of its rules (its records-format JSON), so that a custom game never passes for the registered one."""
     if variant.name in variant_names() and variant != get_variant(variant.name):
-        from blokus_jax.io.records import variant_to_dict
+        from blokus_jax.io.record_json import variant_to_dict
 
         text = json.dumps(variant_to_dict(variant), sort_keys=True, separators=(",", ":"))
         return f"blokus_{variant.name}_custom_{hashlib.sha256(text.encode()).hexdigest()[:8]}"

@@ -26,14 +26,7 @@ from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import RecordError
 from blokus_jax.io import fileio, sgf
-from blokus_jax.io.record_json import (  # noqa: F401 (the variant limits, importable from here too)
-    MAX_RECORD_COLORS,
-    MAX_RECORD_COPIES,
-    MAX_RECORD_NAME,
-    MAX_RECORD_PIECE_CELLS,
-    MAX_RECORD_PIECES,
-    MAX_RECORD_PIECES_PER_COLOR,
-    _int,
+from blokus_jax.io.record_json import (
     _kind,
     _list,
     _str,
@@ -41,8 +34,8 @@ from blokus_jax.io.record_json import (  # noqa: F401 (the variant limits, impor
     variant_to_dict,
 )
 from blokus_jax.io.render import cell_name, cells_text, color_names
-from blokus_jax.rollout import max_game_length, rollout
-from blokus_jax.variants import VARIANTS, Variant, get_variant
+from blokus_jax.rollout import max_game_length
+from blokus_jax.variants import GAMES, VARIANTS, Variant, get_variant
 
 __all__ = [
     "JSON_FORMAT",
@@ -54,15 +47,9 @@ __all__ = [
     "from_json",
     "from_rollout",
     "load",
-    "max_game_length",
-    "rollout",
     "save_records",
-    "variant_to_dict",
 ]
 
-SGF_GAMES = sgf.GAMES  # kept under their old names for existing callers
-SGF_METADATA = sgf.METADATA
-SGF_EXTRA = sgf.EXTRA
 JSON_FORMAT = "blokus-jax/record"
 JSON_VERSION = 1
 #: Largest record file (or text) read; a classic game with comments is a few kilobytes.
@@ -580,7 +567,7 @@ def save_records(
     directory = Path(directory)
     records = list(records)
     paths = [
-        directory / f"{stem}_{k:04d}.{fmt if fmt == 'json' or record.variant.name in sgf.GAMES else 'json'}"
+        directory / f"{stem}_{k:04d}.{fmt if fmt == 'json' or record.variant.name in GAMES else 'json'}"
         for k, record in enumerate(records)
     ]
     try:

@@ -25,16 +25,8 @@ from blokus_jax.errors import BlokusError, IllegalActionError, RecordError
 from blokus_jax.io.render import cells_text, parse_cell_name
 from blokus_jax.rollout import max_game_length
 from blokus_jax.tables import Tables
-from blokus_jax.variants import Variant, get_variant
+from blokus_jax.variants import GAMES, Variant, get_variant
 
-#: ``GM`` value of each variant that Pentobi knows.
-GAMES: dict[str, str] = {
-    "classic": "Blokus",
-    "classic_2p": "Blokus Two-Player",
-    "classic_3p": "Blokus Three-Player",
-    "duo": "Blokus Duo",
-    "junior": "Blokus Junior",
-}
 #: Friendly metadata keys and the standard SGF root properties they are written as.
 METADATA: dict[str, str] = {
     "game_name": "GN",

@@ -23,10 +23,10 @@ from importlib import resources
 from pathlib import Path
 
 from blokus_jax.errors import BlokusError
-from blokus_jax.io import fileio, records, sgf
+from blokus_jax.io import fileio, records
 from blokus_jax.io.records import GameRecord
 from blokus_jax.io.render import DEFAULT_NAMES, PALETTE, color_names
-from blokus_jax.variants import VARIANTS, get_variant
+from blokus_jax.variants import GAMES, VARIANTS, get_variant
 
 _DATA = "/*__BLOKUS_DATA__*/null"
 _CSP = "/*__BLOKUS_CSP__*/"
@@ -86,7 +86,7 @@ def viewer_html(record: GameRecord | None = None, title: str | None = None, sour
         raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
     data = {
         "variants": _variant_table(),
-        "games": {gm: name for name, gm in sgf.GAMES.items()},
+        "games": {gm: name for name, gm in GAMES.items()},
         "palette": PALETTE,
         "default_names": list(DEFAULT_NAMES),
         "max_file_bytes": records.MAX_RECORD_BYTES,

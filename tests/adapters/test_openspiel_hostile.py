@@ -141,7 +141,7 @@ def test_legal_actions_of_players_in_the_game_follow_openspiel(two_moves):
 def _spellings(variant: bj.Variant) -> list[str]:
     """Six texts of one variant parameter: canonical, over-padded, standard alphabet, indented, keys reversed and
     sorted."""
-    from blokus_jax.io.records import variant_to_dict
+    from blokus_jax.io.record_json import variant_to_dict
 
     value = variant_to_dict(variant)
 

@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.engines.arena import (
-    ParamPolicy,
-    bradley_terry_elo,
-    play_match,
-    round_robin,
-    seat_patterns,
-    wilson_interval,
-)
+from blokus_agents.core.policies import ParamPolicy
+from blokus_agents.engines.arena import bradley_terry_elo, play_match, round_robin, seat_patterns, wilson_interval
 from blokus_agents.players.bots import get_bot
 from blokus_jax.pieces import standard_pieces
 

@@ -18,7 +18,8 @@ from blokus_agents.engines.arena import play_match
 from blokus_agents.players import baselines
 from blokus_agents.players.networks import make_network
 from blokus_agents.training import checkpoint
-from blokus_agents.training.ppo import PPOConfig, make_train
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import BlokusError, CheckpointError
 from blokus_jax.io import fileio
 
@@ -291,8 +292,8 @@ def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):
 def test_cli_eval_defaults_to_the_variant_of_a_baseline(shelf, capsys):
     from blokus_agents import cli
 
-    assert cli.run_variant(["baseline:tiny", "random"]) == "simple"
-    assert cli.run_variant(["baseline:nope", "random"]) is None
+    assert cli.common.run_variant(["baseline:tiny", "random"]) == "simple"
+    assert cli.common.run_variant(["baseline:nope", "random"]) is None
     assert cli.main(["eval", "--agents", "baseline:tiny", "random", "--games", "2", "--no-progress"]) == 0
     assert "variant simple (that of the run directory or baseline" in capsys.readouterr().err
 

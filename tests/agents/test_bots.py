@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import blokus_jax
-from blokus_agents.players.bots import BOTS, _CornerKernels, centre_move_scores, corner_scores, get_bot
+from blokus_agents.players.bots import BOTS, get_bot
+from blokus_agents.search.playouts import _CornerKernels, centre_move_scores, corner_scores
 from blokus_jax.errors import VariantError
 
 BATCH = 4

@@ -9,17 +9,9 @@ import numpy as np
 import pytest
 
 import blokus_jax
+from blokus_agents.core.masking import MASKED_LOGIT, masked_logits, sample_masked
 from blokus_agents.core.policies import network_policy
-from blokus_agents.players.networks import (
-    MASKED_LOGIT,
-    Conv3x3,
-    centre_gather_table,
-    make_network,
-    masked_logits,
-    orientation_centres,
-    resolve_conv,
-    sample_masked,
-)
+from blokus_agents.players.networks import Conv3x3, centre_gather_table, make_network, orientation_centres, resolve_conv
 from blokus_jax.errors import ConfigError
 
 

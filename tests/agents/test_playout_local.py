@@ -1,5 +1,6 @@
 """The ``local`` playout policy (Pentobi-style: answer the opponent's last piece nearby, pieces drawn in proportion to
-``3 ** size``) and the weighted sampling under it (:func:`blokus_jax.rules.sample_weighted`): the draws follow the
+``3 ** size``) and the weighted sampling under it (:func:`blokus_agents.search.playouts.sample_weighted`): the draws
+follow the
 weights, the preference for local placements holds, and whole playouts end with consistent scores."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import blokus_jax
+from blokus_agents.search import playouts
 from blokus_agents.search.gumbel import ATTACH_BASE, LOCAL_SIZE_BASE, playout_value
 from blokus_jax import rules
 
@@ -36,7 +38,7 @@ def test_weighted_draws_follow_the_weights(duo, opening):
     weights = np.ones(duo.tables.num_orientations, np.float32)
     heavy = np.flatnonzero(counts)[:2]
     weights[heavy] = [50.0, 200.0]
-    draw = jax.jit(jax.vmap(lambda k: rules.sample_weighted(k, bits, jnp.asarray(weights), 14, duo.pass_action)))
+    draw = jax.jit(jax.vmap(lambda k: playouts.sample_weighted(k, bits, jnp.asarray(weights), 14, duo.pass_action)))
     actions = np.asarray(draw(jax.random.split(jax.random.key(1), 20_000)))
     mask = np.asarray(opening.legal_action_mask)
     assert mask[actions].all()
@@ -51,14 +53,14 @@ def test_weighted_draws_follow_the_weights(duo, opening):
 def test_weighted_draw_of_nothing_is_the_pass(duo):
     empty = jnp.zeros((duo.tables.num_orientations, 14), jnp.uint32)
     weights = jnp.ones((duo.tables.num_orientations,), jnp.float32)
-    assert int(rules.sample_weighted(jax.random.key(0), empty, weights, 14, duo.pass_action)) == duo.pass_action
+    assert int(playouts.sample_weighted(jax.random.key(0), empty, weights, 14, duo.pass_action)) == duo.pass_action
 
 
 def test_size_weights_prefer_large_pieces_without_excluding_small_ones(duo, opening):
     """``size_base=3``: a 5-square placement is 3x as likely as a 4-square one placement for placement; the greedy
     rule would never play the 4-square pieces at all."""
     bits = opening.legal_bits
-    move = jax.jit(jax.vmap(lambda k: rules.playout_move(duo.tables, k, bits, True, None, LOCAL_SIZE_BASE)))
+    move = jax.jit(jax.vmap(lambda k: playouts.playout_move(duo.tables, k, bits, True, None, LOCAL_SIZE_BASE)))
     actions = np.asarray(move(jax.random.split(jax.random.key(2), 20_000)))
     sizes = duo.tables.orientation_size[duo.tables.split_action(actions)[0]]
     per_size = np.asarray(rules.popcount(bits).sum(-1))
@@ -72,7 +74,7 @@ def test_local_preference_plays_a_covering_placement_when_there_is_one(duo, open
     cells = jnp.zeros((14,), jnp.uint32).at[6].set(jnp.uint32(0b111111 << 4))  # a strip mid-board
     covering = opening.legal_bits & rules.covering_bits(duo.tables, cells)
     assert rules.has_placement(covering)
-    move = jax.jit(jax.vmap(lambda k: rules.playout_move(duo.tables, k, opening.legal_bits, True, covering, 3.0)))
+    move = jax.jit(jax.vmap(lambda k: playouts.playout_move(duo.tables, k, opening.legal_bits, True, covering, 3.0)))
     for action in np.asarray(move(jax.random.split(jax.random.key(3), 200))):
         placed = duo.action_cells(int(action))
         assert any(r == 6 and 4 <= c < 10 for r, c in placed), placed
@@ -80,7 +82,7 @@ def test_local_preference_plays_a_covering_placement_when_there_is_one(duo, open
 
 def test_local_playouts_end_the_game_with_consistent_scores(duo, opening):
     def one(key):
-        return rules.playout(
+        return playouts.playout(
             duo.tables,
             key,
             opening.board,
@@ -104,7 +106,7 @@ def test_local_playouts_end_the_game_with_consistent_scores(duo, opening):
 
 def test_block_and_local_are_exclusive(duo, opening):
     with pytest.raises(ValueError, match="exclusive"):
-        rules.playout(
+        playouts.playout(
             duo.tables,
             jax.random.key(0),
             opening.board,
@@ -149,7 +151,7 @@ def test_attach_weights_favour_shapes_with_more_corners(duo):
 
     def rate(attach_base: float) -> float:
         move = jax.jit(
-            jax.vmap(lambda k: rules.playout_move(tables, k, bits, True, None, LOCAL_SIZE_BASE, attach_base))
+            jax.vmap(lambda k: playouts.playout_move(tables, k, bits, True, None, LOCAL_SIZE_BASE, attach_base))
         )
         drawn = tables.split_action(np.asarray(move(jax.random.split(jax.random.key(6), 40_000))))[0]
         per = {n: np.isin(drawn, o).sum() / per_orientation[o].sum() for n, o in shapes.items()}

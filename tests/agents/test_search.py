@@ -11,16 +11,16 @@ import pytest
 
 import blokus_jax
 from blokus_agents.players.bots import greedy_bot
-from blokus_agents.search.mcts import (
+from blokus_agents.search import playouts
+from blokus_agents.search.gumbel import (
     full_action_weights,
     make_search,
-    mcts_policy,
-    network_search_policy,
     rollout_evaluator,
     root_utility,
     top_candidates,
     transition_signs,
 )
+from blokus_agents.search.mcts import mcts_policy, network_search_policy
 from blokus_jax import rules
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -109,7 +109,7 @@ def test_candidate_mapping_round_trip(duo):
 
 
 def test_fast_playout_plays_the_env_game(duo):
-    """``rules.playout`` makes the same moves as ``Env.step`` with ``greedy_bot`` for the same keys."""
+    """``playouts.playout`` makes the same moves as ``Env.step`` with ``greedy_bot`` for the same keys."""
     env, states = duo
     greedy = greedy_bot(env)
 
@@ -123,7 +123,7 @@ def test_fast_playout_plays_the_env_game(duo):
         return final.scores
 
     def fast_playout(key, state):
-        remaining, last_mono = rules.playout(
+        remaining, last_mono = playouts.playout(
             env.tables,
             key,
             state.board,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from blokus_agents.core.options import MIN_SECONDS, check_budget
 from blokus_agents.core.policies import AgentSpecError, resolve_agent
 from blokus_agents.search.mcts import mcts_policy
-from blokus_agents.search.settings import MIN_SECONDS, check_budget
 from blokus_jax.env import make
 
 

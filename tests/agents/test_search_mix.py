@@ -11,7 +11,7 @@ import pytest
 
 import blokus_jax
 from blokus_agents.players.networks import make_network
-from blokus_agents.search.mcts import make_search, mixed_evaluator, network_evaluator, rollout_evaluator
+from blokus_agents.search.gumbel import make_search, mixed_evaluator, network_evaluator, rollout_evaluator
 from blokus_jax.errors import VariantError
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -101,7 +101,8 @@ def test_az_agent_takes_mix_and_playout_options(tmp_path, monkeypatch):
     from blokus_agents.core.policies import AgentSpecError, resolve_agent
     from blokus_agents.search import mcts as search
     from blokus_agents.training import checkpoint
-    from blokus_agents.training.alphazero import AZConfig, make_train
+    from blokus_agents.training.alphazero import make_train
+    from blokus_agents.training.configs import AZConfig
 
     config = AZConfig(variant="simple", num_envs=2, batch_size=2, channels=4, blocks=0, value_hidden=8)
     checkpoint.save(tmp_path, make_train(config).init(jax.random.PRNGKey(0)), config)

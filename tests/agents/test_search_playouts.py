@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 import blokus_jax
 from blokus_agents.core.policies import resolve_agent
+from blokus_agents.search import gumbel, playouts
 from blokus_agents.search import mcts as search
-from blokus_agents.search.mcts import calibrate_sims, make_search, network_evaluator, rollout_evaluator
+from blokus_agents.search.gumbel import make_search, network_evaluator, rollout_evaluator
+from blokus_agents.search.mcts import calibrate_sims
 from blokus_jax import rules
 
 
@@ -81,7 +83,7 @@ def test_playout_moves_follow_their_policy(duo, duo_positions):
     corner cell whenever a placement of that size can; ``random`` plays any legal placement."""
     tables = duo.tables
     sizes = tables.orientation_size
-    move = jax.jit(rules.playout_move, static_argnums=(0, 3))
+    move = jax.jit(playouts.playout_move, static_argnums=(0, 3))
     for i in range(16):
         state = jax.tree.map(lambda x, i=i: x[i], duo_positions)
         mask = np.asarray(state.legal_action_mask)
@@ -110,7 +112,7 @@ def test_block_playouts_end_with_consistent_scores(duo, duo_positions):
     """Block playouts place only pieces the colours had (the counts never go negative or up) and end the game."""
 
     def one(key, s):
-        remaining, _ = rules.playout(
+        remaining, _ = playouts.playout(
             duo.tables,
             key,
             s.board,
@@ -173,7 +175,7 @@ def test_batch_of_one_path_equals_vmap(duo, duo_positions):
     one = jax.tree.map(lambda x: x[5:6], duo_positions)
     keys = jax.random.split(jax.random.key(4), 1)
     args = (None, keys, one, one.current_player)
-    direct = jax.jit(search._batched(evaluator, (None, 0, 0, 0)))(*args)
+    direct = jax.jit(gumbel._batched(evaluator, (None, 0, 0, 0)))(*args)
     mapped = jax.jit(jax.vmap(evaluator, in_axes=(None, 0, 0, 0)))(*args)
     for got, want in zip(direct, mapped):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

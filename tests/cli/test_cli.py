@@ -11,7 +11,7 @@ import jax
 import pytest
 
 import blokus_jax
-from blokus_agents import cli
+from blokus_agents import cli, resolve_agent
 from blokus_agents.players.bots import get_bot
 from blokus_jax import rollout
 from blokus_jax.io import records, render
@@ -67,23 +67,23 @@ def test_eval_rejects_unknown_agents_with_a_clear_message(capsys):
 
 def test_agent_specs_take_options():
     env = blokus_jax.make("simple")
-    assert callable(cli.resolve_agent("minimax:k=3,depth=1", env))
+    assert callable(resolve_agent("minimax:k=3,depth=1", env))
     with pytest.raises(ValueError, match="key=value"):
-        cli.resolve_agent("minimax:k", env)
+        resolve_agent("minimax:k", env)
     with pytest.raises(ValueError, match="bad options"):
-        cli.resolve_agent("greedy:k=3", env)
+        resolve_agent("greedy:k=3", env)
 
 
 def test_parse_move_accepts_both_formats():
     env = blokus_jax.make("duo")
-    by_piece = cli.parse_move("L4 0 e10", env)
+    by_piece = cli.play.parse_move("L4 0 e10", env)
     assert by_piece == env.encode_action(5, 0, 4, 4)
     cells = " ".join(render.cell_name(env.variant, r, c) for r, c in env.action_cells(by_piece))
-    assert cli.parse_move(cells, env) == by_piece
-    assert cli.parse_move(cells.replace(" ", ","), env) == by_piece
+    assert cli.play.parse_move(cells, env) == by_piece
+    assert cli.play.parse_move(cells.replace(" ", ","), env) == by_piece
     for bad in ("z1 a1", "e5 g7", "X 9 a1", "W a1"):
         with pytest.raises(blokus_jax.IllegalActionError):
-            cli.parse_move(bad, env)
+            cli.play.parse_move(bad, env)
 
 
 def run_play(monkeypatch, capsys, script: str, *extra: str) -> str:
@@ -129,7 +129,7 @@ class HintFollower(io.StringIO):
 def test_play_runs_a_whole_game_from_typed_moves():
     env = blokus_jax.make("simple")
     out = io.StringIO()
-    code = cli.play_game(env, get_bot("random", env), get_bot("greedy", env), 1, 0, HintFollower(out), out)
+    code = cli.play.play_game(env, get_bot("random", env), get_bot("greedy", env), 1, 0, HintFollower(out), out)
     text = out.getvalue()
     assert code == 0
     assert text.count("you play ") >= 4
@@ -240,20 +240,20 @@ def test_eval_prints_the_head_to_head_matrix(capsys):
 @pytest.mark.parametrize("variant", blokus_jax.variant_names())
 def test_the_help_examples_parse_on_every_board(variant):
     env = blokus_jax.make(variant)
-    text = cli.play_help(env)
+    text = cli.play.play_help(env)
     example = re.search(r'e\.g\. "([^"]+)": piece name', text).group(1)
     cells = re.search(r'the cells to cover, e\.g\. "([^"]+)"', text).group(1)
-    assert cli.parse_move(example, env) == cli.parse_move(cells, env)
+    assert cli.play.parse_move(example, env) == cli.play.parse_move(cells, env)
 
 
 def test_play_explains_unknown_pieces_and_orientation_numbers():
     env = blokus_jax.make("simple")
     with pytest.raises(blokus_jax.IllegalActionError, match="'L5' is not a piece of 'simple'; its pieces are 1 2"):
-        cli.parse_move("L5 3 c4", env)
+        cli.play.parse_move("L5 3 c4", env)
     with pytest.raises(blokus_jax.IllegalActionError, match=r"'L4' has orientations 0-7 .*'show L4'"):
-        cli.parse_move("L4 9 a7", env)
+        cli.play.parse_move("L4 9 a7", env)
     with pytest.raises(blokus_jax.IllegalActionError, match="does not fit on the board"):
-        cli.parse_move("I4 0 g1", env)
+        cli.play.parse_move("I4 0 g1", env)
 
 
 def test_play_reports_bad_moves_without_leaving_the_game(monkeypatch, capsys):
@@ -268,11 +268,11 @@ def test_the_help_example_is_a_legal_first_move_of_each_seat(variant):
     env = blokus_jax.make(variant)
     state = env.init()
     for color in range(env.num_colors):
-        text = cli.play_help(env, color)
+        text = cli.play.play_help(env, color)
         example = re.search(r'e\.g\. "([^"]+)": piece name', text).group(1)
         cells = re.search(r'the cells to cover, e\.g\. "([^"]+)"', text).group(1)
-        action = cli.parse_move(example, env)
-        assert action == cli.parse_move(cells, env)
+        action = cli.play.parse_move(example, env)
+        assert action == cli.play.parse_move(cells, env)
         starts = {tuple(c) for c in env.variant.start_cells[color]}
         assert starts & {tuple(map(int, rc)) for rc in env.action_cells(action)}, "covers the colour's start square"
         if color == int(state.current_color):
@@ -288,7 +288,7 @@ def test_the_readme_play_examples_are_legal_first_moves_on_duo():
     assert len(moves) == 2
     env = blokus_jax.make("duo")
     for move in moves:
-        assert bool(env.is_legal(env.init(), cli.parse_move(move, env))), move
+        assert bool(env.is_legal(env.init(), cli.play.parse_move(move, env))), move
 
 
 def test_play_marks_the_start_squares_and_suggests_a_mistyped_command(monkeypatch, capsys):
@@ -299,13 +299,13 @@ def test_play_marks_the_start_squares_and_suggests_a_mistyped_command(monkeypatc
     assert board.splitlines()[0].split()[1] == "*"  # a7, Blue's start square, top-left
     assert "* = start square: a7 (Blue)" in out
     env = blokus_jax.make("simple")
-    assert cli.suggest_command("a7", env) is None and cli.suggest_command("L4 0 a7", env) is None
-    assert cli.suggest_command("zzzzzz", env) is None  # nothing close: read as a move, which explains itself
+    assert cli.play.suggest_command("a7", env) is None and cli.play.suggest_command("L4 0 a7", env) is None
+    assert cli.play.suggest_command("zzzzzz", env) is None  # nothing close: read as a move, which explains itself
 
 
 def test_the_last_move_has_a_legend():
     env = blokus_jax.make("duo")
-    state = env.step(env.init(), cli.parse_move("F 1 d12", env))
+    state = env.step(env.init(), cli.play.parse_move("F 1 d12", env))
     text = render.to_text(state, env)
     assert "p = last move (Purple: " in text
     assert "@ = last move (Purple: " in render.to_text(state, env, ansi=True)
@@ -370,18 +370,19 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
     assert "calibrating" not in capsys.readouterr().err
+    from blokus_agents.core import policies
     from blokus_agents.search import mcts as search
 
     built = []
 
     def resolve(spec, env):  # a timed spec calibrates (here: says it came to 77 simulations), others do not
         built.append(spec)
-        if cli._timed(spec):
+        if cli.play._timed(spec):
             search.calibration_log.info("compiling a 32-simulation probe search (%.0f s so far)", 3.0)
             monkeypatch.setitem(search._CALIBRATED, ("test", spec), search.Budget((0,), (77,)))
         return get_bot("corners", env)
 
-    monkeypatch.setattr(cli, "resolve_agent", resolve)
+    monkeypatch.setattr(policies, "resolve_agent", resolve)
     monkeypatch.setattr(sys, "stdin", io.StringIO("hint\nhint\nquit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
     captured = capsys.readouterr()

@@ -1,5 +1,5 @@
-"""What ``blokus-jax`` loads before a command runs: ``--help`` and an argument error need the parser only, so the
-libraries that only training, checkpoints, search or plots use (orbax, optax, mctx, matplotlib) and the trainer
+"""What ``blokus-jax`` loads before a command runs: ``--help`` and an argument error need the parser only, so JAX,
+the libraries that only training, checkpoints, search or plots use (orbax, optax, mctx, matplotlib) and the trainer
 modules stay unloaded until a command's handler imports them. A future top-level import that brings one back fails
 here (the start-up times themselves are measured in docs/benchmarks.md, not asserted)."""
 
@@ -14,7 +14,7 @@ import pytest
 from blokus_agents import cli
 
 #: Libraries only a command's work needs, by top-level package (tensorstore, humanize and uvloop come with orbax).
-HEAVY = ("orbax", "tensorstore", "humanize", "uvloop", "optax", "mctx", "chex", "matplotlib")
+HEAVY = ("jax", "jaxlib", "flax", "orbax", "tensorstore", "humanize", "uvloop", "optax", "mctx", "chex", "matplotlib")
 #: Project modules that load optax (the trainers and their scaffold): imported by ``train``'s handler only.
 TRAINER_MODULES = (
     "blokus_agents.training.scaffold",
@@ -26,7 +26,8 @@ TRAINER_MODULES = (
 _PROBE = """
 import contextlib, io, json, sys
 import blokus_agents.cli as cli
-for argv in (["--help"], ["train", "--help"], ["train", "--nosuch"], ["eval", "--games", "x"]):
+helps = [[command.NAME, "--help"] for command in cli.COMMANDS]
+for argv in (["--help"], *helps, ["train", "--nosuch"], ["eval", "--games", "x"], ["play", "--variant", "nosuch"]):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             cli.main(argv)
@@ -45,7 +46,26 @@ def loaded() -> set[str]:
 
 
 def test_the_probe_sees_what_the_cli_loads(loaded):
-    assert {"blokus_agents.cli", "blokus_agents.cli.train", "blokus_jax.env", "jax"} <= loaded
+    assert {"blokus_agents.cli", "blokus_agents.cli.train", "blokus_jax.variants", "argparse"} <= loaded
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["eval", "--help"], ["train", "--nosuch"]])
+def test_the_console_command_answers_help_and_argument_errors_without_jax(argv):
+    """``python -m blokus_agents`` (what ``blokus-jax`` runs) in a fresh interpreter: the help or the one-line
+    argument error, and ``jax`` never imported."""
+    probe = (
+        "import runpy, sys\n"
+        f"sys.argv = ['blokus-jax', *{argv!r}]\n"
+        "try:\n"
+        "    runpy.run_module('blokus_agents', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "assert 'jax' not in sys.modules, 'blokus-jax %s imported jax' % sys.argv[1:]\n"
+        "print('exit', code)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == f"exit {2 if '--nosuch' in argv else 0}"
 
 
 def test_help_and_argument_errors_load_no_heavy_library(loaded):

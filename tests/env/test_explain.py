@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 import blokus_jax
 from blokus_jax import rules
 from blokus_jax.io import records
+from blokus_jax.rollout import rollout
 
 
 def _positions(name: str, games: int, seed: int):
     """Every position (start, after each step, and the finished one) of a few random games."""
     env = blokus_jax.make(name)
-    _, actions = records.rollout(env, jax.random.key(seed), batch=games)
+    _, actions = rollout(env, jax.random.key(seed), batch=games)
     step = jax.jit(env.step)
     states = []
     for row in np.asarray(actions):

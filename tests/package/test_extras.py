@@ -69,8 +69,8 @@ def test_a_run_directory_agent_without_orbax_names_the_extra(monkeypatch, tmp_pa
 
 @pytest.mark.slow
 def test_training_without_matplotlib_keeps_the_checkpoint_and_metrics_and_skips_the_plot(monkeypatch, tmp_path):
-    from blokus_agents.training import checkpoint, train
-    from blokus_agents.training.ppo import PPOConfig
+    from blokus_agents.training import checkpoint_index, curves, rundir, train
+    from blokus_agents.training.configs import PPOConfig
 
     tiny = PPOConfig(
         variant="simple",
@@ -87,10 +87,10 @@ def test_training_without_matplotlib_keeps_the_checkpoint_and_metrics_and_skips_
     out = tmp_path / "run"
     with pytest.warns(UserWarning, match=r"win-rate plot .*matplotlib.*blokus-jax\[train\]"):
         train.run(tiny, out, eval_every=0, progress=False, mesh=None, until_update=1)
-    assert checkpoint.latest_step(out) == 1
-    rows = [json.loads(line) for line in (out / train.METRICS_FILE).read_text().splitlines()]
+    assert checkpoint_index.latest_step(out) == 1
+    rows = [json.loads(line) for line in (out / rundir.METRICS_FILE).read_text().splitlines()]
     assert rows[-1]["update"] == 1
-    assert not (out / train.PLOT_FILE).exists()
+    assert not (out / curves.PLOT_FILE).exists()
 
 
 def test_the_cli_warns_before_training_that_the_plot_will_be_skipped(monkeypatch, capsys):

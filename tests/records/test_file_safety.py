@@ -19,12 +19,13 @@ import blokus_jax
 from blokus_agents.training import rundir
 from blokus_jax.errors import BlokusError, CheckpointError, RecordError
 from blokus_jax.io import fileio, records, viewer
+from blokus_jax.rollout import rollout
 
 
 @pytest.fixture(scope="module")
 def game():
     env = blokus_jax.make("simple")
-    _, actions = records.rollout(env, jax.random.key(0), batch=2)
+    _, actions = rollout(env, jax.random.key(0), batch=2)
     return records.from_rollout(env, actions, players=["a", "b"])
 
 

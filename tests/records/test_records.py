@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import blokus_jax
 from blokus_jax.errors import RecordError
 from blokus_jax.io import records
+from blokus_jax.rollout import rollout
 
 DATA = Path(__file__).parents[1] / "data"
 ORACLE_NAMES = {
@@ -79,7 +80,7 @@ def random_records():
     out = {}
     for i, name in enumerate(["classic", "classic_2p", "classic_3p", "duo", "junior", "simple"]):
         env = blokus_jax.make(name)
-        states, actions = records.rollout(env, jax.random.key(i), batch=3)
+        states, actions = rollout(env, jax.random.key(i), batch=3)
         recs = records.from_rollout(env, actions, metadata={"seed": str(i), "event": "tests"})
         out[name] = (env, states, actions, recs)
     return out
@@ -118,7 +119,7 @@ def test_custom_variant_json_carries_its_definition():
         blokus_jax.get_variant("simple"), name="tiny", board_shape=(6, 6), start_cells=(((0, 0),), ((5, 5),))
     )
     env = blokus_jax.make(variant)
-    _, actions = records.rollout(env, jax.random.key(7), batch=1)
+    _, actions = rollout(env, jax.random.key(7), batch=1)
     record = records.from_rollout(env, actions)[0]
     data = json.loads(record.to_json())
     assert data["variant"]["board_shape"] == [6, 6]

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 import blokus_jax
 from blokus_jax.errors import RecordError
 from blokus_jax.io import records
+from blokus_jax.io.record_json import variant_to_dict
+from blokus_jax.rollout import rollout
 
-SIMPLE = records.variant_to_dict(blokus_jax.get_variant("simple"))
+SIMPLE = variant_to_dict(blokus_jax.get_variant("simple"))
 
 
 def _record(**fields) -> dict:
@@ -31,7 +33,7 @@ def _variant(**fields) -> dict:
 @pytest.fixture(scope="module")
 def simple_game():
     env = blokus_jax.make("simple")
-    _, actions = records.rollout(env, jax.random.key(0), batch=1)
+    _, actions = rollout(env, jax.random.key(0), batch=1)
     return records.from_rollout(env, actions, players=["a", "b"], metadata={"k": "v"})[0]
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from blokus_agents import cli
 from blokus_jax.io import records, viewer
+from blokus_jax.io.record_json import variant_to_dict
+from blokus_jax.rollout import rollout
 
 DATA = Path(__file__).parents[1] / "data" / "sgf"
 GAME = DATA / "classic_2" / "classic_2_dev_00_seed20241000.blksgf"
@@ -135,7 +137,7 @@ def test_replay_escapes_control_characters_from_the_file(tmp_path, capsys):
     base = blokus_jax.get_variant("simple")
     pieces = tuple(Piece(f"\x1b[31m{k}\x07", p.cells, p.copies) for k, p in enumerate(base.pieces))
     env = blokus_jax.make(dataclasses.replace(base, name="evil\x1b]0;title\x07", pieces=pieces))
-    _, actions = records.rollout(env, jax.random.key(1), batch=1)
+    _, actions = rollout(env, jax.random.key(1), batch=1)
     record = records.from_rollout(env, actions, players=["\x1b[2J", "b\r\n"], metadata={"k\x1b": "\x9b6n"})[0]
     path = record.save(tmp_path / "evil.json")
     assert cli.main(["replay", str(path), "--boards"]) == 0
@@ -144,7 +146,7 @@ def test_replay_escapes_control_characters_from_the_file(tmp_path, capsys):
 
 
 def test_view_refuses_a_tiny_record_asking_for_a_billion_pieces(tmp_path, capsys):
-    variant = records.variant_to_dict(records.load(GAME).variant)
+    variant = variant_to_dict(records.load(GAME).variant)
     variant["pieces"] = [["1", [[0, 0]], 10**9]]
     path = tmp_path / "huge.json"
     path.write_text('{"format":"blokus-jax/record","version":1,"variant":' + json.dumps(variant) + ',"actions":[]}')

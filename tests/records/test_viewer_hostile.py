@@ -30,6 +30,7 @@ import blokus_jax
 from blokus_agents import cli
 from blokus_jax.io import records, viewer
 from blokus_jax.pieces import Piece
+from blokus_jax.rollout import rollout
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install -y chromium)")
@@ -78,7 +79,7 @@ def hostile_record():
     pieces = tuple(Piece(HOSTILE[k % len(HOSTILE)] + str(k), p.cells, p.copies) for k, p in enumerate(base.pieces))
     variant = dataclasses.replace(base, name=HOSTILE[0], pieces=pieces)
     env = blokus_jax.make(variant)
-    _, actions = records.rollout(env, jax.random.key(3), batch=1)
+    _, actions = rollout(env, jax.random.key(3), batch=1)
     metadata = {h: HOSTILE[-1 - k] for k, h in enumerate(HOSTILE)}
     return records.from_rollout(env, actions, players=HOSTILE[1:3], metadata=metadata)[0]
 

@@ -16,19 +16,13 @@ import pytest
 from helpers import ROOT, TINY_AZ, write_old_checkpoint
 
 from blokus_agents.core.policies import ParamPolicy, resolve_agent
-from blokus_agents.search.mcts import full_action_weights
-from blokus_agents.training import checkpoint
-from blokus_agents.training.alphazero import (
-    AZConfig,
-    Buffer,
-    buffer_finish,
-    buffer_sample,
-    buffer_write,
-    empty_buffer,
-    make_train,
-)
-from blokus_agents.training.ppo import PPOConfig
-from blokus_agents.training.train import read_metrics, run, warm_start
+from blokus_agents.search.gumbel import full_action_weights
+from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.training.alphazero import make_train
+from blokus_agents.training.configs import AZConfig, PPOConfig
+from blokus_agents.training.replay import Buffer, buffer_finish, buffer_sample, buffer_write, empty_buffer
+from blokus_agents.training.rundir import read_metrics
+from blokus_agents.training.train import run, warm_start
 from blokus_jax import make, rules
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.observe import Observation
@@ -361,7 +355,9 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     ppo_run, az_run = tmp_path / "runs" / "simple", tmp_path / "runs" / "az_simple"  # the default --out of each
     small = ["--variant", "simple", "--num-envs", "4", "--num-steps", "4", "--channels", "4", "--blocks", "1"]
     quiet = ["--eval-every", "0", "--no-progress", "--cpu-devices", "1"]
-    assert cli.main(["train", *small, "--total-steps", "16", *quiet]) == 0 and checkpoint.latest_step(ppo_run) == 1
+    assert (
+        cli.main(["train", *small, "--total-steps", "16", *quiet]) == 0 and checkpoint_index.latest_step(ppo_run) == 1
+    )
     capsys.readouterr()
     # AlphaZero warm-started from the PPO run: its network size is taken from there
     args = ["train", "--algo", "alphazero", "--variant", "simple", "--num-envs", "4", "--num-steps", "4"]
@@ -371,7 +367,7 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     capsys.readouterr()
     assert json.loads((tmp_path / "summary.json").read_text())["updates"] == 2
     # no collision with the PPO run's default directory; a second new run there is refused in the CLI's words
-    assert checkpoint.latest_step(az_run) == 2 and checkpoint.latest_step(ppo_run) == 1
+    assert checkpoint_index.latest_step(az_run) == 2 and checkpoint_index.latest_step(ppo_run) == 1
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert "'runs/az_simple' (the default --out of this --algo and --variant) already holds" in err
@@ -431,7 +427,7 @@ def test_observations_in_samples_are_float_planes(played):
 
 
 def test_root_noise_mixes_a_dirichlet_into_the_prior_of_valid_candidates_only():
-    from blokus_agents.search.mcts import _mix_dirichlet
+    from blokus_agents.search.gumbel import _mix_dirichlet
 
     logits = jnp.asarray([[30.0, 0.0, 0.0, -1e9], [0.0, 0.0, 0.0, 0.0]])
     valid = jnp.asarray([[True, True, True, False], [True, True, True, True]])

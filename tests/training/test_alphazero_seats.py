@@ -11,7 +11,7 @@ import pytest
 import blokus_jax
 from blokus_agents.core.policies import resolve_agent
 from blokus_agents.players.networks import config_network, make_network
-from blokus_agents.search.mcts import (
+from blokus_agents.search.gumbel import (
     absolute_seats,
     egocentric_seats,
     mixed_evaluator,
@@ -20,17 +20,12 @@ from blokus_agents.search.mcts import (
     playout_value,
 )
 from blokus_agents.training import checkpoint
-from blokus_agents.training.alphazero import (
-    AZConfig,
-    buffer_finish,
-    buffer_sample,
-    buffer_write,
-    empty_buffer,
-    make_train,
-)
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.alphazero import make_train
+from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_agents.training.ppo import make_train as make_ppo
-from blokus_agents.training.train import read_metrics, run, warm_start
+from blokus_agents.training.replay import buffer_finish, buffer_sample, buffer_write, empty_buffer
+from blokus_agents.training.rundir import read_metrics
+from blokus_agents.training.train import run, warm_start
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.pieces import standard_pieces
 from blokus_jax.variants import VARIANTS

@@ -12,8 +12,9 @@ from helpers import write_old_checkpoint
 
 import blokus_jax
 from blokus_agents.core.policies import load_policy
-from blokus_agents.training import checkpoint
-from blokus_agents.training.ppo import PPOConfig, make_train
+from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -51,7 +52,7 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
     assert isinstance(restored.env_state, blokus_jax.State)
     same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
     assert all(jax.tree.leaves(same))
-    assert checkpoint.load_config(saved) == TINY and checkpoint.latest_step(saved) == 1
+    assert checkpoint.load_config(saved) == TINY and checkpoint_index.latest_step(saved) == 1
     # the restored runner trains on identically
     (a, _), (b, _) = trainer.update(jax.tree.map(jax.numpy.copy, runner)), trainer.update(restored)  # update donates
     for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
@@ -61,7 +62,7 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint in"):
         checkpoint.restore(tmp_path / "nowhere", make_train(TINY))
-    assert checkpoint.latest_step(tmp_path) is None
+    assert checkpoint_index.latest_step(tmp_path) is None
 
 
 def test_mismatched_config_names_the_differing_fields(saved, trained):
@@ -117,7 +118,7 @@ def test_load_policy_plays_legal_moves_and_checks_the_variant(saved):
 
 
 def test_cli_agent_spec_accepts_a_checkpoint_directory(saved):
-    from blokus_agents.cli import resolve_agent
+    from blokus_agents import resolve_agent
 
     env = blokus_jax.make("simple")
     action = resolve_agent(str(saved), env)(jax.random.key(0), env.init())
@@ -243,7 +244,7 @@ def test_odd_checkpoint_folder_names_do_not_confuse_step_listing(saved):
     for name in ("²", "0007", "٣", "7.orbax-checkpoint-tmp-1", "-1", "1e3", " 5"):
         (root / name).mkdir()
     (root / "9").write_text("a file, not a checkpoint")
-    assert checkpoint.latest_step(saved) == 1 and checkpoint._steps(saved) == [1]
+    assert checkpoint_index.latest_step(saved) == 1 and checkpoint._steps(saved) == [1]
     assert checkpoint.load_config(saved) == TINY
     with pytest.raises(CheckpointError, match="no checkpoint 7 in"):
         checkpoint.load_config(saved, 7)
@@ -365,4 +366,4 @@ def test_a_refused_init_from_leaves_the_run_directory_untouched(tmp_path, traine
     before = metrics.read_bytes()
     with pytest.raises(CheckpointError, match="metrics.jsonl', line 2 is nested too deeply"):
         train.run(TINY, saved, resume=True, until_update=2, eval_every=0, progress=False, mesh=None)
-    assert metrics.read_bytes() == before and checkpoint.latest_step(saved) == 1
+    assert metrics.read_bytes() == before and checkpoint_index.latest_step(saved) == 1

@@ -9,8 +9,9 @@ import shutil
 import jax
 import pytest
 
-from blokus_agents.training import checkpoint
-from blokus_agents.training.ppo import PPOConfig, make_train
+from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train
 from blokus_agents.training.train import run
 from blokus_jax.errors import CheckpointError
 
@@ -43,11 +44,11 @@ def two(tmp_path, trainer):
 
 
 def test_a_checkpoint_records_its_update_and_a_stale_copy_under_a_larger_number_is_refused(two, trainer):
-    assert checkpoint.read_meta(two, 1)["update"] == 1 and checkpoint.latest_step(two) == 2
+    assert checkpoint.read_meta(two, 1)["update"] == 1 and checkpoint_index.latest_step(two) == 2
     shutil.copytree(two / "checkpoints" / "1", two / "checkpoints" / "1000")
     message = r"'checkpoints/1000' of .* holds update 1, not 1000 .*delete that folder"
     with pytest.raises(CheckpointError, match=message):
-        checkpoint.latest_step(two)
+        checkpoint_index.latest_step(two)
     with pytest.raises(CheckpointError, match=message):
         checkpoint.restore(two, trainer)
     with pytest.raises(CheckpointError, match=message):  # before any work: nothing is compiled or trained
@@ -60,7 +61,7 @@ def test_a_copy_from_before_checkpoints_recorded_their_update_is_refused_when_re
     del meta["update"]  # as saved before the update was recorded in the metadata
     meta_path.write_text(json.dumps(meta))
     shutil.copytree(two / "checkpoints" / "1", two / "checkpoints" / "7")
-    assert checkpoint.latest_step(two) == 7  # only the arrays say which update it is
+    assert checkpoint_index.latest_step(two) == 7  # only the arrays say which update it is
     with pytest.raises(CheckpointError, match="'checkpoints/7' of .* holds update 1, not 7"):
         checkpoint.restore(two, trainer)
 

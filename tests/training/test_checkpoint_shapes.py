@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import pytest
 
 from blokus_agents.training import checkpoint
-from blokus_agents.training.ppo import PPOConfig, make_train
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, channels=4, blocks=1, value_hidden=8)

@@ -16,9 +16,9 @@ import jax
 import numpy as np
 import pytest
 
-from blokus_agents.training import checkpoint
+from blokus_agents.training import checkpoint, checkpoint_index
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.train import LOCK_FILE, SETTINGS_FILE, read_metrics
+from blokus_agents.training.rundir import LOCK_FILE, SETTINGS_FILE, read_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 900  # seconds per launch: compiling on a loaded 2-core machine is slow, a hang must still end
@@ -146,7 +146,7 @@ def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs)
     d, before, resumed, _ = runs
     run, ref = d["dist_az"], d["ref_az"]
     # the kill came after update 3 was logged and before its checkpoint; the resume redid it bit for bit
-    assert [r["update"] for r in before] == [1, 2, 3] and checkpoint.latest_step(run) == 4
+    assert [r["update"] for r in before] == [1, 2, 3] and checkpoint_index.latest_step(run) == 4
     after = read_metrics(run)
     assert [r["update"] for r in after] == [1, 2, 3, 4]
     for key in ("policy_loss", "value_loss", "policy_kl", "buffer_positions", "param_norm"):

@@ -13,7 +13,7 @@ import pytest
 
 from blokus_agents import cli
 from blokus_agents.training import scaffold, train
-from blokus_agents.training.ppo import PPOConfig
+from blokus_agents.training.configs import PPOConfig
 from blokus_jax.errors import ConfigError
 
 

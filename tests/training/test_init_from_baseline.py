@@ -11,7 +11,7 @@ import pytest
 import blokus_jax
 from blokus_agents.cli.train import _init_source, _new_config
 from blokus_agents.players.baselines import baseline_source, load_baseline
-from blokus_agents.training import checkpoint
+from blokus_agents.training import checkpoint_index
 from blokus_agents.training.alphazero import make_train
 from blokus_agents.training.train import InitNetwork, warm_start
 from blokus_jax.errors import CheckpointError
@@ -63,4 +63,4 @@ def test_the_cli_takes_the_baselines_variant_and_size_and_refuses_a_bad_name(duo
     assert cli.main(["train", "--algo", "alphazero", "--init-from", "baseline:nosuch", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "there is no baseline 'nosuch'" in err and "'duo'" in err
-    assert not out.exists() or checkpoint.latest_step(out) is None
+    assert not out.exists() or checkpoint_index.latest_step(out) is None

@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
-from blokus_agents.training import checkpoint
-from blokus_agents.training.ppo import PPOConfig, make_train, seat_gae
-from blokus_agents.training.train import read_metrics, run
+from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.ppo import make_train, seat_gae
+from blokus_agents.training.rundir import read_metrics
+from blokus_agents.training.train import run
 from blokus_jax.errors import CheckpointError
 
 TINY = PPOConfig(
@@ -163,7 +165,7 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
     whole, split = tmp_path / "whole", tmp_path / "split"
     run(TINY, whole, eval_every=0, progress=False, mesh=None)
     run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
-    assert checkpoint.latest_step(split) == 1
+    assert checkpoint_index.latest_step(split) == 1
     summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
     assert summary["updates"] == TINY.num_updates
     a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(split)[1]
@@ -256,10 +258,10 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert "initial network: vs_random=" in printed.err and "n=2" in printed.err  # shown even without the bar
     records = read_metrics(out)
     assert [r["update"] for r in records] == [0, 1, 2] and "win_rate_vs_random" in records[-1]
-    assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint.latest_step(out) == 2
+    assert (out / "win_rate.png").stat().st_size > 1000 and checkpoint_index.latest_step(out) == 2
     # resuming with a larger budget continues the same run
     resume = [a if a != "32" else "48" for a in args] + ["--resume"]
-    assert cli.main(resume) == 0 and checkpoint.latest_step(out) == 3
+    assert cli.main(resume) == 0 and checkpoint_index.latest_step(out) == 3
     # the longer run's learning rate decays over its new length, and training says so
     assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
     from blokus_agents.training.scaffold import lr_horizon
@@ -297,7 +299,7 @@ def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_pat
 
 
 def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_taken_over(tmp_path):
-    from blokus_agents.training.train import LOCK_FILE, run_lock
+    from blokus_agents.training.rundir import LOCK_FILE, run_lock
 
     out = tmp_path / "locked"
     out.mkdir()
@@ -308,7 +310,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
     dead.wait()
     (out / LOCK_FILE).write_text(f"{dead.pid} {__import__('socket').gethostname()}\n")
     run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
-    assert checkpoint.latest_step(out) == 1 and not (out / LOCK_FILE).exists()
+    assert checkpoint_index.latest_step(out) == 1 and not (out / LOCK_FILE).exists()
     file = tmp_path / "file"
     file.write_text("x")
     with pytest.raises(CheckpointError, match="is a file"):
@@ -318,7 +320,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
 def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
     assert int(runner.lr_horizon) == TINY.num_updates
-    from blokus_agents.training.ppo import with_lr_horizon
+    from blokus_agents.training.scaffold import with_lr_horizon
 
     shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
@@ -338,7 +340,9 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoin
     wild = tmp_path / "wild"
     with pytest.raises(ConfigError, match=r"training diverged at update 1: .*not finite.*no checkpoint was written"):
         run(TINY.replace(learning_rate=1e9, max_grad_norm=1e9), wild, eval_every=0, progress=False, mesh=None)
-    assert checkpoint.latest_step(wild) is None and read_metrics(wild) == [] and not (wild / "train.lock").exists()
+    assert (
+        checkpoint_index.latest_step(wild) is None and read_metrics(wild) == [] and not (wild / "train.lock").exists()
+    )
 
     # a run whose parameters turn NaN in update 2 (as a diverging update reports it: in param_norm) stops there
     real_compile = train._Session.compile
@@ -359,13 +363,13 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoin
     out = tmp_path / "diverged"
     with pytest.raises(ConfigError, match=r"update 2: param_norm not finite.*last checkpoint \(update 1\) is kept"):
         run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
-    assert checkpoint.latest_step(out) == 1 and [r["update"] for r in read_metrics(out)] == [1]
+    assert checkpoint_index.latest_step(out) == 1 and [r["update"] for r in read_metrics(out)] == [1]
     params = checkpoint.load_params(out)[1]
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
 
 
 def test_run_settings_resolve_over_the_saved_ones_and_bad_settings_files_are_refused(tmp_path):
-    from blokus_agents.training.train import SETTINGS_FILE, Settings, read_settings, resolve_settings
+    from blokus_agents.training.rundir import SETTINGS_FILE, Settings, read_settings, resolve_settings
 
     saved = Settings(checkpoint_every=1, minutes=5.0)
     assert resolve_settings(saved, {}) == (saved, [])

@@ -10,9 +10,10 @@ import signal
 import pytest
 from helpers import TINY_AZ
 
-from blokus_agents.training import checkpoint, train
-from blokus_agents.training.ppo import PPOConfig
-from blokus_agents.training.train import read_metrics, read_settings, run
+from blokus_agents.training import checkpoint, checkpoint_index, train
+from blokus_agents.training.configs import PPOConfig
+from blokus_agents.training.rundir import read_metrics, read_settings
+from blokus_agents.training.train import run
 
 TINY = PPOConfig(
     variant="simple",
@@ -76,7 +77,7 @@ def test_a_signal_stops_after_the_update_saves_it_and_resume_continues_with_noth
     signals[2] = signal.SIGINT
     summary = run(TINY, out, eval_every=0, checkpoint_every=0, checkpoint_minutes=0, progress=False, mesh=None)
     assert summary["interrupted"] is True and summary["updates"] == 2
-    assert checkpoint.latest_step(out) == 2 and [r["update"] for r in read_metrics(out)] == [1, 2]
+    assert checkpoint_index.latest_step(out) == 2 and [r["update"] for r in read_metrics(out)] == [1, 2]
     err = capsys.readouterr().err
     assert "SIGINT received: stopping after this update" in err
     assert re.search(r"compiling the PPO update \(simple, 8 games x 8 steps, on 1 (of \d+ )?cpu devices?\)", err)
@@ -86,7 +87,7 @@ def test_a_signal_stops_after_the_update_saves_it_and_resume_continues_with_noth
     signals.clear()
     signals[4] = signal.SIGTERM
     summary = run(TINY, out, progress=False, mesh=None, resume=True)
-    assert summary["interrupted"] is True and checkpoint.latest_step(out) == 4
+    assert summary["interrupted"] is True and checkpoint_index.latest_step(out) == 4
     assert "resumed from update 2" in capsys.readouterr().err
     signals.clear()
     summary = run(TINY, out, progress=False, mesh=None, resume=True)
@@ -108,7 +109,7 @@ def test_a_signal_before_the_first_update_saves_update_zero_so_resume_works(tmp_
 
     monkeypatch.setattr(train._Session, "start", start)
     summary = run(TINY, out, eval_every=0, progress=False, mesh=None)
-    assert summary["interrupted"] is True and summary["updates"] == 0 and checkpoint.latest_step(out) == 0
+    assert summary["interrupted"] is True and summary["updates"] == 0 and checkpoint_index.latest_step(out) == 0
     monkeypatch.setattr(train._Session, "start", real_start)
     assert run(TINY, out, progress=False, mesh=None, resume=True, until_update=1)["updates"] == 1
 
@@ -129,7 +130,7 @@ def test_a_second_signal_stops_at_once_and_keeps_the_earlier_checkpoints(tmp_pat
             run(TINY, out, eval_every=0, checkpoint_every=2, progress=False, mesh=None)
     finally:
         os.kill = real_kill
-    assert checkpoint.latest_step(out) == 2 and not (out / "train.lock").exists()
+    assert checkpoint_index.latest_step(out) == 2 and not (out / "train.lock").exists()
 
 
 def test_the_time_budget_is_the_whole_runs_and_checkpoints_come_on_a_time_interval(tmp_path, clocked, capsys):
@@ -190,7 +191,7 @@ def test_an_alphazero_run_stopped_by_a_signal_resumes_to_the_same_network_as_an_
     run(config, whole, eval_every=0, progress=False, mesh=None)
     signals[1] = signal.SIGINT
     assert run(config, stopped, eval_every=0, checkpoint_every=0, progress=False, mesh=None)["interrupted"]
-    assert checkpoint.latest_step(stopped) == 1  # with its replay buffer: the newest checkpoint keeps it
+    assert checkpoint_index.latest_step(stopped) == 1  # with its replay buffer: the newest checkpoint keeps it
     signals.clear()
     assert run(config, stopped, progress=False, mesh=None, resume=True)["updates"] == config.num_updates
     a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(stopped)[1]

@@ -11,7 +11,8 @@ import pytest
 from blokus_agents.training import checkpoint
 from blokus_agents.training.alphazero import make_train
 from blokus_agents.training.configs import AZConfig
-from blokus_agents.training.train import plot_win_rates, read_metrics, teacher_handover
+from blokus_agents.training.curves import plot_win_rates, teacher_handover
+from blokus_agents.training.rundir import read_metrics
 from blokus_jax.errors import ConfigError
 
 TEACHER = "mcts:sims=2,playouts=1,considered=4"

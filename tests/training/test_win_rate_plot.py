@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blokus_agents.training.train import plot_win_rates
+from blokus_agents.training.curves import plot_win_rates
 
 pytest.importorskip("matplotlib")
 

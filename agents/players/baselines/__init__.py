@@ -1,6 +1,6 @@
 """Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
 
-Design notes: ``docs/architecture.md``.
+Design notes: ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_pol
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
 from blokus_agents.search.settings import SearchSettings, takes_settings
-from blokus_agents.training.checkpoint import check_finite, require_run
+from blokus_agents.training.checkpoint import check_finite
+from blokus_agents.training.checkpoint_index import require_run
 from blokus_agents.training.configs import CONFIGS, MAX_SIMS, PPOConfig
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
@@ -405,7 +406,7 @@ def export_baseline(
     default weight of playout results in its leaf values (only with a search); ``source_run`` defaults to
     ``run_dir``. Returns the path of the ``.json``; raises as :func:`write_baseline` does and ``CheckpointError`` for
     a run without a usable checkpoint."""
-    from blokus_agents.training import checkpoint
+    from blokus_agents.training import checkpoint, checkpoint_index
 
     require_run(
         run_dir,
@@ -429,7 +430,7 @@ def export_baseline(
         sims=sims,
         command=command,
         source_run=source_run if source_run is not None else str(run_dir),
-        step=int(checkpoint.latest_step(run_dir) if step is None else step),
+        step=int(checkpoint_index.latest_step(run_dir) if step is None else step),
         train_config=config.to_dict(),
         notes=notes,
         mix=mix,
