@@ -228,8 +228,8 @@ def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
     if colon and (name in _PREFIXES or name in _RESERVED):
         if name not in _PREFIXES:
             raise AgentSpecError(
-                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; import blokus_agents (or that "
-                f"module) first, or use an agent from {agent_names()} or a run directory"
+                f"agent {spec!r}: '{name}:' ({_RESERVED[name]}) is not registered; register it with "
+                f"register_prefix({name!r}, ...), or use an agent from {agent_names()} or a run directory"
             )
         target, option_text = split_target(spec)
         options = _parse_options(spec, option_text) if option_text is not None else {}
@@ -489,7 +489,8 @@ def _reader(run_dir: str | os.PathLike) -> RunReader:
     load_builtins()
     if not _RUN_READER:
         raise AgentSpecError(
-            f"run directory {str(run_dir)!r}: no checkpoint reader is registered; import blokus_agents first"
+            f"run directory {str(run_dir)!r}: no checkpoint reader is registered; install one with "
+            f"register_run_reader (the catalog {BUILTINS} does)"
         )
     return _RUN_READER[0]
 

@@ -1,6 +1,7 @@
 """The built-in agents, registered in one place: the bots, ``mcts`` and ``strong``, the prefixes ``az:`` and
 ``baseline:``, the run-directory kinds (``ppo``, ``alphazero``) and the checkpoint reader that run directories are
-loaded with. ``import blokus_agents`` imports this module, so every built-in spec resolves after it."""
+loaded with. The registry imports this module at its first lookup or registration
+(`blokus_agents.core.policies.BUILTINS`), so every built-in spec resolves without importing it first."""
 
 from __future__ import annotations
 

@@ -201,6 +201,7 @@ def test_export_refuses_a_network_over_two_megabytes(params, tmp_path):
 
 
 def test_baseline_prefix_is_registered_and_plays_a_full_game_in_the_arena(env, shelf):
+    policies.load_builtins()
     assert policies._PREFIXES["baseline"] is baselines.baseline_policy
     greedy = resolve_agent("baseline:tiny", env)  # ppo, sims 0: the greedy network policy
     assert isinstance(greedy, ParamPolicy)

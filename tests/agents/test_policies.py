@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import jax
 import pytest
 
@@ -47,7 +50,25 @@ def test_bad_specs_are_agent_spec_errors(env, spec, message):
     assert isinstance(err.value, BlokusError) and isinstance(err.value, ValueError)
 
 
+def test_the_registry_loads_the_built_in_agents_at_its_first_lookup():
+    """A fresh interpreter that imports the registry alone has no agents (and no JAX from the package's
+    ``__init__``) until its first lookup, which registers every built-in agent from the catalog."""
+    probe = (
+        "import sys\n"
+        "import blokus_agents\n"
+        "assert 'jax' not in sys.modules\n"
+        "from blokus_agents.core import policies\n"
+        "assert not policies._AGENTS and policies.BUILTINS not in sys.modules\n"
+        "names = policies.agent_names()\n"
+        "assert {'greedy', 'mcts', 'strong'} <= set(names) and {'az', 'baseline'} <= set(policies._PREFIXES)\n"
+        "assert policies.BUILTINS in sys.modules and policies._RUN_READER\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
 def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
+    policies.load_builtins()
     assert "az" in policies._PREFIXES and "mcts" in policies.agent_names()
     with pytest.raises(AgentSpecError, match="agent 'az:runs/x' needs a trained run.*no checkpoint in 'runs/x'"):
         resolve_agent("az:runs/x,sims=8", env)
@@ -61,10 +82,11 @@ def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
 
 
 def test_other_modules_register_agents_and_prefixes_without_editing_the_resolver(env, monkeypatch):
+    policies.load_builtins()
     monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
     # blokus_agents.players.baselines has registered `baseline:`; take it out to register the reserved prefix anew
     monkeypatch.setattr(policies, "_PREFIXES", {k: v for k, v in policies._PREFIXES.items() if k != "baseline"})
-    with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; import blokus_agents"):
+    with pytest.raises(AgentSpecError, match="'baseline:' .* is not registered; register it with register_prefix"):
         resolve_agent("baseline:duo", env)
     seen = {}
 
@@ -128,6 +150,7 @@ def test_every_declared_option_is_checked_for_type_and_range_before_anything_is_
 
 
 def test_an_undeclared_int_option_must_fit_an_int32(env, monkeypatch):
+    policies.load_builtins()
     monkeypatch.setattr(policies, "_AGENTS", dict(policies._AGENTS))
     register_agent("plain", lambda env, n=1: env.sample_action)
     assert callable(resolve_agent("plain:n=2147483647", env))
@@ -137,6 +160,7 @@ def test_an_undeclared_int_option_must_fit_an_int32(env, monkeypatch):
 
 def test_every_option_of_every_bot_and_search_agent_is_declared():
     """A new option without a declaration would be accepted unchecked: every factory parameter must be declared."""
+    policies.load_builtins()
     import inspect
 
     for table, skip in ((policies._AGENTS, 1), (policies._PREFIXES, 2)):

@@ -63,9 +63,12 @@ def test_the_message_helpers_cut_long_values_and_name_hidden_types():
 
 
 def test_run_directories_need_the_checkpoint_reader_the_catalog_installs(monkeypatch, tmp_path):
-    assert policies._RUN_READER, "import blokus_agents installs the checkpoint reader"
+    policies.load_builtins()
+    assert policies._RUN_READER, "the catalog installs the checkpoint reader"
     monkeypatch.setattr(policies, "_RUN_READER", [])
-    with pytest.raises(AgentSpecError, match="no checkpoint reader is registered; import blokus_agents"):
+    with pytest.raises(
+        AgentSpecError, match="no checkpoint reader is registered; install one with register_run_reader"
+    ):
         policies.load_network(tmp_path, None)
 
 
