@@ -1,6 +1,6 @@
 """Arena: batched matches between policies with exact seat rotation, win rates with confidence intervals, ratings.
 
-Design notes: ``docs/architecture.md``.
+Design notes: `docs/architecture.md`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ Z95 = 1.959963984540054
 
 
 def seat_patterns(num_players: int) -> np.ndarray:
-    """``int32[n, num_players]`` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
-    ``A..AB..B`` (``ceil(num_players / 2)`` A's) and of its complement, without repeats. Every seat holds A in
+    """`int32[n, num_players]` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
+    `A..AB..B` (`ceil(num_players / 2)` A's) and of its complement, without repeats. Every seat holds A in
     exactly half of the patterns."""
     base = np.asarray([0] * ((num_players + 1) // 2) + [1] * (num_players // 2), np.int32)
     patterns = [np.roll(b, s) for b in (base, 1 - base) for s in range(num_players)]
@@ -42,15 +42,15 @@ def seat_patterns(num_players: int) -> np.ndarray:
 
 @dataclass
 class MatchResult:
-    """Per-game outcome of a match between policies ``names[0]`` (A) and ``names[1]`` (B).
+    """Per-game outcome of a match between policies `names[0]` (A) and `names[1]` (B).
 
     Attributes:
         names: the two policies' names.
-        seats: ``int32[games, num_players]`` policy (0 or 1) in each seat.
-        scores: ``int32[games, num_players]`` final player scores.
-        credit: ``float64[games, 2]`` win credit of A and B per game (sums to 1).
-        forfeits: ``int32[2]`` games each policy lost by an illegal move.
-        steps: ``int32[games]`` steps each game took.
+        seats: `int32[games, num_players]` policy (0 or 1) in each seat.
+        scores: `int32[games, num_players]` final player scores.
+        credit: `float64[games, 2]` win credit of A and B per game (sums to 1).
+        forfeits: `int32[2]` games each policy lost by an illegal move.
+        steps: `int32[games]` steps each game took.
     """
 
     names: tuple[str, str]
@@ -65,17 +65,17 @@ class MatchResult:
         return int(self.seats.shape[0])
 
     def policy_scores(self, index: int) -> np.ndarray:
-        """``float64[games]`` mean score of policy ``index``'s seats in each game."""
+        """`float64[games]` mean score of policy `index`'s seats in each game."""
         mine = self.seats == index
         return (self.scores * mine).sum(1) / mine.sum(1)
 
     def margins(self, index: int) -> np.ndarray:
-        """``float64[games]`` mean score of policy ``index``'s seats minus the mean of the other policy's seats."""
+        """`float64[games]` mean score of policy `index`'s seats minus the mean of the other policy's seats."""
         return self.policy_scores(index) - self.policy_scores(1 - index)
 
 
 def _split(policy: Policy) -> tuple[Callable, Any]:
-    """``(static fn(params, key, state), params)`` of a policy; plain policies have no params."""
+    """`(static fn(params, key, state), params)` of a policy; plain policies have no params."""
     if isinstance(policy, ParamPolicy):
         return policy.fn, policy.params
     return _without_params(policy), None
@@ -87,19 +87,19 @@ def _without_params(policy: Policy) -> Callable:
 
 
 def _capacity(games: int) -> int:
-    """Games each policy searches in one round of :func:`_match_runner`: half of them (rounded up), its share of the
-    movers, as the seat patterns give each policy exactly half of all seats (:func:`seat_patterns`)."""
+    """Games each policy searches in one round of `_match_runner`: half of them (rounded up), its share of the
+    movers, as the seat patterns give each policy exactly half of all seats (`seat_patterns`)."""
     return max(1, -(-int(games) // 2))
 
 
 @functools.lru_cache(maxsize=16)
 def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
-    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing the games ``chunk``
-    rounds, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    """A jitted `(states, key, seats, forfeited, params) -> (states, forfeited)` advancing the games `chunk`
+    rounds, each move chosen by the policy in the seat of the player to move (`seats`: `int32[N, num_players]`).
     Cached per (env, policy functions, chunk): repeated matches between the same functions compile once.
 
-    A round searches each policy only on the games where it is to move, not on all of them: policy ``i`` gets a
-    fixed batch of :func:`_capacity` games (static shapes), filled with its live games that have taken the fewest
+    A round searches each policy only on the games where it is to move, not on all of them: policy `i` gets a
+    fixed batch of `_capacity` games (static shapes), filled with its live games that have taken the fewest
     steps; a live game that does not fit waits for the next round, finished games are never searched. With two
     players this halves the cost of a match against computing both policies on every game."""
     batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
@@ -144,8 +144,8 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
 
 @functools.lru_cache(maxsize=16)
 def _opening_runner(env: Env, moves: int, group: int):
-    """A jitted ``(states, key) -> states`` playing ``moves`` uniformly random legal moves in every game, the same
-    moves in each run of ``group`` consecutive games (one seat rotation), so that every seat order starts from the
+    """A jitted `(states, key) -> states` playing `moves` uniformly random legal moves in every game, the same
+    moves in each run of `group` consecutive games (one seat rotation), so that every seat order starts from the
     same position."""
     step, sample = jax.vmap(env.step), jax.vmap(env.sample_action)
 
@@ -164,15 +164,15 @@ def _opening_runner(env: Env, moves: int, group: int):
 
 
 def max_game_moves(env: Env) -> int:
-    """An upper bound on the moves (placements and passes) of a game of ``env``: every colour places each of its
-    pieces once and passes once (fewer under ``max_steps``)."""
+    """An upper bound on the moves (placements and passes) of a game of `env`: every colour places each of its
+    pieces once and passes once (fewer under `max_steps`)."""
     bound = env.num_colors * (int(np.asarray(env.tables.piece_copies, np.int64).sum()) + 1)
     return bound if env.max_steps is None else min(bound, int(env.max_steps))
 
 
 def check_opening(env: Env, opening: Any) -> int:
-    """``opening`` as an int after checking it is a whole number of random moves that leaves a game unfinished:
-    at least 0 and below :func:`max_game_moves`. Raises ``ValueError`` saying the limit otherwise."""
+    """`opening` as an int after checking it is a whole number of random moves that leaves a game unfinished:
+    at least 0 and below `max_game_moves`. Raises `ValueError` saying the limit otherwise."""
     if isinstance(opening, bool) or not isinstance(opening, (int, np.integer)) or int(opening) < 0:
         raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
     limit = max_game_moves(env)
@@ -201,8 +201,8 @@ _COMPILED: dict[Any, Any] = {}
 
 
 def _compiled(run: Callable, args: tuple, label: str, log: Callable[[str], None] | None) -> Callable:
-    """``run`` compiled ahead of time for ``args`` (cached), announcing the compilation and its time through
-    ``log`` (the first match of a search agent compiles for minutes; nothing else would say so)."""
+    """`run` compiled ahead of time for `args` (cached), announcing the compilation and its time through
+    `log` (the first match of a search agent compiles for minutes; nothing else would say so)."""
     leaves, tree = jax.tree_util.tree_flatten(args)
     signature = (
         run,
@@ -233,16 +233,16 @@ def play_match(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> MatchResult:
-    """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
-    ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
+    """Play `games` games (rounded up to a multiple of the seat patterns) between `policies[0]` and
+    `policies[1]` in one batch, with seat rotation; returns the per-game `MatchResult`.
 
-    ``opening``: each game first plays that many uniformly random legal moves, the same ones for every seat order
+    `opening`: each game first plays that many uniformly random legal moves, the same ones for every seat order
     of a rotation, so that two deterministic agents play many different games (without it they play one game per
     seat order, repeated) and neither side gets the better openings; it must leave every game unfinished
-    (``ValueError`` otherwise, see :func:`check_opening`). Deterministic for a given ``key``. Games are advanced
-    ``chunk`` steps per compiled call until all are over; when ``progress`` is true a tqdm bar counts the moves
+    (`ValueError` otherwise, see `check_opening`). Deterministic for a given `key`. Games are advanced
+    `chunk` steps per compiled call until all are over; when `progress` is true a tqdm bar counts the moves
     played by the batch against an upper bound of the moves left (so its ETA is a bound that tightens as games
-    end) and shows the games finished. ``log(line)``, when given, is told when the match compiles and how long
+    end) and shows the games finished. `log(line)`, when given, is told when the match compiles and how long
     that took (the CLI prints it even without a bar).
     """
     opening = check_opening(env, opening)
@@ -307,7 +307,7 @@ def _result(
 
 # ----------------------------------------------------------------------------------------------------- statistics
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval ``(lo, hi)`` for a proportion ``successes / n`` (ties may count as half)."""
+    """Wilson score interval `(lo, hi)` for a proportion `successes / n` (ties may count as half)."""
     if n <= 0:
         return (0.0, 1.0)
     p = successes / n
@@ -318,7 +318,7 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 
 def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
-    """Normal-approximation interval ``(lo, hi)`` of the mean of ``values``."""
+    """Normal-approximation interval `(lo, hi)` of the mean of `values`."""
     values = np.asarray(values, np.float64)
     mean = float(values.mean())
     half = z * float(values.std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else 0.0
@@ -328,9 +328,9 @@ def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
 def bradley_terry_elo(
     wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000, anchor: int = 0
 ) -> np.ndarray:
-    """Elo-scale ratings (agent ``anchor`` at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
+    """Elo-scale ratings (agent `anchor` at 0) from `wins[i, j]` (credit of i against j) and `games[i, j]`.
 
-    Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
+    Fits a Bradley-Terry model by minorisation-maximisation with `prior_games` virtual drawn games per played
     pairing, which keeps ratings finite when an agent wins every game.
     """
     played = games > 0
@@ -364,7 +364,7 @@ class AgentStats:
 
 @dataclass
 class ArenaReport:
-    """Result of :func:`round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
+    """Result of `round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
 
     variant: str
     games_per_pairing: int
@@ -373,7 +373,7 @@ class ArenaReport:
     matches: list[MatchResult] = field(repr=False)
 
     def to_dict(self) -> dict:
-        """A JSON-ready summary: ``{"variant", "games", "seed", "agents": [...], "pairings": [...]}``."""
+        """A JSON-ready summary: `{"variant", "games", "seed", "agents": [...], "pairings": [...]}`."""
         pairings = []
         for m in self.matches:
             credit = float(m.credit[:, 0].sum())
@@ -442,7 +442,7 @@ class ArenaReport:
         return "\n".join(lines)
 
     def head_to_head(self) -> np.ndarray:
-        """``float64[M, M]``: win rate of agent ``i`` against agent ``j`` (NaN on the diagonal)."""
+        """`float64[M, M]`: win rate of agent `i` against agent `j` (NaN on the diagonal)."""
         names = [a.name for a in self.agents]
         out = np.full((len(names), len(names)), np.nan)
         for m in self.matches:
@@ -462,11 +462,11 @@ def round_robin(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> ArenaReport:
-    """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
-    seat rotation, each starting with ``opening`` shared random moves, see :func:`play_match`) and return an
-    :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
-    ratings (``random`` at 0). Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``; ``log`` is told about
-    compilations (see :func:`play_match`)."""
+    """Play every pair of `policies` (name -> policy) against each other for `games` games (rounded up to the
+    seat rotation, each starting with `opening` shared random moves, see `play_match`) and return an
+    `ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
+    ratings (`random` at 0). Pairing `k` uses key `fold_in(PRNGKey(seed), k)`; `log` is told about
+    compilations (see `play_match`)."""
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least two agents, got {names}")
@@ -491,8 +491,8 @@ def round_robin(
 
 
 def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
-    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings with
-    ``random`` at 0, or the first agent when ``random`` is not among ``names``)."""
+    """Aggregate `matches` into an `ArenaReport` (per-agent stats over all its games, Elo ratings with
+    `random` at 0, or the first agent when `random` is not among `names`)."""
     index = {n: i for i, n in enumerate(names)}
     credit = {n: [] for n in names}
     scores = {n: [] for n in names}

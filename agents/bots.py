@@ -1,6 +1,6 @@
-"""Heuristic bots: pure JAX policies ``(key, state) -> action`` that work under ``jax.jit`` and ``jax.vmap``.
+"""Heuristic bots: pure JAX policies `(key, state) -> action` that work under `jax.jit` and `jax.vmap`.
 
-Design notes: ``docs/architecture.md``.
+Design notes: `docs/architecture.md`.
 """
 
 from __future__ import annotations
@@ -20,39 +20,39 @@ from blokus_jax.errors import VariantError
 
 # ------------------------------------------------------------------------------------------------- shared helpers
 def _noisy_scores(key: jax.Array, scores: jax.Array, legal: jax.Array) -> jax.Array:
-    """Integer-valued ``scores`` plus uniform noise in ``[0, 0.5)`` where ``legal``, ``-inf`` elsewhere, so an argmax
+    """Integer-valued `scores` plus uniform noise in `[0, 0.5)` where `legal`, `-inf` elsewhere, so an argmax
     or top-k picks a best legal entry with ties broken uniformly at random."""
     noise = 0.5 * jax.random.uniform(key, scores.shape)
     return jnp.where(legal, scores.astype(jnp.float32) + noise, -jnp.inf)
 
 
 def _placement_mask(env: Env, state: State) -> jax.Array:
-    """``bool[O * H * W]`` legal placements of the colour to move (the mask without the pass entry)."""
+    """`bool[O * H * W]` legal placements of the colour to move (the mask without the pass entry)."""
     return state.legal_action_mask[: env.pass_action]
 
 
 def _color_weights(env: Env, state: State) -> jax.Array:
-    """``float32[C]``: +1 for colours of the player to move, -1 for other players' colours, 0 for a shared one."""
+    """`float32[C]`: +1 for colours of the player to move, -1 for other players' colours, 0 for a shared one."""
     owner = jnp.asarray(env.tables.color_owner)
     return jnp.where(owner < 0, 0.0, jnp.where(owner == state.current_player, 1.0, -1.0))
 
 
 def _all_legal_bits(env: Env, state: State) -> jax.Array:
-    """``uint32[C, O, H]`` packed legal placements of every colour in ``state`` (as if it were that colour's turn)."""
+    """`uint32[C, O, H]` packed legal placements of every colour in `state` (as if it were that colour's turn)."""
     colors = jnp.arange(env.num_colors, dtype=jnp.int32)
     return jax.vmap(lambda c: env.placement_bits(state, c))(colors)
 
 
 def _mobility_balance(env: Env, state: State, weights: jax.Array) -> jax.Array:
-    """``int32``: legal placements of every colour, weighted by ``weights`` (own minus opponents')."""
+    """`int32`: legal placements of every colour, weighted by `weights` (own minus opponents')."""
     counts = jnp.sum(rules.popcount(_all_legal_bits(env, state)), axis=(1, 2))
     return jnp.sum(weights * counts).astype(jnp.int32)
 
 
 class _CornerKernels:
-    """Per-orientation 0/1 templates for the ``corners`` score, flattened to a matrix ``float32[O, 3 * kh * kw]``.
+    """Per-orientation 0/1 templates for the `corners` score, flattened to a matrix `float32[O, 3 * kh * kw]`.
 
-    Template position ``(i, j)`` is the cell offset ``(i - 1, j - 1)`` from the orientation's bounding-box corner.
+    Template position `(i, j)` is the cell offset `(i - 1, j - 1)` from the orientation's bounding-box corner.
     Block 0 marks the piece's *halo* (cells diagonal to the piece and not edge-adjacent to it), block 1 the piece
     and its edge neighbours, block 2 the piece itself.
     """
@@ -73,7 +73,7 @@ class _CornerKernels:
 
 
 def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
-    """``float32[O, H, W]`` change in corner balance of every placement (legal or not) for the colour to move.
+    """`float32[O, H, W]` change in corner balance of every placement (legal or not) for the colour to move.
 
     Equals (own corners created) - (own corners covered or made edge-adjacent) + (opponents' corners covered), where
     a corner is a cell from which a colour may start a new piece (diagonal to it, empty, not edge-adjacent to it;
@@ -105,13 +105,13 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
 
 # ----------------------------------------------------------------------------------------------------------- bots
 def random_bot(env: Env) -> Policy:
-    """A policy that plays a uniformly random legal action; returns ``policy(key, state) -> int32``."""
+    """A policy that plays a uniformly random legal action; returns `policy(key, state) -> int32`."""
     return env.sample_action
 
 
 def greedy_bot(env: Env) -> Policy:
     """A policy that places a largest placeable piece, choosing uniformly among all legal placements of that size
-    (every piece, orientation and cell); returns ``policy(key, state) -> int32``."""
+    (every piece, orientation and cell); returns `policy(key, state) -> int32`."""
     sizes = jnp.asarray(env.tables.orientation_size)
     cols = env.board_shape[1]
 
@@ -125,7 +125,7 @@ def greedy_bot(env: Env) -> Policy:
 
 
 def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]`` integer-valued corner-balance scores plus ``size_weight`` times piece size."""
+    """`state -> float32[O * H * W]` integer-valued corner-balance scores plus `size_weight` times piece size."""
     kernels = _CornerKernels(env)
     size_bonus = jnp.asarray(size_weight * env.tables.orientation_size, jnp.float32)[:, None, None]
 
@@ -136,19 +136,19 @@ def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Ar
 
 
 def _centre_distance(env: Env, points: np.ndarray) -> np.ndarray:
-    """Euclidean distance of board points ``[..., 2]`` (row, column) from the board's centre point."""
+    """Euclidean distance of board points `[..., 2]` (row, column) from the board's centre point."""
     rows, cols = env.board_shape
     return np.linalg.norm(points - np.array([(rows - 1) / 2, (cols - 1) / 2]), axis=-1).astype(np.float32)
 
 
 def _board_points(env: Env) -> np.ndarray:
-    """``int[H, W, 2]``: the (row, column) of every cell."""
+    """`int[H, W, 2]`: the (row, column) of every cell."""
     rows, cols = env.board_shape
     return np.stack(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"), axis=-1)
 
 
 def centre_distances(env: Env) -> np.ndarray:
-    """``float32[O, H, W]``: for the placement of orientation ``o`` with its bounding box's corner at ``(r, c)``, the
+    """`float32[O, H, W]`: for the placement of orientation `o` with its bounding box's corner at `(r, c)`, the
     distance from the board's centre point to the placement's nearest cell (cells off the board count where they
     would lie; such placements are never legal). A static table, built once per variant."""
     anchors = _board_points(env)[:, :, None, :]  # [H, W, 1, 2]
@@ -156,12 +156,12 @@ def centre_distances(env: Env) -> np.ndarray:
 
 
 def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]``: how much closer to the board's centre each placement brings the colour to
-    move, ``max(0, d_own - d_move)``: ``d_move`` is the distance from the centre to the placement's nearest cell
-    (:func:`centre_distances`), ``d_own`` that of the colour's nearest cell on the board (the board's half-diagonal
+    """`state -> float32[O * H * W]`: how much closer to the board's centre each placement brings the colour to
+    move, `max(0, d_own - d_move)`: `d_move` is the distance from the centre to the placement's nearest cell
+    (`centre_distances`), `d_own` that of the colour's nearest cell on the board (the board's half-diagonal
     before its first piece). Positive only for moves that advance towards the centre, so it fades out by itself once
     a colour has reached it: Pentobi's "distance to the centre early on" as a move feature, which breaks the ties of
-    the ``corners`` score in the opening."""
+    the `corners` score in the opening."""
     rows, cols = env.board_shape
     move_distance = jnp.asarray(centre_distances(env))
     cell_distance = jnp.asarray(_centre_distance(env, _board_points(env)))
@@ -176,8 +176,8 @@ def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
 
 
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
-    """A policy maximising the corner-balance change of :func:`corner_scores` plus ``size_weight`` times the piece
-    size (integer ``size_weight`` keeps ties exact); returns ``policy(key, state) -> int32``."""
+    """A policy maximising the corner-balance change of `corner_scores` plus `size_weight` times the piece
+    size (integer `size_weight` keeps ties exact); returns `policy(key, state) -> int32`."""
     scores = corner_move_scores(env, size_weight)
 
     def policy(key: jax.Array, state: State) -> jax.Array:
@@ -191,7 +191,7 @@ def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
 def _top_candidates(
     env: Env, scores: Callable[[State], jax.Array], k: int, key: jax.Array, state: State
 ) -> tuple[jax.Array, jax.Array]:
-    """The ``k`` best legal placements by ``scores`` (ties random) and which of them exist: ``(int32[k], bool[k])``.
+    """The `k` best legal placements by `scores` (ties random) and which of them exist: `(int32[k], bool[k])`.
     When nothing can be placed, candidate 0 is the pass and marked valid."""
     legal = _placement_mask(env, state)
     values, actions = jax.lax.top_k(_noisy_scores(key, scores(state), legal), k)
@@ -203,14 +203,14 @@ def _top_candidates(
 
 
 def _pick(key: jax.Array, actions: jax.Array, valid: jax.Array, values: jax.Array) -> jax.Array:
-    """The valid candidate with the highest integer ``values`` (ties random)."""
+    """The valid candidate with the highest integer `values` (ties random)."""
     return actions[jnp.argmax(_noisy_scores(key, values, valid))]
 
 
 def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
-    """A one-ply lookahead policy: among the ``k`` best placements by the ``corners`` score, play the one after
+    """A one-ply lookahead policy: among the `k` best placements by the `corners` score, play the one after
     which own legal placements minus opponents' legal placements (all colours, from the packed legal masks) is
-    largest; returns ``policy(key, state) -> int32``."""
+    largest; returns `policy(key, state) -> int32`."""
     scores = corner_move_scores(env, size_weight)
     step = jax.vmap(env.step, in_axes=(None, 0))
 
@@ -226,10 +226,10 @@ def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
 
 
 def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, size_weight: float = 1.0) -> Policy:
-    """A two-player depth-``depth`` minimax policy over the ``k`` best placements by the ``corners`` score at each
-    ply (``depth`` 1 or 2). Leaves are valued, for the player to move at the root, as ``score_weight`` times the
+    """A two-player depth-`depth` minimax policy over the `k` best placements by the `corners` score at each
+    ply (`depth` 1 or 2). Leaves are valued, for the player to move at the root, as `score_weight` times the
     score difference plus the legal-placement difference; a finished game is worth +-10**6 plus the score
-    difference. Returns ``policy(key, state) -> int32``; raises ``VariantError`` for other than two players."""
+    difference. Returns `policy(key, state) -> int32`; raises `VariantError` for other than two players."""
     if env.num_players != 2:
         raise VariantError(f"minimax is a two-player bot; variant {env.variant.name!r} has {env.num_players} players")
     if depth not in (1, 2):
@@ -270,7 +270,7 @@ def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, siz
     return policy
 
 
-#: Bot factories by name: ``BOTS[name](env, **options) -> Policy``.
+#: Bot factories by name: `BOTS[name](env, **options) -> Policy`.
 BOTS: dict[str, Callable[..., Policy]] = {
     "random": random_bot,
     "greedy": greedy_bot,
@@ -283,8 +283,8 @@ BOTS: dict[str, Callable[..., Policy]] = {
 _WEIGHT = Option(float, -100.0, 100.0, doc="weight of the piece size in the corners score")
 _TOP_K = Option(int, 1, PLACEMENTS, doc="candidate placements looked at")
 
-#: Declared options of the bots (type and range; checked by :func:`blokus_agents.policies.resolve_agent` before a
-#: bot is built from a spec such as ``minimax:k=8``).
+#: Declared options of the bots (type and range; checked by `blokus_agents.policies.resolve_agent` before a
+#: bot is built from a spec such as `minimax:k=8`).
 BOT_OPTIONS: dict[str, dict[str, Option]] = {
     "corners": {"size_weight": _WEIGHT},
     "mobility": {"k": _TOP_K, "size_weight": _WEIGHT},
@@ -296,8 +296,8 @@ BOT_OPTIONS: dict[str, dict[str, Option]] = {
     },
 }
 
-#: Memory estimates of the bots that look ahead (bytes for one game, the options filled in): ``mobility`` holds
-#: ``k`` child positions, ``minimax`` ``k + k**depth``.
+#: Memory estimates of the bots that look ahead (bytes for one game, the options filled in): `mobility` holds
+#: `k` child positions, `minimax` `k + k**depth`.
 BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
     "mobility": lambda env, o: lookahead_bytes(env, min(o["k"], env.pass_action)),
     "minimax": lambda env, o: lookahead_bytes(
@@ -307,8 +307,8 @@ BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
 
 
 def get_bot(name: str, env: Env, **options) -> Policy:
-    """The bot ``name`` from :data:`BOTS` bound to ``env`` (``options`` go to its factory, e.g. ``k=8``); returns a
-    pure ``policy(key, state) -> int32``. Raises ``ValueError`` naming the valid bots for an unknown name."""
+    """The bot `name` from `BOTS` bound to `env` (`options` go to its factory, e.g. `k=8`); returns a
+    pure `policy(key, state) -> int32`. Raises `ValueError` naming the valid bots for an unknown name."""
     if name not in BOTS:
         raise ValueError(f"unknown bot {name!r}; valid bots are {sorted(BOTS)}")
     return BOTS[name](env, **options)

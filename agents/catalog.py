@@ -1,6 +1,6 @@
-"""The built-in agents, registered in one place: the bots, ``mcts`` and ``strong``, the prefixes ``az:`` and
-``baseline:``, the run-directory kinds (``ppo``, ``alphazero``) and the checkpoint reader that run directories are
-loaded with. ``import blokus_agents`` imports this module, so every built-in spec resolves after it."""
+"""The built-in agents, registered in one place: the bots, `mcts` and `strong`, the prefixes `az:` and
+`baseline:`, the run-directory kinds (`ppo`, `alphazero`) and the checkpoint reader that run directories are
+loaded with. `import blokus_agents` imports this module, so every built-in spec resolves after it."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from blokus_agents.search import (
 
 
 def _alphazero_run(run_dir, env, **options):
-    """An AlphaZero run directory given as an agent (``runs/az``) plays with its search, like ``az:runs/az``."""
+    """An AlphaZero run directory given as an agent (`runs/az`) plays with its search, like `az:runs/az`."""
     return az_policy(env, run_dir, **options)
 
 

@@ -1,6 +1,6 @@
 """Policy types and the one resolver of agent specs, used by the CLI, the arena from Python and the adapters.
 
-Design notes: ``docs/architecture.md``.
+Design notes: `docs/architecture.md`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
 
-#: A policy: a pure function from a PRNG key and one (unbatched) state to an ``int32`` action.
+#: A policy: a pure function from a PRNG key and one (unbatched) state to an `int32` action.
 Policy = Callable[[jax.Array, State], jax.Array]
-#: ``factory(env, **options) -> Policy``: how a registered agent is built.
+#: `factory(env, **options) -> Policy`: how a registered agent is built.
 AgentFactory = Callable[..., Policy]
 
 
@@ -37,8 +37,8 @@ class AgentSpecError(BlokusError, ValueError):
 
 @dataclass(frozen=True, eq=False)
 class ParamPolicy:
-    """A policy split into a static function ``fn(params, key, state) -> action`` and its ``params`` (e.g. network
-    weights). Callable like any policy (and ``jax.jit``-able); the arena passes ``params`` into its compiled match as
+    """A policy split into a static function `fn(params, key, state) -> action` and its `params` (e.g. network
+    weights). Callable like any policy (and `jax.jit`-able); the arena passes `params` into its compiled match as
     an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
 
     fn: Callable[[Any, jax.Array, State], jax.Array]
@@ -49,9 +49,9 @@ class ParamPolicy:
 
 
 def network_policy(env: Env, network: Any, params: Any, greedy: bool = True) -> ParamPolicy:
-    """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
-    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is a
-    :class:`ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
+    """A pure policy `(key, state) -> int32` for one (unbatched) state of `env` from a network and its params:
+    argmax of the masked logits when `greedy`, else a masked sample. The action is always legal. It is a
+    `ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
     return ParamPolicy(_network_policy_fn(env, network, greedy), params)
 
 
@@ -70,7 +70,7 @@ def _network_policy_fn(env: Env, network: Any, greedy: bool):
 # ------------------------------------------------------------------------------------------------------ registry
 @dataclass(frozen=True)
 class _Declared:
-    """What a registration declares beside its factory: the options (see :mod:`blokus_agents.options`) and the
+    """What a registration declares beside its factory: the options (see `blokus_agents.options`) and the
     memory estimate."""
 
     options: dict[str, Option]
@@ -79,11 +79,11 @@ class _Declared:
 
 _AGENTS: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Policy]] = {}
-#: The declarations of the factories in ``_AGENTS`` and ``_PREFIXES``, keyed on the factory itself.
+#: The declarations of the factories in `_AGENTS` and `_PREFIXES`, keyed on the factory itself.
 _DECLARED: dict[Callable, _Declared] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
 #: Prefixes that are part of the spec language but whose implementation may be missing (registered by
-#: :mod:`blokus_agents.catalog`, which ``import blokus_agents`` loads).
+#: `blokus_agents.catalog`, which `import blokus_agents` loads).
 _RESERVED = {
     "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.catalog",
     "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.catalog",
@@ -98,12 +98,12 @@ def register_agent(
     options: dict[str, Option] | None = None,
     memory: Callable[[Env, dict[str, Any]], int] | None = None,
 ) -> None:
-    """Make ``name`` (optionally ``name:key=value,...``) resolve to ``factory(env, **options)``.
+    """Make `name` (optionally `name:key=value,...`) resolve to `factory(env, **options)`.
 
-    ``options`` declares the type and range of each option (:class:`~blokus_agents.options.Option`); a spec's
-    options are checked against it before ``factory`` runs. ``memory(env, options) -> bytes`` estimates what one
+    `options` declares the type and range of each option (`Option`); a spec's
+    options are checked against it before `factory` runs. `memory(env, options) -> bytes` estimates what one
     game of the agent needs with the given options (defaults filled in); a spec over this machine's memory is
-    refused. Raises ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+    refused. Raises `ValueError` when `name` is taken (unless `replace`) or is not a plain identifier."""
     declared = _declare(name, factory, options, memory, skip=1)
     _register(_AGENTS, name, factory, replace)
     _remember(factory, declared)
@@ -117,17 +117,17 @@ def register_prefix(
     options: dict[str, Option] | None = None,
     memory: Callable[[Env, dict[str, Any]], int] | None = None,
 ) -> None:
-    """Make ``prefix:TARGET[,key=value,...]`` resolve to ``factory(env, target, **options)`` (e.g. ``az:``
-    followed by a run directory); ``options`` and ``memory`` as in :func:`register_agent`. A reserved prefix
-    (``az``, ``baseline``) may be registered once."""
+    """Make `prefix:TARGET[,key=value,...]` resolve to `factory(env, target, **options)` (e.g. `az:`
+    followed by a run directory); `options` and `memory` as in `register_agent`. A reserved prefix
+    (`az`, `baseline`) may be registered once."""
     declared = _declare(prefix, factory, options, memory, skip=2)
     _register(_PREFIXES, prefix, factory, replace)
     _remember(factory, declared)
 
 
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
-    """Make a run directory whose checkpoint metadata says ``"algorithm": algorithm`` resolve to
-    ``loader(run_dir, env, **options)``."""
+    """Make a run directory whose checkpoint metadata says `"algorithm": algorithm` resolve to
+    `loader(run_dir, env, **options)`."""
     _register(_RUN_KINDS, algorithm, loader, replace)
 
 
@@ -165,28 +165,28 @@ def agent_names() -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------ resolver
 def resolve_agent(spec: str, env: Env) -> Policy:
-    """The policy named by agent ``spec`` for ``env`` (see the module docstring for the spec language).
+    """The policy named by agent `spec` for `env` (see the module docstring for the spec language).
 
-    Every option is checked against its declaration (type and range, see :mod:`blokus_agents.options`) and the
-    agent's memory estimate against this machine before anything is built. Raises :class:`AgentSpecError` for an
+    Every option is checked against its declaration (type and range, see `blokus_agents.options`) and the
+    agent's memory estimate against this machine before anything is built. Raises `AgentSpecError` for an
     unknown name or prefix, a malformed option, one the agent does not take or one out of range, and
-    :class:`~blokus_jax.errors.CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
-    another variant. A bot name that is also a directory here plays the bot (with a warning; write ``./NAME`` for
+    `CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
+    another variant. A bot name that is also a directory here plays the bot (with a warning; write `./NAME` for
     the directory).
     """
     return _resolve(spec, env, build=True)  # type: ignore[return-value] (a policy when built)
 
 
 def check_agent(spec: str, env: Env) -> None:
-    """Check agent ``spec`` for ``env`` as :func:`resolve_agent` would (the name, each option's type and range, the
-    search budget rule, the memory estimate) without building it, raising the same :class:`AgentSpecError`: for an
-    agent built later (``play``'s hint bot, whose time budget is calibrated at the first hint), so that a bad spec
+    """Check agent `spec` for `env` as `resolve_agent` would (the name, each option's type and range, the
+    search budget rule, the memory estimate) without building it, raising the same `AgentSpecError`: for an
+    agent built later (`play`'s hint bot, whose time budget is calibrated at the first hint), so that a bad spec
     is refused at once. A run directory is only checked to exist."""
     _resolve(spec, env, build=False)
 
 
 def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
-    """:func:`resolve_agent` (``build``) or :func:`check_agent` (not ``build``: ``None`` once the spec is checked)."""
+    """`resolve_agent` (`build`) or `check_agent` (not `build`: `None` once the spec is checked)."""
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(
             f"agent spec {spec!r} is empty; give an agent name from {agent_names()} or a run directory"
@@ -224,16 +224,16 @@ def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
 
 
 def did_you_mean(word: str, choices: Any) -> str:
-    """``" (did you mean 'greedy'?)"`` naming the choice nearest to a mistyped ``word`` (``difflib``), or ``""``
+    """`" (did you mean 'greedy'?)"` naming the choice nearest to a mistyped `word` (`difflib`), or `""`
     when none is close."""
     close = difflib.get_close_matches(word.lower(), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def split_target(spec: str) -> tuple[str, str | None]:
-    """``(target, option text or None)`` of a prefix spec ``prefix:TARGET[,key=value,...]``. A target that
-    contains a comma (a run directory ``runs/a,b``) is written in double quotes: ``az:"runs/a,b",sims=8``; an
-    unquoted one ends at the first comma. Raises :class:`AgentSpecError` for an empty or unterminated target."""
+    """`(target, option text or None)` of a prefix spec `prefix:TARGET[,key=value,...]`. A target that
+    contains a comma (a run directory `runs/a,b`) is written in double quotes: `az:"runs/a,b",sims=8`; an
+    unquoted one ends at the first comma. Raises `AgentSpecError` for an empty or unterminated target."""
     name, _, rest = spec.partition(":")
     if rest.startswith('"'):
         close = rest.find('"', 1)
@@ -259,9 +259,9 @@ def split_target(spec: str) -> tuple[str, str | None]:
 
 
 def spec_paths(spec: str) -> list[str]:
-    """The run directories an agent spec reads (a run directory itself, the target of ``az:``), existing or not;
+    """The run directories an agent spec reads (a run directory itself, the target of `az:`), existing or not;
     empty for a registered agent or a shipped baseline. Used to key caches on the checkpoint, see
-    :func:`spec_identity`."""
+    `spec_identity`."""
     name, colon, _ = spec.partition(":")
     if name in _AGENTS:
         return []
@@ -275,9 +275,9 @@ def spec_paths(spec: str) -> list[str]:
 
 
 def spec_identity(spec: str) -> tuple:
-    """A hashable identity of what ``spec`` would load now: for each run directory it reads (:func:`spec_paths`),
+    """A hashable identity of what `spec` would load now: for each run directory it reads (`spec_paths`),
     its absolute path and the names and modification times of its checkpoint folders. Equal identities load the
-    same parameters, so a cache keyed on ``(spec, spec_identity(spec))`` reloads a run that was retrained."""
+    same parameters, so a cache keyed on `(spec, spec_identity(spec))` reloads a run that was retrained."""
     identity = []
     for path in spec_paths(spec):
         root = os.path.join(path, "checkpoints")
@@ -308,15 +308,15 @@ _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 
 def _parameters(factory: Callable, skip: int) -> tuple[dict[str, inspect.Parameter], bool]:
-    """The keyword parameters of ``factory`` after its first ``skip`` (env, target), and whether it takes
-    ``**kwargs``."""
+    """The keyword parameters of `factory` after its first `skip` (env, target), and whether it takes
+    `**kwargs`."""
     signature = list(inspect.signature(factory).parameters.values())[skip:]
     params = {p.name: p for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return params, any(p.kind is p.VAR_KEYWORD for p in signature)
 
 
 def _declared(factory: Callable) -> _Declared:
-    """The declaration registered with ``factory``; none (types from the defaults, no ranges) for a factory placed in
+    """The declaration registered with `factory`; none (types from the defaults, no ranges) for a factory placed in
     the tables directly."""
     try:
         return _DECLARED.get(factory, _Declared({}, None))
@@ -327,8 +327,8 @@ def _declared(factory: Callable) -> _Declared:
 def _typed_options(
     spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], targets: int = 0
 ) -> dict[str, Any]:
-    """The ``options`` of ``spec`` converted to their declared types (else the type of the factory's default) and
-    checked against their declared ranges; raises :class:`AgentSpecError` naming the first bad one."""
+    """The `options` of `spec` converted to their declared types (else the type of the factory's default) and
+    checked against their declared ranges; raises `AgentSpecError` naming the first bad one."""
     params, open_ended = _parameters(factory, 1 + targets)
     described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
     typed = {}
@@ -353,10 +353,10 @@ def _typed_options(
 
 
 def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
-    """``(name, options)`` of the spec of a registered agent (``mcts:sims=64,playouts=4`` -> ``("mcts", {"sims":
-    64, "playouts": 4})``), each option typed and range-checked as :func:`resolve_agent` would, nothing built: for
-    settings that name an agent without playing it (the AlphaZero trainer's ``teacher``). Raises
-    :class:`AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
+    """`(name, options)` of the spec of a registered agent (`mcts:sims=64,playouts=4` -> `("mcts", {"sims":
+    64, "playouts": 4})`), each option typed and range-checked as `resolve_agent` would, nothing built: for
+    settings that name an agent without playing it (the AlphaZero trainer's `teacher`). Raises
+    `AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
     option."""
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()}")
@@ -381,9 +381,9 @@ def _build(
     *target: str,
     build: bool = True,
 ) -> Policy | None:
-    """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
+    """`factory(env, *target, **typed options)`, each option converted to its declared type (else the type of the
     factory's default) and checked against its declared range, and the memory estimate checked, first (only those
-    checks, returning ``None``, when not ``build``)."""
+    checks, returning `None`, when not `build`)."""
     params, _ = _parameters(factory, 1 + len(target))
     typed = _typed_options(spec, name, factory, entry, env, options, len(target))
     try:
@@ -440,9 +440,9 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter, option: O
 # ------------------------------------------------------------------------------------------------ run directories
 @dataclass(frozen=True)
 class RunReader:
-    """How run directories are read (installed by :mod:`blokus_agents.catalog` from :mod:`blokus_agents.checkpoint`):
-    ``require(run_dir, spec)`` raises :class:`AgentSpecError` unless the run has a checkpoint, ``read_meta(run_dir)``
-    returns the newest checkpoint's metadata, ``load_network(run_dir, env) -> (network, params)``."""
+    """How run directories are read (installed by `blokus_agents.catalog` from `blokus_agents.checkpoint`):
+    `require(run_dir, spec)` raises `AgentSpecError` unless the run has a checkpoint, `read_meta(run_dir)`
+    returns the newest checkpoint's metadata, `load_network(run_dir, env) -> (network, params)`."""
 
     require: Callable[..., int]
     read_meta: Callable[..., dict]
@@ -467,15 +467,15 @@ def _reader(run_dir: str | os.PathLike) -> RunReader:
 
 
 def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
-    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path); an
-    :class:`AgentSpecError` when it has no checkpoint."""
+    """The newest update of `run_dir` given as an agent (`spec`, e.g. `"az:runs/duo"`; default the path); an
+    `AgentSpecError` when it has no checkpoint."""
     return _reader(run_dir).require(run_dir, spec)
 
 
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
-    """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
-    :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint and
-    :class:`~blokus_jax.errors.MissingExtraError` when the ``train`` extra (orbax) that reads it is missing."""
+    """The policy of the newest checkpoint in `run_dir`, dispatched on the run's algorithm (see
+    `register_run_kind`); raises `CheckpointError` when there is no usable checkpoint and
+    `MissingExtraError` when the `train` extra (orbax) that reads it is missing."""
     reader = _reader(run_dir)
     reader.require(run_dir, None)  # an AgentSpecError saying what a run directory agent needs
     algorithm = reader.read_meta(run_dir).get("algorithm", "ppo")
@@ -488,14 +488,14 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
-    """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`blokus_agents.checkpoint`), built for
-    ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
+    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.checkpoint`), built for
+    `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another variant."""
     return _reader(run_dir).load_network(run_dir, env)
 
 
 def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
-    """The PPO policy of the newest checkpoint in ``run_dir`` for ``env``: argmax of the masked policy when
-    ``greedy``, else a sample. Raises ``CheckpointError`` as :func:`load_network` does."""
+    """The PPO policy of the newest checkpoint in `run_dir` for `env`: argmax of the masked policy when
+    `greedy`, else a sample. Raises `CheckpointError` as `load_network` does."""
     network, params = load_network(run_dir, env)
     return network_policy(env, network, params, greedy)
 

@@ -1,29 +1,29 @@
-"""The environment: pure ``init`` / ``step`` / ``observe`` over an immutable :class:`State` pytree.
+"""The environment: pure `init` / `step` / `observe` over an immutable `State` pytree.
 
-Two layers, as in Pgx: :class:`Game` is the game itself (the starting position, placing a piece or passing, the next
-colour, scores, the terminal test, the packed legal mask) for legal actions only; :class:`Env` wraps it with the RL
+Two layers, as in Pgx: `Game` is the game itself (the starting position, placing a piece or passing, the next
+colour, scores, the terminal test, the packed legal mask) for legal actions only; `Env` wraps it with the RL
 bookkeeping (action checks and the illegal-action penalty, the finished-game no-op, step counting and truncation,
-reward modes). Auto-reset is a generic wrapper, :class:`blokus_jax.wrappers.AutoReset`.
+reward modes). Auto-reset is a generic wrapper, `blokus_jax.wrappers.AutoReset`.
 
-Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
-its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
+Turn structure: colours move in order `0, 1, ..., C-1, 0, ...`. When the colour to move has no legal placement,
+its only legal action is `pass_action`; passing marks it *passed* and later turns skip it without recomputing
 anything (a colour that cannot place never can again: the board only fills up). The game terminates on the step in
-which the last colour passes, so every colour passes exactly once, explicitly, and a game ends with at most ``C``
-forced passes. Keeping the rule this simple keeps ``step`` branch-free: no ``while_loop`` to skip stuck colours
+which the last colour passes, so every colour passes exactly once, explicitly, and a game ends with at most `C`
+forced passes. Keeping the rule this simple keeps `step` branch-free: no `while_loop` to skip stuck colours
 and no need to inspect the next colour's mask before deciding termination.
 
-Rewards (``State.rewards``, one entry per player) are zero until the terminal step. ``reward="winloss"``: the
-players with the highest score share +1 (``1/k`` each on a k-way tie), everyone else gets -1. ``reward="score"``:
+Rewards (`State.rewards`, one entry per player) are zero until the terminal step. `reward="winloss"`: the
+players with the highest score share +1 (`1/k` each on a k-way tie), everyone else gets -1. `reward="score"`:
 each player's score minus the best opposing score, divided by the squares in one player's pieces.
 
 Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
-the player to move receives ``illegal_action_penalty`` (default -1) and the others 0. (Pgx's rule differs: there the
-others get ``(n - 1)`` times the penalty's magnitude, +1 with two players and +3 with four; the Pgx adapter,
-:mod:`blokus_jax.adapters.pgx`, follows Pgx.) The range is judged
-before the action is narrowed to int32 (see :func:`action_id`), so ``np.int64(4294976750)`` is out of range, not
-action 9454; an action that is not an integer (a float, a bool) raises :class:`~blokus_jax.errors.ActionTypeError`,
-under ``jit`` at trace time. Use the adapters (``blokus_jax.adapters``) for a boundary that raises
-:class:`~blokus_jax.errors.IllegalActionError` instead.
+the player to move receives `illegal_action_penalty` (default -1) and the others 0. (Pgx's rule differs: there the
+others get `(n - 1)` times the penalty's magnitude, +1 with two players and +3 with four; the Pgx adapter,
+`blokus_jax.adapters.pgx`, follows Pgx.) The range is judged
+before the action is narrowed to int32 (see `action_id`), so `np.int64(4294976750)` is out of range, not
+action 9454; an action that is not an integer (a float, a bool) raises `ActionTypeError`,
+under `jit` at trace time. Use the adapters (`blokus_jax.adapters`) for a boundary that raises
+`IllegalActionError` instead.
 Stepping a finished game returns it unchanged with zero rewards.
 """
 
@@ -53,22 +53,22 @@ class State:
     """One game position (an immutable pytree; add a leading axis for a batch of games).
 
     Attributes:
-        board: ``int8[H, W]``; 0 empty, ``c + 1`` for colour ``c``.
-        remaining: ``int8[C, P]`` copies of each piece each colour still has.
-        current_color: ``int32`` colour to move.
-        current_player: ``int32`` player to move (the owner of ``current_color``; for a shared colour, the player
+        board: `int8[H, W]`; 0 empty, `c + 1` for colour `c`.
+        remaining: `int8[C, P]` copies of each piece each colour still has.
+        current_color: `int32` colour to move.
+        current_player: `int32` player to move (the owner of `current_color`; for a shared colour, the player
             whose turn it is to place it).
-        rewards: ``float32[num_players]`` reward of the step that produced this state.
-        terminated: ``bool``, the game is over (or an illegal action ended it).
-        truncated: ``bool``, the step limit ``max_steps`` was reached first.
-        scores: ``int32[C]`` standard scores: minus unplaced squares, plus bonuses.
-        step_count: ``int32`` steps taken (placements and passes).
-        last_action: ``int32`` action of the previous step (-1 at the start).
-        legal_bits: ``uint32[O, H]`` legal placements of ``current_color``, packed (bit ``c`` of word ``[o, r]``:
-            orientation ``o`` anchored at ``(r, c)``); ``legal_action_mask`` unpacks it.
-        pieces_placed: ``int32[C]`` pieces each colour has placed (0 means its next placement is its first).
-        passed: ``bool[C]`` colours that have passed (and so can never place again).
-        last_was_monomino: ``bool[C]`` each colour's last placed piece was the monomino (for the +5 bonus).
+        rewards: `float32[num_players]` reward of the step that produced this state.
+        terminated: `bool`, the game is over (or an illegal action ended it).
+        truncated: `bool`, the step limit `max_steps` was reached first.
+        scores: `int32[C]` standard scores: minus unplaced squares, plus bonuses.
+        step_count: `int32` steps taken (placements and passes).
+        last_action: `int32` action of the previous step (-1 at the start).
+        legal_bits: `uint32[O, H]` legal placements of `current_color`, packed (bit `c` of word `[o, r]`:
+            orientation `o` anchored at `(r, c)`); `legal_action_mask` unpacks it.
+        pieces_placed: `int32[C]` pieces each colour has placed (0 means its next placement is its first).
+        passed: `bool[C]` colours that have passed (and so can never place again).
+        last_was_monomino: `bool[C]` each colour's last placed piece was the monomino (for the +5 bonus).
     """
 
     board: jax.Array
@@ -88,7 +88,7 @@ class State:
 
     @property
     def legal_action_mask(self) -> jax.Array:
-        """``bool[num_actions]`` legal actions of the colour to move (pass is legal exactly when nothing else is).
+        """`bool[num_actions]` legal actions of the colour to move (pass is legal exactly when nothing else is).
 
         Computed from the packed bitboard on access, so the state stays small; works on batched states too.
         """
@@ -96,14 +96,14 @@ class State:
 
 
 class Game:
-    """The rules of one variant as pure functions over :class:`State` (Pgx's ``Game``): the starting position, the
+    """The rules of one variant as pure functions over `State` (Pgx's `Game`): the starting position, the
     transition for a legal action, the packed legal mask, the player to move and the scores.
 
-    :meth:`step` assumes ``action`` is legal for the colour to move and never looks at the bookkeeping fields
-    (``rewards``, ``truncated``, ``step_count``, ``last_action``), which it leaves as they are; :class:`Env` adds
-    them. The transition is split in two so that :meth:`Env.step` can select between the moved and the unmoved
-    position on the small fields and then compute the mask once: :meth:`move` (everything but the mask) and
-    :meth:`with_legal_bits` (the mask of the colour now to move).
+    `step` assumes `action` is legal for the colour to move and never looks at the bookkeeping fields
+    (`rewards`, `truncated`, `step_count`, `last_action`), which it leaves as they are; `Env` adds
+    them. The transition is split in two so that `Env.step` can select between the moved and the unmoved
+    position on the small fields and then compute the mask once: `move` (everything but the mask) and
+    `with_legal_bits` (the mask of the colour now to move).
     """
 
     def __init__(self, tables: Tables):
@@ -115,18 +115,18 @@ class Game:
         return jax.tree.map(jnp.asarray, self._initial)
 
     def step(self, state: State, action: jax.Array) -> State:
-        """The position after the legal ``action`` (a placement or, when nothing can be placed, the pass) of the
-        colour to move: the piece placed, the next colour, passes, scores, ``terminated`` and the new mask."""
+        """The position after the legal `action` (a placement or, when nothing can be placed, the pass) of the
+        colour to move: the piece placed, the next colour, passes, scores, `terminated` and the new mask."""
         return self.with_legal_bits(self.move(state, action))
 
     def move(self, state: State, action: jax.Array, apply: jax.Array | bool = True) -> State:
-        """:meth:`step` without the mask: ``legal_bits`` is left stale (call :meth:`with_legal_bits`). Only the
-        fields in :data:`POSITION_FIELDS` change, and only where ``apply`` is true: a masked update, so that
-        :meth:`Env.advance` keeps the position on an illegal or finished step without a select per field.
+        """`step` without the mask: `legal_bits` is left stale (call `with_legal_bits`). Only the
+        fields in `POSITION_FIELDS` change, and only where `apply` is true: a masked update, so that
+        `Env.advance` keeps the position on an illegal or finished step without a select per field.
 
         Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
-        that passes is marked and skipped from then on; ``terminated`` is set on the step in which the last colour
-        passes. Stepping a terminated position is not defined here (:class:`Env` makes it a no-op).
+        that passes is marked and skipped from then on; `terminated` is set on the step in which the last colour
+        passes. Stepping a terminated position is not defined here (`Env` makes it a no-op).
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
@@ -160,7 +160,7 @@ class Game:
         )
 
     def with_legal_bits(self, state: State) -> State:
-        """``state`` with ``legal_bits`` recomputed for its colour to move."""
+        """`state` with `legal_bits` recomputed for its colour to move."""
         return state.replace(
             legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed, state.current_color)
         )
@@ -168,7 +168,7 @@ class Game:
     def placement_bits(
         self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array, color: jax.Array
     ) -> jax.Array:
-        """Packed legal placements ``uint32[O, H]`` of ``color`` in the position given by the other arguments."""
+        """Packed legal placements `uint32[O, H]` of `color` in the position given by the other arguments."""
         t = self.tables
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
@@ -181,13 +181,13 @@ class Game:
         return jax.lax.optimization_barrier(bits)
 
     def player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
-        """``int32`` player who places ``color`` next (for a shared colour, the players take turns)."""
+        """`int32` player who places `color` next (for a shared colour, the players take turns)."""
         owner = jnp.asarray(self.tables.color_owner)[color]
         shared_turn = pieces_placed[color] % self.variant.num_players
         return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
 
     def player_scores(self, state: State) -> jax.Array:
-        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """`int32[num_players]`: each player's score (sum of its colours'; a shared colour counts for nobody)."""
         return rules.player_scores(self.tables, state.scores)
 
     @functools.cached_property
@@ -222,8 +222,8 @@ class Game:
         )
 
 
-#: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
-#: remaining fields are the :class:`Env`'s bookkeeping.
+#: The `State` fields that `Game.move` changes (the position); `legal_bits` follows from them and the
+#: remaining fields are the `Env`'s bookkeeping.
 POSITION_FIELDS = (
     "board",
     "remaining",
@@ -240,12 +240,12 @@ _INT32 = np.iinfo(np.int32)
 
 
 def action_id(action: Any) -> jax.Array:
-    """``action`` as an ``int32`` scalar, saturated to the int32 range so that a value outside ``[0, num_actions)``
-    stays outside it (a plain cast would wrap ``np.int64(4294976750)`` to 9454).
+    """`action` as an `int32` scalar, saturated to the int32 range so that a value outside `[0, num_actions)`
+    stays outside it (a plain cast would wrap `np.int64(4294976750)` to 9454).
 
     The range is judged on the host for a concrete Python or NumPy integer and in the array's own dtype for a JAX
-    array or tracer. Raises :class:`~blokus_jax.errors.ActionTypeError` (at trace time under ``jit``) for a bool,
-    a float or anything that is not one integer. Note that with x64 disabled (JAX's default) ``jax.jit`` itself
+    array or tracer. Raises `ActionTypeError` (at trace time under `jit`) for a bool,
+    a float or anything that is not one integer. Note that with x64 disabled (JAX's default) `jax.jit` itself
     narrows a 64-bit NumPy *argument* to 32 bits before any function sees it: pass actions as int32 there.
     """
     if isinstance(action, (bool, np.bool_)):
@@ -277,11 +277,11 @@ def action_id(action: Any) -> jax.Array:
 
 
 class Env:
-    """A Blokus variant as an RL environment: the :class:`Game` plus the bookkeeping around it. Build one with
-    :func:`blokus_jax.make`.
+    """A Blokus variant as an RL environment: the `Game` plus the bookkeeping around it. Build one with
+    `blokus_jax.make`.
 
-    ``init``, ``step``, ``observe``, ``sample_action`` and ``legal_action_mask`` are pure and work under
-    ``jax.jit`` and ``jax.vmap``; the action codec helpers (``action_cells`` and friends) are host-side NumPy.
+    `init`, `step`, `observe`, `sample_action` and `legal_action_mask` are pure and work under
+    `jax.jit` and `jax.vmap`; the action codec helpers (`action_cells` and friends) are host-side NumPy.
     """
 
     def __init__(
@@ -320,7 +320,7 @@ class Env:
     # ------------------------------------------------------------------------------------------------ properties
     @property
     def num_actions(self) -> int:
-        """Size of the action space: ``num_orientations * H * W`` placements plus the pass."""
+        """Size of the action space: `num_orientations * H * W` placements plus the pass."""
         return self.tables.num_actions
 
     @property
@@ -350,27 +350,27 @@ class Env:
 
     @property
     def action_shape(self) -> tuple[int, int, int]:
-        """``(num_orientations, H, W)``: the placement part of the action space as a tensor."""
+        """`(num_orientations, H, W)`: the placement part of the action space as a tensor."""
         return (self.num_orientations, *self.board_shape)
 
     # -------------------------------------------------------------------------------------------- pure functions
     def init(self, key: jax.Array | None = None) -> State:
-        """The starting position (Blokus has no chance moves, so ``key`` is accepted for API symmetry only)."""
+        """The starting position (Blokus has no chance moves, so `key` is accepted for API symmetry only)."""
         del key
         return self.game.init()
 
     def step(self, state: State, action: jax.Array) -> State:
-        """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
-        passes, termination, rewards and illegal actions). The same as ``refresh(advance(state, action))``."""
+        """Play `action` for the colour to move and return the next state (see the module doc for the rules on
+        passes, termination, rewards and illegal actions). The same as `refresh(advance(state, action))`."""
         return self.refresh(self.advance(state, action))
 
     def advance(self, state: State, action: jax.Array) -> State:
-        """:meth:`step` without computing the new legal mask (``legal_bits`` is stale until :meth:`refresh`).
+        """`step` without computing the new legal mask (`legal_bits` is stale until `refresh`).
 
-        The bookkeeping around :meth:`Game.move`: the move is applied only when it is legal and the game is not
+        The bookkeeping around `Game.move`: the move is applied only when it is legal and the game is not
         over (a masked update of the small position fields), so the mask can then be computed exactly once, from the
-        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select.
-        :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a finished
+        resulting position; a kept position reproduces the stored mask, so `legal_bits` needs no select.
+        `AutoReset` uses the split to put the initial position in place of a finished
         one before the mask is computed.
         """
         action = action_id(action)
@@ -396,56 +396,56 @@ class Env:
         )
 
     def refresh(self, state: State) -> State:
-        """``state`` with its derived field, the legal mask of the colour to move, recomputed."""
+        """`state` with its derived field, the legal mask of the colour to move, recomputed."""
         return self.game.with_legal_bits(state)
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
-        """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where
-        ``rewards`` and ``done`` (terminated or truncated) describe the step just taken and ``next_state`` is the
-        initial position whenever ``done``. The building block for rollouts of endless batched play; the same as
-        :class:`blokus_jax.wrappers.AutoReset` ``(env).step``."""
+        """Step, and start a fresh game in place of a finished one. Returns `(next_state, rewards, done)` where
+        `rewards` and `done` (terminated or truncated) describe the step just taken and `next_state` is the
+        initial position whenever `done`. The building block for rollouts of endless batched play; the same as
+        `blokus_jax.wrappers.AutoReset` `(env).step`."""
         from blokus_jax.wrappers import AutoReset
 
         return AutoReset(self).step(state, action)
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
-        """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
+        """`bool`: `action` is in range and legal for the colour to move (False once the game is over)."""
         return self._is_legal_id(state, action_id(action))
 
     def legal_action_mask(self, state: State) -> jax.Array:
-        """``bool[num_actions]``: same as ``state.legal_action_mask``."""
+        """`bool[num_actions]`: same as `state.legal_action_mask`."""
         return state.legal_action_mask
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> Observation:
-        """Egocentric features for ``player`` (default: the player to move); see :mod:`blokus_jax.observe`."""
+        """Egocentric features for `player` (default: the player to move); see `blokus_jax.observe`."""
         return observe(self.tables, state, state.current_player if player is None else player)
 
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
-        """A uniformly random legal action (``int32``); the pass when nothing can be placed. Cheap: it works on the
+        """A uniformly random legal action (`int32`); the pass when nothing can be placed. Cheap: it works on the
         packed bitboard with popcounts and never builds the full mask."""
         action = rules.sample_from_bits(key, state.legal_bits, self.board_shape[1], self.pass_action)
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
     def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
-        """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
-        (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
-        the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
+        """Packed legal placements `uint32[O, H]` that `color` would have if it were to move in this position
+        (bit `c` of word `[o, r]` = orientation `o` anchored at `(r, c)`). For lookahead and evaluation;
+        the colour to move's own mask is already in the state. Count placements with `rules.popcount`."""
         return self.game.placement_bits(
             state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32)
         )
 
     def player_scores(self, state: State) -> jax.Array:
-        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """`int32[num_players]`: each player's score (sum of its colours'; a shared colour counts for nobody)."""
         return self.game.player_scores(state)
 
     def is_first_move(self, state: State, color: jax.Array | int | None = None) -> jax.Array:
-        """``bool``: ``color``'s (default: the colour to move's) next placement is its first, so it must cover a
+        """`bool`: `color`'s (default: the colour to move's) next placement is its first, so it must cover a
         start cell."""
         return rules.is_first_move(state.pieces_placed, state.current_color if color is None else color)
 
     # ------------------------------------------------------------------------------------------------- internals
     def _is_legal_id(self, state: State, action: jax.Array) -> jax.Array:
-        """:meth:`is_legal` for an action already converted by :func:`action_id`."""
+        """`is_legal` for an action already converted by `action_id`."""
         t = self.tables
         in_range = (action >= 0) & (action < t.num_actions)
         o, r, c = t.split_action(jnp.clip(action, 0, t.pass_action - 1))
@@ -454,7 +454,7 @@ class Env:
         return in_range & ok & ~(state.terminated | state.truncated)
 
     def final_rewards(self, scores: jax.Array) -> jax.Array:
-        """``float32[num_players]`` terminal rewards from the colour scores, in the env's reward mode."""
+        """`float32[num_players]` terminal rewards from the colour scores, in the env's reward mode."""
         player_scores = rules.player_scores(self.tables, scores).astype(jnp.float32)
         if self.reward == "winloss":
             shares = rules.win_shares(player_scores)
@@ -467,19 +467,19 @@ class Env:
 
     # ------------------------------------------------------------------------------------- action codec (host)
     def action_cells(self, action: int) -> np.ndarray:
-        """``int32[k, 2]`` cells covered by placement ``action`` (empty for the pass)."""
+        """`int32[k, 2]` cells covered by placement `action` (empty for the pass)."""
         return self.tables.action_cells(action)
 
     def action_from_cells(self, cells: Any) -> int:
-        """The action index of the placement covering exactly ``cells``; raises ``IllegalActionError`` if none."""
+        """The action index of the placement covering exactly `cells`; raises `IllegalActionError` if none."""
         return self.tables.action_from_cells(cells)
 
     def decode_action(self, action: int) -> tuple[int, int, int, int]:
-        """``(piece, orientation_in_piece, row, col)`` of a placement index."""
+        """`(piece, orientation_in_piece, row, col)` of a placement index."""
         return self.tables.decode(action)
 
     def encode_action(self, piece: int, orientation: int, row: int, col: int) -> int:
-        """The action index of ``piece``'s ``orientation`` with its bounding box's top-left at ``(row, col)``."""
+        """The action index of `piece`'s `orientation` with its bounding box's top-left at `(row, col)`."""
         return self.tables.encode(piece, orientation, row, col)
 
 
@@ -491,8 +491,8 @@ def make(
     max_steps: int | None = None,
     **overrides,
 ) -> Env:
-    """Build an :class:`Env` for a registered variant name (see :data:`blokus_jax.variants.VARIANTS`) or a custom
-    :class:`Variant`; ``overrides`` replace variant fields (e.g. ``board_shape``, ``start_cells``)."""
+    """Build an `Env` for a registered variant name (see `blokus_jax.variants.VARIANTS`) or a custom
+    `Variant`; `overrides` replace variant fields (e.g. `board_shape`, `start_cells`)."""
     return Env(
         get_variant(variant, **overrides),
         reward=reward,

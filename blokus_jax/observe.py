@@ -1,14 +1,14 @@
 """Egocentric observations for learning agents.
 
-Layout (``OBS_VERSION = 1``), for an observing player ``p``:
+Layout (`OBS_VERSION = 1`), for an observing player `p`:
 
-* Colour order: start from the colour to move if ``p`` is to move, else from ``p``'s first colour; go round in turn
-  order; then move ``p``'s own colours to the front (stable). Position 0 is therefore "me, to move" on ``p``'s turns.
-* ``planes``: ``float32[H, W, 2C]``. Channels ``0..C-1``: occupancy of each colour in that order. Channels
-  ``C..2C-1``: each colour's *corner cells* in that order (empty cells where that colour may start a piece: diagonal
+* Colour order: start from the colour to move if `p` is to move, else from `p`'s first colour; go round in turn
+  order; then move `p`'s own colours to the front (stable). Position 0 is therefore "me, to move" on `p`'s turns.
+* `planes`: `float32[H, W, 2C]`. Channels `0..C-1`: occupancy of each colour in that order. Channels
+  `C..2C-1`: each colour's *corner cells* in that order (empty cells where that colour may start a piece: diagonal
   to it and not edge-adjacent to it, or its start cells before its first move).
-* ``pieces``: ``float32[C, P]`` remaining copies of each piece as a fraction of the full set, same colour order.
-* ``to_move``: ``float32[C]`` one-hot of the colour to move, same colour order.
+* `pieces`: `float32[C, P]` remaining copies of each piece as a fraction of the full set, same colour order.
+* `to_move`: `float32[C]` one-hot of the colour to move, same colour order.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Observation:
 
 
 def color_order(tables: Tables, state, player: jax.Array) -> jax.Array:
-    """``int32[C]`` colours in egocentric order for ``player``."""
+    """`int32[C]` colours in egocentric order for `player`."""
     num_colors = tables.variant.num_colors
     owners = jnp.asarray(tables.color_owner)
     first_own = jnp.argmax(owners == player)
@@ -45,7 +45,7 @@ def color_order(tables: Tables, state, player: jax.Array) -> jax.Array:
 
 
 def observe(tables: Tables, state, player: jax.Array) -> Observation:
-    """Features of ``state`` from ``player``'s point of view."""
+    """Features of `state` from `player`'s point of view."""
     width = tables.variant.board_shape[1]
     num_colors = tables.variant.num_colors
     order = color_order(tables, state, jnp.asarray(player, jnp.int32))

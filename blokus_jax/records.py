@@ -1,11 +1,11 @@
-"""Game records: the :class:`GameRecord`, its compact JSON form, and checked replay on device.
+"""Game records: the `GameRecord`, its compact JSON form, and checked replay on device.
 
-A :class:`GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
-scores, the players' names and metadata. Every way of building one (:meth:`GameRecord.from_actions`,
-:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves on device and checks
-each with ``Env.is_legal``; a corrupt, oversized or illegal record raises :class:`~blokus_jax.errors.RecordError`
-naming the move or field, and nothing is half-loaded. Pentobi's ``.blksgf`` syntax is :mod:`blokus_jax.sgf`, a
-variant's JSON form :mod:`blokus_jax.record_json`, the play loop :mod:`blokus_jax.rollout`.
+A `GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
+scores, the players' names and metadata. Every way of building one (`GameRecord.from_actions`,
+`from_rollout`, `from_blksgf`, `from_json`, `load`) replays the moves on device and checks
+each with `Env.is_legal`; a corrupt, oversized or illegal record raises `RecordError`
+naming the move or field, and nothing is half-loaded. Pentobi's `.blksgf` syntax is `blokus_jax.sgf`, a
+variant's JSON form `blokus_jax.record_json`, the play loop `blokus_jax.rollout`.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def _app() -> str:
 
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
-    """Why ``action`` is not legal in ``state``, in one sentence with the variant's colour names and Pentobi cell
-    names (:func:`blokus_jax.rules.explain_illegal` with the display names of :mod:`blokus_jax.render`)."""
+    """Why `action` is not legal in `state`, in one sentence with the variant's colour names and Pentobi cell
+    names (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.render`)."""
     return rules.explain_illegal(
         _env(variant).tables,
         state,
@@ -94,12 +94,12 @@ def _env(variant: Variant) -> Env:
 
 @functools.lru_cache(maxsize=32)
 def _trace_fn(variant: Variant, width: int) -> Callable:
-    """Jitted replay of a chunk of games: ``(actions[B, T], colors[B, T], n[B], complete[B]) -> (state, ptr, ok,
-    per-step outputs)`` with ``T = width`` steps (see :func:`_width`).
+    """Jitted replay of a chunk of games: `(actions[B, T], colors[B, T], n[B], complete[B]) -> (state, ptr, ok,
+    per-step outputs)` with `T = width` steps (see `_width`).
 
-    Entry ``k`` of a game is played when the colour to move is ``colors[k]`` (or ``colors[k] < 0``); otherwise the
-    colour to move passes. With ``complete`` forced passes follow the last entry until the game ends. A step that
-    ``Env.is_legal`` rejects stops the game there (``ok`` False), so ``state`` is the position before it.
+    Entry `k` of a game is played when the colour to move is `colors[k]` (or `colors[k] < 0`); otherwise the
+    colour to move passes. With `complete` forced passes follow the last entry until the game ends. A step that
+    `Env.is_legal` rejects stops the game there (`ok` False), so `state` is the position before it.
     """
     env = _env(variant)
 
@@ -133,8 +133,8 @@ _FIXED_WIDTH = 512
 
 
 def _width(variant: Variant, entries: int) -> int:
-    """Replay steps for records of up to ``entries`` entries: enough for every entry and the passes (each colour
-    passes once). Ordinary variants always use ``max_game_length + C + 1`` (one compilation); a variant with very
+    """Replay steps for records of up to `entries` entries: enough for every entry and the passes (each colour
+    passes once). Ordinary variants always use `max_game_length + C + 1` (one compilation); a variant with very
     long games uses a power of two covering the record, so the work follows the record and not the variant."""
     full = max_game_length(variant) + variant.num_colors + 1
     if full <= _FIXED_WIDTH:
@@ -160,9 +160,9 @@ class _Trace:
 def _trace(
     variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Sequence[int]] | None, complete: bool
 ) -> list[_Trace]:
-    """Replay several games (see :func:`_trace_fn`), :data:`_CHUNK` per device call, and copy results to the host.
+    """Replay several games (see `_trace_fn`), `_CHUNK` per device call, and copy results to the host.
 
-    Raises :class:`RecordError` for a game with more entries than any game of the variant can have.
+    Raises `RecordError` for a game with more entries than any game of the variant can have.
     """
     for b, row in enumerate(rows):
         if len(row) > max_game_length(variant):
@@ -207,10 +207,10 @@ def _trace(
 @dataclass(frozen=True)
 class GameRecord:
     """One game: the env action ids (placements and passes) with the colour that took each, the final per-colour
-    scores, whether the game had ended, the players' names and metadata (``str -> str``).
+    scores, whether the game had ended, the players' names and metadata (`str -> str`).
 
-    Build it with :meth:`from_actions`, :func:`from_rollout`, :func:`from_blksgf`, :func:`from_json` or
-    :func:`load`; they all check every move against the rules.
+    Build it with `from_actions`, `from_rollout`, `from_blksgf`, `from_json` or
+    `load`; they all check every move against the rules.
     """
 
     variant: Variant
@@ -230,10 +230,10 @@ class GameRecord:
         players: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
     ) -> GameRecord:
-        """The record of playing ``actions`` (env action ids, passes included) from the start in ``env``'s variant.
+        """The record of playing `actions` (env action ids, passes included) from the start in `env`'s variant.
 
-        Trailing ``-1`` entries (the padding :func:`rollout` writes after a game ends) are dropped. Raises
-        :class:`RecordError` naming the first action that is not legal and why.
+        Trailing `-1` entries (the padding `rollout` writes after a game ends) are dropped. Raises
+        `RecordError` naming the first action that is not legal and why.
         """
         return from_rollout(env, [actions], players=players, metadata=metadata)[0]
 
@@ -250,12 +250,12 @@ class GameRecord:
 
     @property
     def cells(self) -> list[np.ndarray]:
-        """Per action, the ``int32[k, 2]`` ``(row, col)`` cells it covers (``[0, 2]`` for a pass)."""
+        """Per action, the `int32[k, 2]` `(row, col)` cells it covers (`[0, 2]` for a pass)."""
         return [_env(self.variant).action_cells(a) for a in self.actions]
 
     @property
     def moves(self) -> list[tuple[int, np.ndarray]]:
-        """The placements only, as ``(colour, cells)`` pairs in the order they were played."""
+        """The placements only, as `(colour, cells)` pairs in the order they were played."""
         return [(c, cells) for c, cells in zip(self.colors, self.cells) if len(cells)]
 
     @property
@@ -274,7 +274,7 @@ class GameRecord:
 
     @property
     def result(self) -> str:
-        """Human-readable outcome, e.g. ``"Alice wins 60 to 55"``, ``"draw at 40"`` or ``"unfinished"``."""
+        """Human-readable outcome, e.g. `"Alice wins 60 to 55"`, `"draw at 40"` or `"unfinished"`."""
         if not self.terminated:
             return "unfinished"
         scores = " to ".join(str(s) for s in sorted(self.player_scores, reverse=True))
@@ -283,12 +283,12 @@ class GameRecord:
         return f"{self.players[self.winners[0]]} wins {scores}"
 
     def replay(self) -> State:
-        """Replay the record through the environment and return the final :class:`State` (the same state as
-        stepping ``blokus_jax.make(record.variant)`` by hand with :attr:`actions`)."""
+        """Replay the record through the environment and return the final `State` (the same state as
+        stepping `blokus_jax.make(record.variant)` by hand with `actions`)."""
         return self.state_at(len(self.actions))
 
     def state_at(self, step: int) -> State:
-        """The :class:`State` after the first ``step`` actions (``0``: the start; negative counts from the end)."""
+        """The `State` after the first `step` actions (`0`: the start; negative counts from the end)."""
         total = len(self.actions)
         index = step + total if step < 0 else step
         if not 0 <= index <= total:
@@ -301,22 +301,22 @@ class GameRecord:
         return tuple(int(p) for p in trace.players)
 
     def score_history(self) -> np.ndarray:
-        """``int32[len(actions) + 1, C]``: every colour's score at the start and after each action (for plots)."""
+        """`int32[len(actions) + 1, C]`: every colour's score at the start and after each action (for plots)."""
         trace = _trace(self.variant, [self.actions], None, complete=False)[0]
         start = np.asarray(_env(self.variant).init().scores)[None]
         return np.concatenate([start, trace.scores]).astype(np.int32)
 
     # -------------------------------------------------------------------------------------------------- export
     def to_blksgf(self) -> str:
-        """The record as Pentobi ``.blksgf`` text (:func:`blokus_jax.sgf.write`): a root node with ``GM``, ``FF``,
-        ``CA``, ``AP``, the players' names, ``RE`` (two-player games that ended: ``B+n``, ``W+n`` or ``0``) and
-        the metadata, then one node per placement (passes are implied). Raises :class:`RecordError` for variants
+        """The record as Pentobi `.blksgf` text (`blokus_jax.sgf.write`): a root node with `GM`, `FF`,
+        `CA`, `AP`, the players' names, `RE` (two-player games that ended: `B+n`, `W+n` or `0`) and
+        the metadata, then one node per placement (passes are implied). Raises `RecordError` for variants
         Pentobi does not have."""
         result = sgf.result_value(self.player_scores) if self.terminated and self.variant.num_players == 2 else None
         return sgf.write(self.variant, self.players, self.metadata, self.moves, result, _app())
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form as plain Python data (see :meth:`to_json`)."""
+        """The JSON form as plain Python data (see `to_json`)."""
         registered = self.variant.name in VARIANTS and self.variant == get_variant(self.variant.name)
         return {
             "format": JSON_FORMAT,
@@ -332,16 +332,16 @@ class GameRecord:
 
     def to_json(self, indent: int | None = None) -> str:
         """Compact JSON text: the variant (its name, or its full definition if it is custom), players, metadata,
-        the action ids, the same moves as ``[colour, "pentobi cells"]`` pairs (``""`` for a pass), the final
-        per-colour scores and whether the game ended. :func:`from_json` reads it back."""
+        the action ids, the same moves as `[colour, "pentobi cells"]` pairs (`""` for a pass), the final
+        per-colour scores and whether the game ended. `from_json` reads it back."""
         separators = (",", ":") if indent is None else None
         return json.dumps(self.to_dict(), indent=indent, separators=separators)
 
     def save(self, path: str | Path, overwrite: bool = True) -> Path:
-        """Write the record to ``path``: ``.blksgf``/``.sgf`` as :meth:`to_blksgf`, ``.json`` as :meth:`to_json`.
-        The write is atomic (:func:`blokus_jax.fileio.write_atomic`: a failure half-way leaves an old file intact)
-        and never goes through a symbolic link; ``overwrite=False`` refuses an existing file. Returns the path;
-        raises :class:`RecordError` for an unknown suffix or a file that cannot be written."""
+        """Write the record to `path`: `.blksgf`/`.sgf` as `to_blksgf`, `.json` as `to_json`.
+        The write is atomic (`blokus_jax.fileio.write_atomic`: a failure half-way leaves an old file intact)
+        and never goes through a symbolic link; `overwrite=False` refuses an existing file. Returns the path;
+        raises `RecordError` for an unknown suffix or a file that cannot be written."""
         path = Path(path)
         if path.suffix.lower() in (".blksgf", ".sgf"):
             text = self.to_blksgf()
@@ -353,7 +353,7 @@ class GameRecord:
 
 
 def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> list[int]:
-    """Action ids as Python ints, trailing ``-1`` padding dropped; :class:`RecordError` for a non-integer, an id
+    """Action ids as Python ints, trailing `-1` padding dropped; `RecordError` for a non-integer, an id
     out of range or more actions than a game can have (checked before anything is converted)."""
     env = _env(variant)
     if isinstance(actions, (str, bytes, dict)) or not hasattr(actions, "__len__"):
@@ -422,8 +422,8 @@ def from_rollout(
     players: Sequence[str] | None = None,
     metadata: dict[str, str] | None = None,
 ) -> list[GameRecord]:
-    """One :class:`GameRecord` per row of an action history (e.g. from :func:`blokus_jax.rollout.rollout`; trailing
-    ``-1`` ignored), all replayed and checked in one batched device call. Raises :class:`RecordError` naming the
+    """One `GameRecord` per row of an action history (e.g. from `blokus_jax.rollout.rollout`; trailing
+    `-1` ignored), all replayed and checked in one batched device call. Raises `RecordError` naming the
     game, the first illegal action and why."""
     variant = env.variant if isinstance(env, Env) else get_variant(env)
     rows = [_validate_actions(variant, row) for row in (np.asarray(actions) if hasattr(actions, "shape") else actions)]
@@ -435,7 +435,7 @@ def from_rollout(
 
 # ------------------------------------------------------------------------------------------------- .blksgf read
 def _check_size(text: str) -> str:
-    """``text`` without a leading UTF-8 byte order mark; :class:`RecordError` if it is over the size limit."""
+    """`text` without a leading UTF-8 byte order mark; `RecordError` if it is over the size limit."""
     if not isinstance(text, str):
         raise RecordError(f"a record must be given as text, got {_kind(text)}")
     if len(text) > MAX_RECORD_BYTES:
@@ -447,12 +447,12 @@ def _check_size(text: str) -> str:
 
 
 def from_blksgf(text: str) -> GameRecord:
-    """Read a Pentobi ``.blksgf`` record (the main line of the first game, :func:`blokus_jax.sgf.read`) and check
+    """Read a Pentobi `.blksgf` record (the main line of the first game, `blokus_jax.sgf.read`) and check
     it move by move.
 
-    Raises :class:`RecordError` with the reason for a truncated or malformed file, an unknown ``GM``, setup
+    Raises `RecordError` with the reason for a truncated or malformed file, an unknown `GM`, setup
     properties (not supported), a bad coordinate, cells that are no piece, an illegal move (with its number), or a
-    ``RE`` result that disagrees with the replayed score.
+    `RE` result that disagrees with the replayed score.
     """
     game = sgf.read(_check_size(text))
     variant, actions, colors = game.variant, game.actions, game.colors
@@ -486,11 +486,11 @@ _RESULT = re.compile(r"0|[BW]\+[0-9]{1,6}")
 
 # ---------------------------------------------------------------------------------------------------- JSON read
 def from_json(text: str | dict) -> GameRecord:
-    """Read the JSON form written by :meth:`GameRecord.to_json` (text or the parsed dict), replay it and check the
+    """Read the JSON form written by `GameRecord.to_json` (text or the parsed dict), replay it and check the
     stored moves and scores against the replay.
 
-    Every field is type-checked before use and a custom variant is checked against the ``MAX_RECORD_*`` limits
-    before anything is built from it; any problem is a :class:`RecordError` naming the field."""
+    Every field is type-checked before use and a custom variant is checked against the `MAX_RECORD_*` limits
+    before anything is built from it; any problem is a `RecordError` naming the field."""
     if isinstance(text, dict):
         data = text
     else:
@@ -539,9 +539,9 @@ def from_json(text: str | dict) -> GameRecord:
 
 
 def load(path: str | Path) -> GameRecord:
-    """Read a ``.blksgf`` or ``.json`` record from ``path`` (format chosen from the content; a UTF-8 byte order
-    mark is skipped), replaying and checking it; raises :class:`RecordError` for a missing, unreadable, oversized
-    (over :data:`MAX_RECORD_BYTES`; no more is ever read) or corrupt file, or one that is not a regular file (a FIFO
+    """Read a `.blksgf` or `.json` record from `path` (format chosen from the content; a UTF-8 byte order
+    mark is skipped), replaying and checking it; raises `RecordError` for a missing, unreadable, oversized
+    (over `MAX_RECORD_BYTES`; no more is ever read) or corrupt file, or one that is not a regular file (a FIFO
     or device is refused without reading it)."""
     path = Path(path)
     raw = fileio.read_bytes(path, MAX_RECORD_BYTES, what="record", error=RecordError)  # regular files only
@@ -565,10 +565,10 @@ def save_records(
     fmt: str = "blksgf",
     overwrite: bool = False,
 ) -> list[Path]:
-    """Write records as ``directory/{stem}_{k:04d}.{fmt}`` (``fmt`` ``"blksgf"`` or ``"json"``; variants without
-    a ``.blksgf`` game type are written as JSON). Creates the directory; returns the paths written. ``stem`` is a
-    plain name (letters, digits, ``_``, ``-``, ``.``; no path parts). An existing file is never replaced unless
-    ``overwrite``: every name is checked before the first is written, so a refused call writes nothing."""
+    """Write records as `directory/{stem}_{k:04d}.{fmt}` (`fmt` `"blksgf"` or `"json"`; variants without
+    a `.blksgf` game type are written as JSON). Creates the directory; returns the paths written. `stem` is a
+    plain name (letters, digits, `_`, `-`, `.`; no path parts). An existing file is never replaced unless
+    `overwrite`: every name is checked before the first is written, so a refused call writes nothing."""
     if fmt not in ("blksgf", "json"):
         raise RecordError(f"unknown record format {fmt!r}; use 'blksgf' or 'json'")
     if not isinstance(stem, str) or not _STEM.fullmatch(stem):

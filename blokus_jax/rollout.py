@@ -1,9 +1,9 @@
-"""The one batched play loop: ``batch`` games side by side on device, one jitted ``vmap`` of a ``lax.scan``.
+"""The one batched play loop: `batch` games side by side on device, one jitted `vmap` of a `lax.scan`.
 
-Every place that plays whole games without Python per step uses :func:`make_rollout`: the random-play demo
-(:mod:`blokus_jax.demo`), the throughput benchmark (:mod:`blokus_jax.benchmark`, with auto-reset for endless play)
-and batched game recording (:func:`rollout`, whose action history :func:`blokus_jax.records.from_rollout` turns
-into checked records). Game ``b`` draws its per-step keys from ``split(split(key, batch)[b], num_steps)``.
+Every place that plays whole games without Python per step uses `make_rollout`: the random-play demo
+(`blokus_jax.demo`), the throughput benchmark (`blokus_jax.benchmark`, with auto-reset for endless play)
+and batched game recording (`rollout`, whose action history `blokus_jax.records.from_rollout` turns
+into checked records). Game `b` draws its per-step keys from `split(split(key, batch)[b], num_steps)`.
 """
 
 from __future__ import annotations
@@ -33,16 +33,16 @@ def make_rollout(
     autoreset: bool = False,
     constrain: Callable[[jax.Array], jax.Array] | None = None,
 ) -> Callable[[jax.Array], tuple[State, jax.Array]]:
-    """A pure ``play(key) -> (states, actions)`` that plays ``batch`` games for ``num_steps`` steps each (default
-    :func:`max_game_length`, enough to finish any game) with ``policy(key, state) -> action`` (default: uniform
-    random legal moves, :meth:`Env.sample_action`). Wrap it in ``jax.jit`` (or call it inside a jitted function).
+    """A pure `play(key) -> (states, actions)` that plays `batch` games for `num_steps` steps each (default
+    `max_game_length`, enough to finish any game) with `policy(key, state) -> action` (default: uniform
+    random legal moves, `Env.sample_action`). Wrap it in `jax.jit` (or call it inside a jitted function).
 
-    Without ``autoreset`` a finished game stays as it ended (its final rewards included) and its later actions
-    read ``-1``; with ``autoreset`` a finished game restarts at once (:meth:`Env.step_autoreset`) and every
-    action is recorded, which is the endless play a throughput measurement wants. ``constrain`` is applied to the
-    ``[batch]`` per-game keys and initial states, e.g. a sharding constraint that splits the batch across devices.
+    Without `autoreset` a finished game stays as it ended (its final rewards included) and its later actions
+    read `-1`; with `autoreset` a finished game restarts at once (`Env.step_autoreset`) and every
+    action is recorded, which is the endless play a throughput measurement wants. `constrain` is applied to the
+    `[batch]` per-game keys and initial states, e.g. a sharding constraint that splits the batch across devices.
 
-    Returns the final states (leading axis ``batch``) and the ``int32[batch, num_steps]`` action history.
+    Returns the final states (leading axis `batch`) and the `int32[batch, num_steps]` action history.
     """
     length = max_game_length(env.variant) if num_steps is None else int(num_steps)
     choose = env.sample_action if policy is None else policy
@@ -78,11 +78,11 @@ def _jitted(env: Env, batch: int, num_steps: int | None, policy: Policy | None) 
 def rollout(
     env: Env, key: jax.Array, batch: int, policy: Policy | None = None, max_steps: int | None = None
 ) -> tuple[State, jax.Array]:
-    """Play ``batch`` games at once on device with ``policy(key, state) -> action`` (default: uniform random legal
-    moves) for ``max_steps`` steps (default: :func:`max_game_length`, enough to finish any game): no Python per
-    step, one compilation per ``(env, batch, max_steps, policy)``.
+    """Play `batch` games at once on device with `policy(key, state) -> action` (default: uniform random legal
+    moves) for `max_steps` steps (default: `max_game_length`, enough to finish any game): no Python per
+    step, one compilation per `(env, batch, max_steps, policy)`.
 
-    Returns the final states (leading axis ``batch``) and the ``int32[batch, max_steps]`` action history, ``-1``
-    after a game has ended; pass the history to :func:`blokus_jax.records.from_rollout`.
+    Returns the final states (leading axis `batch`) and the `int32[batch, max_steps]` action history, `-1`
+    after a game has ended; pass the history to `blokus_jax.records.from_rollout`.
     """
     return _jitted(env, int(batch), None if max_steps is None else int(max_steps), policy)(key)

@@ -1,13 +1,13 @@
 """Pure rule functions over JAX arrays: bitboards, the legal-placement mask, placing a piece, scoring.
 
-Bitboards: a board row is one ``uint32`` word whose bit ``c`` is column ``c``. The legal placements of one colour
-are kept packed as ``uint32[O, H]``: bit ``c`` of word ``[o, r]`` says that orientation ``o`` anchored at ``(r, c)``
+Bitboards: a board row is one `uint32` word whose bit `c` is column `c`. The legal placements of one colour
+are kept packed as `uint32[O, H]`: bit `c` of word `[o, r]` says that orientation `o` anchored at `(r, c)`
 is legal. For a placement to be legal every cell must avoid the colour's *forbidden* cells (occupied by anyone,
 edge-adjacent to the colour itself, or off the board) and at least one cell must hit a *corner* cell (diagonal to
 the colour and not forbidden; on the first move, a start cell). Both tests shift whole rows at once, so a mask costs
-about ``O * H * K`` word operations instead of one gather per placement.
+about `O * H * K` word operations instead of one gather per placement.
 
-Everything here is shape-static and works under ``jax.jit`` and ``jax.vmap``.
+Everything here is shape-static and works under `jax.jit` and `jax.vmap`.
 """
 
 from __future__ import annotations
@@ -24,20 +24,20 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 
 
 def pack_rows(cells: jax.Array) -> jax.Array:
-    """``bool[..., H, W]`` -> ``uint32[..., H]`` with bit ``c`` of row ``r`` set where ``cells[r, c]``."""
+    """`bool[..., H, W]` -> `uint32[..., H]` with bit `c` of row `r` set where `cells[r, c]`."""
     width = cells.shape[-1]
     weights = jnp.left_shift(jnp.uint32(1), jnp.arange(width, dtype=jnp.uint32))
     return jnp.sum(jnp.where(cells, weights, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
 
 
 def unpack_rows(words: jax.Array, width: int) -> jax.Array:
-    """``uint32[...]`` -> ``bool[..., width]``: the inverse of :func:`pack_rows`."""
+    """`uint32[...]` -> `bool[..., width]`: the inverse of `pack_rows`."""
     shifts = jnp.arange(width, dtype=jnp.uint32)
     return (jnp.right_shift(words[..., None], shifts) & jnp.uint32(1)).astype(bool)
 
 
 def _shift_rows(rows: jax.Array, delta: int, fill) -> jax.Array:
-    """Row ``r`` of the result is ``rows[r - delta]`` (``fill`` where that is off the board)."""
+    """Row `r` of the result is `rows[r - delta]` (`fill` where that is off the board)."""
     pad = jnp.full((abs(delta),), fill, rows.dtype)
     if delta > 0:
         return jnp.concatenate([pad, rows[:-delta]])
@@ -49,7 +49,7 @@ def forbidden_and_corners(
 ) -> tuple[jax.Array, jax.Array]:
     """Row masks of the cells a colour may not cover and of the cells that give it corner contact.
 
-    ``own`` and ``occupied`` are ``uint32[H]`` bitboards. Bits at columns >= W are set in ``forbidden`` so pieces
+    `own` and `occupied` are `uint32[H]` bitboards. Bits at columns >= W are set in `forbidden` so pieces
     cannot hang off the right edge.
     """
     width = tables.variant.board_shape[1]
@@ -63,10 +63,10 @@ def forbidden_and_corners(
 
 
 def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_available: jax.Array) -> jax.Array:
-    """Packed legal placements ``uint32[O, H]`` from the forbidden/corner row masks and ``bool[P]`` availability.
+    """Packed legal placements `uint32[O, H]` from the forbidden/corner row masks and `bool[P]` availability.
 
-    Word ``[o, r]`` is the set of anchor columns where orientation ``o`` fits in rows ``r..`` without touching a
-    forbidden cell and with at least one cell on a corner cell (both tests by :func:`covering_bits`).
+    Word `[o, r]` is the set of anchor columns where orientation `o` fits in rows `r..` without touching a
+    forbidden cell and with at least one cell on a corner cell (both tests by `covering_bits`).
     """
     blocked = covering_bits(tables, forbidden)
     touches = covering_bits(tables, corners)
@@ -76,11 +76,11 @@ def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_a
 
 
 def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
-    """Packed ``uint32[O, H]``: the anchors where orientation ``o`` would cover at least one set cell of the row
-    bitboard ``cells`` (``uint32[H]``), whether or not the placement is legal.
+    """Packed `uint32[O, H]`: the anchors where orientation `o` would cover at least one set cell of the row
+    bitboard `cells` (`uint32[H]`), whether or not the placement is legal.
 
-    For each cell slot ``k`` (a static loop over the at most 5 cells of a piece) the board row under that cell is
-    gathered for every ``(o, r)`` at once and shifted right by the cell's column offset; OR-ing the slots gives the
+    For each cell slot `k` (a static loop over the at most 5 cells of a piece) the board row under that cell is
+    gathered for every `(o, r)` at once and shifted right by the cell's column offset; OR-ing the slots gives the
     anchors that hit. Slots of smaller pieces repeat their first cell, which is harmless for an OR.
     """
     rows = tables.variant.board_shape[0]
@@ -98,16 +98,16 @@ def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
 
 
 def has_placement(bits: jax.Array) -> jax.Array:
-    """``bool[...]``: packed ``uint32[..., O, H]`` legal bits contain at least one placement.
+    """`bool[...]`: packed `uint32[..., O, H]` legal bits contain at least one placement.
 
-    A max-reduction over words: on XLA:CPU it is ~20x faster than ``jnp.any`` over a boolean array.
+    A max-reduction over words: on XLA:CPU it is ~20x faster than `jnp.any` over a boolean array.
     """
     return jnp.max(bits, axis=(-2, -1)) != 0
 
 
 def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> jax.Array:
-    """``bool[..., O * H * width + 1]``: the legal-action mask of packed ``uint32[..., O, H]`` legal bits, placements
-    in action-id order and the pass last (legal exactly when no placement is); all false where ``done``."""
+    """`bool[..., O * H * width + 1]`: the legal-action mask of packed `uint32[..., O, H]` legal bits, placements
+    in action-id order and the pass last (legal exactly when no placement is); all false where `done`."""
     placements = unpack_rows(bits, width)
     flat = placements.reshape(*placements.shape[:-3], -1)
     can_pass = ~has_placement(bits)
@@ -116,12 +116,12 @@ def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> j
 
 
 def popcount(words: jax.Array) -> jax.Array:
-    """Set bits per ``uint32`` word, as int32."""
+    """Set bits per `uint32` word, as int32."""
     return jax.lax.population_count(words).astype(jnp.int32)
 
 
 def _prefix_sum(counts: jax.Array) -> jax.Array:
-    """Inclusive prefix sum of a short int vector (:func:`_cumulative`), exact for totals below 2**24 (a Blokus mask
+    """Inclusive prefix sum of a short int vector (`_cumulative`), exact for totals below 2**24 (a Blokus mask
     has fewer than 40,000 legal placements)."""
     return _cumulative(counts.astype(jnp.float32)).astype(jnp.int32)
 
@@ -129,7 +129,7 @@ def _prefix_sum(counts: jax.Array) -> jax.Array:
 def _cumulative(values: jax.Array) -> jax.Array:
     """Inclusive prefix sum of a short float32 vector, as a matmul with a triangular matrix.
 
-    XLA:CPU lowers ``cumsum`` to a quadratic reduce-window loop; the matmul vectorises. ``Precision.HIGHEST`` keeps
+    XLA:CPU lowers `cumsum` to a quadratic reduce-window loop; the matmul vectorises. `Precision.HIGHEST` keeps
     it exact on GPUs and TPUs, whose default float32 matmuls round inputs to fewer mantissa bits (TF32 / bfloat16).
     """
     n = values.shape[-1]
@@ -138,14 +138,14 @@ def _cumulative(values: jax.Array) -> jax.Array:
 
 
 def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Index ``i`` with ``sum(counts[:i]) <= rank < sum(counts[:i+1])`` and the rank left within entry ``i``."""
+    """Index `i` with `sum(counts[:i]) <= rank < sum(counts[:i+1])` and the rank left within entry `i`."""
     cumulative = _prefix_sum(counts)
     index = jnp.minimum(jnp.sum(cumulative <= rank), counts.shape[0] - 1)
     return index, rank - (cumulative[index] - counts[index])
 
 
 def _nth_set_bit(word: jax.Array, rank: jax.Array) -> jax.Array:
-    """Position of the ``rank``-th (0-based) set bit of a ``uint32`` word, by a branch-free binary search."""
+    """Position of the `rank`-th (0-based) set bit of a `uint32` word, by a branch-free binary search."""
     position = jnp.uint32(0)
     rank = rank.astype(jnp.int32)
     for width in (16, 8, 4, 2, 1):
@@ -158,10 +158,10 @@ def _nth_set_bit(word: jax.Array, rank: jax.Array) -> jax.Array:
 
 
 def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: int) -> jax.Array:
-    """A uniformly random set bit of packed ``uint32[O, H]`` bits as an action index (``pass_action`` if none).
+    """A uniformly random set bit of packed `uint32[O, H]` bits as an action index (`pass_action` if none).
 
     Three-level selection from popcounts: an orientation, then a row, then the bit within the row word; no
-    cumulative sum over all ``O * H`` words and no unpacking.
+    cumulative sum over all `O * H` words and no unpacking.
     """
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
@@ -176,7 +176,7 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
 
 
 def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
-    """``bool[H, W]`` cells covered by placement ``action`` (all False for the pass)."""
+    """`bool[H, W]` cells covered by placement `action` (all False for the pass)."""
     rows, cols = tables.variant.board_shape
     o, r, c = tables.split_action(action)
     o = jnp.clip(o, 0, tables.num_orientations - 1)
@@ -190,20 +190,20 @@ def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
 
 
 def is_first_move(pieces_placed: jax.Array, color=None) -> jax.Array:
-    """``bool``: ``color``'s next placement is its first (it must cover a start cell). ``pieces_placed`` is the
-    ``int32[..., C]`` field of the state (JAX or NumPy); without ``color``, ``bool[..., C]`` for every colour."""
+    """`bool`: `color`'s next placement is its first (it must cover a start cell). `pieces_placed` is the
+    `int32[..., C]` field of the state (JAX or NumPy); without `color`, `bool[..., C]` for every colour."""
     placed = pieces_placed if color is None else pieces_placed[..., color]
     return placed == 0
 
 
 def player_scores(tables: Tables, scores: jax.Array) -> jax.Array:
-    """``int32[..., num_players]`` player scores from the ``int32[..., C]`` colour scores (``State.scores``): the
+    """`int32[..., num_players]` player scores from the `int32[..., C]` colour scores (`State.scores`): the
     sum over each player's colours (a shared colour counts for nobody)."""
     return scores @ jnp.asarray(tables.player_color_matrix.T)
 
 
 def win_shares(player_scores: jax.Array) -> jax.Array:
-    """``float32[..., N]`` each player's share of the win: ``1/k`` for each of the ``k`` players with the best score,
+    """`float32[..., N]` each player's share of the win: `1/k` for each of the `k` players with the best score,
     0 for the others (batched over leading axes). The one definition of winners and ties."""
     scores = jnp.asarray(player_scores)
     winners = scores == scores.max(axis=-1, keepdims=True)
@@ -211,7 +211,7 @@ def win_shares(player_scores: jax.Array) -> jax.Array:
 
 
 def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Array) -> jax.Array:
-    """``int32[C]`` standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece
+    """`int32[C]` standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece
     placed was the monomino (bonuses only if the variant has them)."""
     unplaced = jnp.sum(remaining.astype(jnp.int32) * jnp.asarray(tables.piece_sizes), axis=-1)
     score = -unplaced
@@ -222,7 +222,7 @@ def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Ar
 
 
 # ------------------------------------------------------------------------------------------ why a move is illegal
-#: The reasons :func:`illegal_reason` gives, in the order they are tested.
+#: The reasons `illegal_reason` gives, in the order they are tested.
 ILLEGAL_REASONS = (
     "game_over",
     "out_of_range",
@@ -237,13 +237,13 @@ ILLEGAL_REASONS = (
 
 
 def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
-    """Why ``action`` is not legal for the colour to move in ``state`` (one unbatched state), or ``None`` if it is.
+    """Why `action` is not legal for the colour to move in `state` (one unbatched state), or `None` if it is.
 
-    Host-side diagnosis for error messages, derived from the same bitboards as :func:`legal_bits`: the placement's
+    Host-side diagnosis for error messages, derived from the same bitboards as `legal_bits`: the placement's
     rows are tested against the availability of its piece, the occupied squares, and the colour's
-    :func:`forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
-    start cell). ``tables`` is a :class:`Tables` or anything with a ``.tables`` (an ``Env``). Returns ``(reason,
-    cells)``: a code from :data:`ILLEGAL_REASONS` and ``int32[k, 2]`` cells it concerns (the occupied or
+    `forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
+    start cell). `tables` is a `Tables` or anything with a `.tables` (an `Env`). Returns `(reason,
+    cells)`: a code from `ILLEGAL_REASONS` and `int32[k, 2]` cells it concerns (the occupied or
     edge-touching squares, else the placement's cells; empty for the pass and out-of-range actions).
     """
     tables = getattr(tables, "tables", tables)
@@ -283,10 +283,10 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
 
 
 def explain_illegal(tables, state, action: int, color_names=None, cell_name=None) -> str:
-    """One sentence saying why ``action`` is not legal in ``state`` (see :func:`illegal_reason`), e.g. "Blue's
-    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". ``color_names`` (one per colour) and
-    ``cell_name(row, col)`` choose how colours and squares are written (default ``colour 0`` and ``(row, col)``;
-    :func:`blokus_jax.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
+    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's
+    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". `color_names` (one per colour) and
+    `cell_name(row, col)` choose how colours and squares are written (default `colour 0` and `(row, col)`;
+    `blokus_jax.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
     the state's mask; this only explains it."""
     tables = getattr(tables, "tables", tables)
     variant = tables.variant
@@ -330,10 +330,10 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
 # (blokus_agents.search) A playout plays a game to its end with a cheap policy and only needs the final scores, so it
 # keeps the position as per-colour row bitboards and skips everything ``Env.step`` maintains for players and observers
 # (the int8 board, rewards, turn owner, the legality re-check of the chosen action). Legal moves still come from
-# :func:`legal_bits`, so playouts follow the exact rules; a colour with no placement passes and never moves again.
+# `legal_bits`, so playouts follow the exact rules; a colour with no placement passes and never moves again.
 def orientation_row_masks(tables: Tables) -> np.ndarray:
-    """``uint32[O, R]``: row ``d`` of orientation ``o``'s bounding box as a bit mask anchored at column 0 (``R`` is
-    the tallest bounding box); placing ``o`` at ``(r, c)`` ORs ``mask[o, d] << c`` into row ``r + d``."""
+    """`uint32[O, R]`: row `d` of orientation `o`'s bounding box as a bit mask anchored at column 0 (`R` is
+    the tallest bounding box); placing `o` at `(r, c)` ORs `mask[o, d] << c` into row `r + d`."""
     rows = int(max(cells[:, 0].max() for cells in tables.orientation_cells)) + 1
     masks = np.zeros((tables.num_orientations, rows), np.uint32)
     for o, cells in enumerate(tables.orientation_cells):
@@ -351,12 +351,12 @@ def playout_move(
     size_base: float = 0.0,
     attach_base: float = 0.0,
 ) -> jax.Array:
-    """The move of a playout policy from the packed legal placements ``bits`` (``uint32[O, H]``): a uniformly random
-    placement of the largest placeable piece size (``greedy``) or of any size; with ``covering`` (the legal anchors
-    that cover a cell the policy prefers, a subset of ``bits``) the ones among those that also cover, when there
-    are any. ``size_base > 0`` replaces the size rule by weights: each placement is drawn with probability in
-    proportion to ``size_base ** size`` (``greedy`` is then ignored), times ``attach_base ** (corners - 1)`` with
-    ``attach_base > 0`` (``corners``: the shape's corner cells, :attr:`Tables.orientation_corners`). The pass when
+    """The move of a playout policy from the packed legal placements `bits` (`uint32[O, H]`): a uniformly random
+    placement of the largest placeable piece size (`greedy`) or of any size; with `covering` (the legal anchors
+    that cover a cell the policy prefers, a subset of `bits`) the ones among those that also cover, when there
+    are any. `size_base > 0` replaces the size rule by weights: each placement is drawn with probability in
+    proportion to `size_base ** size` (`greedy` is then ignored), times `attach_base ** (corners - 1)` with
+    `attach_base > 0` (`corners`: the shape's corner cells, `Tables.orientation_corners`). The pass when
     nothing is placeable."""
     width = tables.variant.board_shape[1]
     if greedy and not size_base > 0:
@@ -377,9 +377,9 @@ def playout_move(
 
 
 def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: int, pass_action: int) -> jax.Array:
-    """A random set bit of packed ``uint32[O, H]`` bits as an action index, drawn with probability in proportion to
-    ``weights[o]`` (``float32[O]``, positive) of its orientation: an orientation by its placements times its weight,
-    then a uniformly random placement of it. ``pass_action`` if no bit is set."""
+    """A random set bit of packed `uint32[O, H]` bits as an action index, drawn with probability in proportion to
+    `weights[o]` (`float32[O]`, positive) of its orientation: an orientation by its placements times its weight,
+    then a uniformly random placement of it. `pass_action` if no bit is set."""
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
     per_orientation = jnp.sum(counts, axis=-1)
@@ -397,15 +397,15 @@ def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: 
 
 
 def _dilate(rows: jax.Array) -> jax.Array:
-    """The cells of row bitboard ``rows`` (``uint32[H]``) and their 8 neighbours (bits past the board's width may be
+    """The cells of row bitboard `rows` (`uint32[H]`) and their 8 neighbours (bits past the board's width may be
     set; callers only test them against placements, which never cover them)."""
     wide = rows | (rows << 1) | (rows >> 1)
     return wide | _shift_rows(wide, 1, 0) | _shift_rows(wide, -1, 0)
 
 
 def _piece_rows(tables: Tables, masks: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The orientation of placement ``action`` and the row bitboard of its cells (``masks`` is
-    :func:`orientation_row_masks`; all zero for the pass)."""
+    """The orientation of placement `action` and the row bitboard of its cells (`masks` is
+    `orientation_row_masks`; all zero for the pass)."""
     rows, width = tables.variant.board_shape
     depth = masks.shape[1]
     o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
@@ -416,13 +416,13 @@ def _piece_rows(tables: Tables, masks: jax.Array, action: jax.Array) -> tuple[ja
 
 
 def _mover_owner(tables: Tables, color: jax.Array) -> jax.Array:
-    """The player owning colour ``color`` (a select over the colours, no gather)."""
+    """The player owning colour `color` (a select over the colours, no gather)."""
     owner = jnp.asarray(tables.color_owner)
     return jnp.sum(jnp.where(jnp.arange(owner.shape[0]) == color, owner, 0))
 
 
 def _opponent_corners(tables: Tables, own: jax.Array, occupied: jax.Array, placed: jax.Array, color) -> jax.Array:
-    """Corner cells of every colour owned by another player than ``color``'s (a shared colour's do not count), as
+    """Corner cells of every colour owned by another player than `color`'s (a shared colour's do not count), as
     a row bitboard; a static loop over the colours with selects (batched gathers are serial loops on CPU)."""
     mover, cells = _mover_owner(tables, color), jnp.zeros_like(occupied)
     for c, owner in enumerate(tables.color_owner):
@@ -434,8 +434,8 @@ def _opponent_corners(tables: Tables, own: jax.Array, occupied: jax.Array, place
 
 
 def _near_opponents(tables: Tables, recent: jax.Array, color) -> jax.Array:
-    """Cells within two (in any direction) of the last piece (``recent``, ``uint32[C, H]``) of every colour owned by
-    another player than ``color``'s."""
+    """Cells within two (in any direction) of the last piece (`recent`, `uint32[C, H]`) of every colour owned by
+    another player than `color`'s."""
     mover, cells = _mover_owner(tables, color), jnp.zeros(recent.shape[1:], jnp.uint32)
     for c, owner in enumerate(tables.color_owner):
         if owner >= 0:
@@ -458,23 +458,23 @@ def playout(
     size_base: float = 0.0,
     attach_base: float = 0.0,
 ) -> tuple[jax.Array, jax.Array]:
-    """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
-    last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
-    that are out already; ``color`` must not be one of them unless all are.
+    """Play the position to the end, `color` first, and return the final `(remaining int8[C, P],
+    last_was_monomino bool[C])` (score them with `color_scores`). `passed` (`bool[C]`) marks colours
+    that are out already; `color` must not be one of them unless all are.
 
     Each turn the colour to move plays, from its exact packed legal placements, a uniformly random placement of its
-    largest placeable piece size (``greedy``) or a uniformly random placement; with none it passes for good. Colours
-    are not asked again once passed; the loop ends when every colour has passed. Same moves as ``Env.step`` with
-    ``greedy_bot`` (or ``random_bot``) for the same keys, with less work per move.
+    largest placeable piece size (`greedy`) or a uniformly random placement; with none it passes for good. Colours
+    are not asked again once passed; the loop ends when every colour has passed. Same moves as `Env.step` with
+    `greedy_bot` (or `random_bot`) for the same keys, with less work per move.
 
-    ``block`` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
+    `block` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
     corner cell of another player's colours (a cell from which that colour could start a piece), when there are
-    any. A third of the work of a move more than ``greedy``.
+    any. A third of the work of a move more than `greedy`.
 
-    ``local`` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
+    `local` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
     within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
-    there are any. ``size_base`` and ``attach_base`` weigh the draws (:func:`playout_move`). ``block`` and
-    ``local`` are exclusive."""
+    there are any. `size_base` and `attach_base` weigh the draws (`playout_move`). `block` and
+    `local` are exclusive."""
     if block and local:
         raise ValueError("playout: block and local are exclusive preferences; choose one")
     prefers = block or local

@@ -1,13 +1,13 @@
-"""Pentobi's ``.blksgf`` dialect of SGF: read the main line of a game into placements, and write one back.
+"""Pentobi's `.blksgf` dialect of SGF: read the main line of a game into placements, and write one back.
 
-``GM[Blokus]``, ``GM[Blokus Two-Player]``, ``GM[Blokus Three-Player]``, ``GM[Blokus Duo]`` and ``GM[Blokus
-Junior]``: one node per placement, e.g. ``;B[f9,e10,f10,g10,f11]`` (colours ``B``/``W`` with two colours, ``1``..
-``4`` otherwise), column letters from ``a``, row numbers from 1 at the bottom. The format has no passes; the game
-logic that fills them in (and checks every move) lives in :mod:`blokus_jax.records`, which builds a
-:class:`~blokus_jax.records.GameRecord` from the :class:`SgfGame` read here.
+`GM[Blokus]`, `GM[Blokus Two-Player]`, `GM[Blokus Three-Player]`, `GM[Blokus Duo]` and `GM[Blokus
+Junior]`: one node per placement, e.g. `;B[f9,e10,f10,g10,f11]` (colours `B`/`W` with two colours, `1`..
+`4` otherwise), column letters from `a`, row numbers from 1 at the bottom. The format has no passes; the game
+logic that fills them in (and checks every move) lives in `blokus_jax.records`, which builds a
+`GameRecord` from the `SgfGame` read here.
 
 The reader is iterative (no recursion, so any nesting depth is fine), linear in the text's length, and raises
-:class:`~blokus_jax.errors.RecordError` naming the line, property or move for anything malformed; it never
+`RecordError` naming the line, property or move for anything malformed; it never
 builds more moves than a game of the variant can have.
 """
 
@@ -27,7 +27,7 @@ from blokus_jax.rollout import max_game_length
 from blokus_jax.tables import Tables
 from blokus_jax.variants import Variant, get_variant
 
-#: ``GM`` value of each variant that Pentobi knows.
+#: `GM` value of each variant that Pentobi knows.
 GAMES: dict[str, str] = {
     "classic": "Blokus",
     "classic_2p": "Blokus Two-Player",
@@ -61,8 +61,8 @@ MAX_NODES = 10_000
 
 @dataclass(frozen=True)
 class SgfGame:
-    """The main line of a ``.blksgf`` file: the variant, each placement's colour and env action id (no passes),
-    the players' names, the metadata and the root's ``RE`` result (``None`` if absent)."""
+    """The main line of a `.blksgf` file: the variant, each placement's colour and env action id (no passes),
+    the players' names, the metadata and the root's `RE` result (`None` if absent)."""
 
     variant: Variant
     colors: tuple[int, ...]
@@ -73,22 +73,22 @@ class SgfGame:
 
 
 def color_ids(variant: Variant) -> tuple[str, ...]:
-    """The move property of each colour: ``B``, ``W`` with two colours, else ``1``, ``2``, ..."""
+    """The move property of each colour: `B`, `W` with two colours, else `1`, `2`, ..."""
     return ("B", "W") if variant.num_colors == 2 else tuple(str(c + 1) for c in range(variant.num_colors))
 
 
 def player_props(variant: Variant) -> tuple[str, ...]:
-    """The root property naming each player: ``PB``, ``PW`` with two players, else ``P1``, ``P2``, ..."""
+    """The root property naming each player: `PB`, `PW` with two players, else `P1`, `P2`, ..."""
     return ("PB", "PW") if variant.num_players == 2 else tuple(f"P{p + 1}" for p in range(variant.num_players))
 
 
 def default_players(variant: Variant) -> tuple[str, ...]:
-    """Names used when a record names no players: ``Player 1``, ``Player 2``, ..."""
+    """Names used when a record names no players: `Player 1`, `Player 2`, ..."""
     return tuple(f"Player {p + 1}" for p in range(variant.num_players))
 
 
 def result_value(player_scores: Sequence[int]) -> str:
-    """The ``RE`` value of a finished two-player game: ``B+n``, ``W+n`` or ``0``."""
+    """The `RE` value of a finished two-player game: `B+n`, `W+n` or `0`."""
     diff = int(player_scores[0]) - int(player_scores[1])
     return "0" if diff == 0 else f"B+{diff}" if diff > 0 else f"W+{-diff}"
 
@@ -100,7 +100,7 @@ def _tables(variant: Variant) -> Tables:
 
 # ------------------------------------------------------------------------------------------------------ syntax
 def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
-    """The main line of the first game tree in ``text``: its nodes, each a list of ``(property, values)``.
+    """The main line of the first game tree in `text`: its nodes, each a list of `(property, values)`.
 
     The main line is a tree's own nodes followed by the main line of its first subtree; other variations are
     checked for syntax and skipped. Iterative, so deep nesting costs memory proportional to the depth only.
@@ -144,7 +144,7 @@ def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
 
 
 def _node(text: str, pos: int, where) -> tuple[int, list[tuple[str, list[str]]]]:
-    """Parse the properties of one node starting at ``pos``; returns the position after it and the properties."""
+    """Parse the properties of one node starting at `pos`; returns the position after it and the properties."""
     props = []
     length = len(text)
     while True:
@@ -165,7 +165,7 @@ def _node(text: str, pos: int, where) -> tuple[int, list[tuple[str, list[str]]]]
 
 
 def _value(text: str, start: int, where) -> tuple[int, str]:
-    """Parse ``[...]`` at ``start`` (``\\`` escapes the next character); returns the position after it and the
+    """Parse `[...]` at `start` (`\\` escapes the next character); returns the position after it and the
     unescaped value."""
     parts = []
     pos = start + 1
@@ -194,7 +194,7 @@ def _root_value(root: dict[str, list[str]], ident: str) -> str | None:
 
 
 def _extra_metadata(text: str) -> dict[str, str]:
-    """The ``XBJ`` root property: a JSON object whose values are strings (numbers and booleans are converted)."""
+    """The `XBJ` root property: a JSON object whose values are strings (numbers and booleans are converted)."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -208,10 +208,10 @@ def _extra_metadata(text: str) -> dict[str, str]:
 
 
 def read(text: str) -> SgfGame:
-    """Read a Pentobi ``.blksgf`` text: the variant from ``GM``, the players, metadata, ``RE`` and each placement
+    """Read a Pentobi `.blksgf` text: the variant from `GM`, the players, metadata, `RE` and each placement
     of the main line as an env action id. Checks syntax, the game type, setup properties (not supported),
     colours, coordinates and piece shapes, and that there are no more placements than a game can have; it does
-    not check the rules (see :func:`blokus_jax.records.from_blksgf`). Raises :class:`RecordError`."""
+    not check the rules (see `blokus_jax.records.from_blksgf`). Raises `RecordError`."""
     nodes = parse_main_line(text)
     if not nodes:
         raise RecordError("the SGF file has no nodes; a record needs at least a root node with GM[...]")
@@ -284,11 +284,11 @@ def write(
     result: str | None,
     app: str,
 ) -> str:
-    """Pentobi ``.blksgf`` text: a root node with ``GM``, ``FF``, ``CA``, ``AP`` (``app``), the players' names
-    that differ from the defaults, ``RE`` (``result``, if given) and the metadata (standard properties where SGF
-    has one, the rest as JSON in ``XBJ``), then one node per ``(colour, cells)`` placement.
+    """Pentobi `.blksgf` text: a root node with `GM`, `FF`, `CA`, `AP` (`app`), the players' names
+    that differ from the defaults, `RE` (`result`, if given) and the metadata (standard properties where SGF
+    has one, the rest as JSON in `XBJ`), then one node per `(colour, cells)` placement.
 
-    Raises :class:`RecordError` for a variant that Pentobi does not have."""
+    Raises `RecordError` for a variant that Pentobi does not have."""
     if GAMES.get(variant.name) is None or variant != get_variant(variant.name):
         raise RecordError(
             f"variant {variant.name!r} has no .blksgf game type (Pentobi knows {sorted(GAMES)} "

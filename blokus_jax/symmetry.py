@@ -1,7 +1,7 @@
 """The board's diagonal reflection as a symmetry of a variant: where it holds (a square board whose every colour's
 start cells reflect onto themselves, e.g. Duo), a position and its reflection are the same game, so a learner may
-train on both. :func:`reflected_actions` maps action ids, :func:`reflect_legal_bits` packed legal placements and
-:func:`reflect_observation` observations."""
+train on both. `reflected_actions` maps action ids, `reflect_legal_bits` packed legal placements and
+`reflect_observation` observations."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from blokus_jax.variants import Variant
 
 
 def is_reflection_symmetric(variant: Variant) -> bool:
-    """Whether reflecting the board in its main diagonal (``(r, c) -> (c, r)``) maps the game onto itself: the board
+    """Whether reflecting the board in its main diagonal (`(r, c) -> (c, r)`) maps the game onto itself: the board
     is square and each colour's start cells are their own reflection (Duo and Junior, not Classic, whose corners
     swap colours)."""
     rows, cols = variant.board_shape
@@ -57,24 +57,24 @@ def _require(variant: Variant) -> None:
 
 
 def reflected_orientations(variant: Variant) -> np.ndarray:
-    """``int32[O]``: entry ``o`` is the orientation whose cells are orientation ``o``'s reflected in the diagonal
-    (an orientation of the same piece; an involution). Raises ``ValueError`` as :func:`reflected_actions`."""
+    """`int32[O]`: entry `o` is the orientation whose cells are orientation `o`'s reflected in the diagonal
+    (an orientation of the same piece; an involution). Raises `ValueError` as `reflected_actions`."""
     _require(variant)
     return _reflected_orientations(variant)
 
 
 def reflected_actions(variant: Variant) -> np.ndarray:
-    """``int32[num_actions]``: entry ``a`` is the action that plays ``a``'s reflection in the main diagonal (the same
-    piece, reflected, on the reflected cells; the pass onto itself). An involution: ``table[table] == arange``.
-    Raises ``ValueError`` where the reflection is not a symmetry (:func:`is_reflection_symmetric`)."""
+    """`int32[num_actions]`: entry `a` is the action that plays `a`'s reflection in the main diagonal (the same
+    piece, reflected, on the reflected cells; the pass onto itself). An involution: `table[table] == arange`.
+    Raises `ValueError` where the reflection is not a symmetry (`is_reflection_symmetric`)."""
     _require(variant)
     return _reflected_actions(variant)
 
 
 def reflect_legal_bits(variant: Variant, bits: jax.Array) -> jax.Array:
-    """Packed legal placements ``uint32[..., O, H]`` of a position -> those of its reflection (orientation ``o``
-    at ``(r, c)`` becomes its reflected orientation at ``(c, r)``). Raises ``ValueError`` as
-    :func:`reflected_actions`."""
+    """Packed legal placements `uint32[..., O, H]` of a position -> those of its reflection (orientation `o`
+    at `(r, c)` becomes its reflected orientation at `(c, r)`). Raises `ValueError` as
+    `reflected_actions`."""
     mirror = jnp.asarray(reflected_orientations(variant))
     width = variant.board_shape[1]
     cells = rules.unpack_rows(bits, width)  # [..., O, H, W]

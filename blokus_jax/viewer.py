@@ -2,11 +2,11 @@
 
 The viewer is one self-contained HTML page (vanilla JavaScript and SVG, no network): it shows the board with
 coordinates, steps forward and back, autoplays, has keyboard shortcuts (left/right, PageUp/PageDown, Home/End,
-Space), a score timeline and a clickable move list, and can open any ``.blksgf`` or JSON record by file picker or
-drag and drop. :func:`viewer_html` embeds one record; the URL fragment ``#step=K`` opens it at position ``K``.
+Space), a score timeline and a clickable move list, and can open any `.blksgf` or JSON record by file picker or
+drag and drop. `viewer_html` embeds one record; the URL fragment `#step=K` opens it at position `K`.
 
-Data from a record is never markup: the page shows every string with ``textContent``, the embedded record is a
-``<script type="application/json">`` block in which ``<``, ``>``, ``&`` and the JavaScript line separators are
+Data from a record is never markup: the page shows every string with `textContent`, the embedded record is a
+`<script type="application/json">` block in which `<`, `>`, `&` and the JavaScript line separators are
 escaped (so no content can end or comment out a script), and a Content-Security-Policy allows only the page's own
 script (by its hash) and no network loads.
 """
@@ -33,7 +33,7 @@ _CSP = "/*__BLOKUS_CSP__*/"
 _SOURCE = "/*__BLOKUS_SOURCE__*/"
 _SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _SOURCE_META = re.compile(r'<meta name="blokus-jax-source" content="([^"]*)">')
-#: Marker in the ``<head>`` of every page :func:`viewer_html` writes.
+#: Marker in the `<head>` of every page `viewer_html` writes.
 GENERATOR = '<meta name="generator" content="blokus-jax viewer">'
 
 
@@ -48,8 +48,8 @@ def _variant_table() -> dict[str, dict]:
 
 
 def embed_json(data) -> str:
-    """``data`` as JSON text that is inert inside any HTML element: ``<``, ``>``, ``&`` and U+2028/U+2029 are
-    written as ``\\u`` escapes, so no string in it can close the element, open a comment or break a script."""
+    """`data` as JSON text that is inert inside any HTML element: `<`, `>`, `&` and U+2028/U+2029 are
+    written as `\\u` escapes, so no string in it can close the element, open a comment or break a script."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     for ch in "<>&\u2028\u2029":
         text = text.replace(ch, f"\\u{ord(ch):04x}")
@@ -69,7 +69,7 @@ def _content_security_policy(template: str) -> str:
 
 
 def source_name(source: str | os.PathLike | None) -> str:
-    """The file name of a record path (``/home/me/games/g.json`` -> ``g.json``), all a page keeps of it: a page
+    """The file name of a record path (`/home/me/games/g.json` -> `g.json`), all a page keeps of it: a page
     shared with others must not show the folders of the machine it was made on."""
     if source is None:
         return ""
@@ -77,10 +77,10 @@ def source_name(source: str | os.PathLike | None) -> str:
 
 
 def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
-    """The viewer page as one HTML string, showing ``record`` (at its final position) if given, else empty and
-    ready to open a file. ``title`` defaults to the variant's name; the file name of ``source`` (the record's path;
-    only the name, never its folders, see :func:`source_name`) is noted in the page's head so that
-    :func:`page_source` can tell which record a page shows."""
+    """The viewer page as one HTML string, showing `record` (at its final position) if given, else empty and
+    ready to open a file. `title` defaults to the variant's name; the file name of `source` (the record's path;
+    only the name, never its folders, see `source_name`) is noted in the page's head so that
+    `page_source` can tell which record a page shows."""
     template = resources.files("blokus_jax").joinpath("viewer_template.html").read_text(encoding="utf-8")
     if any(mark not in template for mark in (_DATA, _CSP, _SOURCE)):
         raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
@@ -99,9 +99,9 @@ def viewer_html(record: GameRecord | None = None, title: str | None = None, sour
 
 
 def page_source(path: str | Path) -> str | None:
-    """For an existing file written by :func:`viewer_html`: the record it shows, as the absolute path of the file of
+    """For an existing file written by `viewer_html`: the record it shows, as the absolute path of the file of
     the noted name beside the page or, failing that, in the current folder, when such a file exists, else the bare
-    noted name (``""`` if none was given). ``None`` when the file is not a viewer page (or cannot be read). The page
+    noted name (`""` if none was given). `None` when the file is not a viewer page (or cannot be read). The page
     keeps only the record's file name, so two records of one name in different folders are told apart only by
     where they lie."""
     try:
@@ -125,9 +125,9 @@ def page_source(path: str | Path) -> str | None:
 def write_viewer(
     record: GameRecord | None, path: str | Path, title: str | None = None, source: str | None = None
 ) -> Path:
-    """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path. The
-    write is atomic (:func:`blokus_jax.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
-    page intact, and a symbolic link or non-regular file at ``path`` is refused (``BlokusError``)."""
+    """Write `viewer_html` for `record` to `path` (parent folders are created); returns the path. The
+    write is atomic (`blokus_jax.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
+    page intact, and a symbolic link or non-regular file at `path` is refused (`BlokusError`)."""
     path = Path(path)
     page = viewer_html(record, title, source)
     try:

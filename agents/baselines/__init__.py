@@ -1,6 +1,6 @@
-"""Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
+"""Shipped baseline agents: trained networks that come with the package, named `baseline:NAME` in agent specs.
 
-Design notes: ``docs/architecture.md``.
+Design notes: `docs/architecture.md`.
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from blokus_jax.observe import OBS_VERSION
 
 #: The directory of the shipped baselines (this package).
 PACKAGE_DIR = Path(__file__).resolve().parent
-#: Version of the ``.msgpack`` + ``.json`` layout described above.
+#: Version of the `.msgpack` + `.json` layout described above.
 FORMAT_VERSION = 1
 #: Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 4 * 1024 * 1024
-#: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
+#: `export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-#: The training algorithms a baseline may come from (those of :mod:`blokus_agents.configs`).
+#: The training algorithms a baseline may come from (those of `blokus_agents.configs`).
 ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-#: Metadata fields and their types (``int`` means a true int, not a bool).
+#: Metadata fields and their types (`int` means a true int, not a bool).
 _FIELDS: dict[str, type] = {
     "format_version": int,
     "name": str,
@@ -74,7 +74,7 @@ BASELINE_OPTIONS = {
 
 
 def baseline_memory(env: Env, options: dict) -> int:
-    """:func:`~blokus_agents.search.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
+    """`az_memory` with the playouts counted when `mix` is left to the baseline (its
     metadata is not read for an estimate)."""
     return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
 
@@ -83,8 +83,8 @@ _baseline_memory = baseline_memory
 
 
 def available(directory: str | os.PathLike | None = None) -> list[str]:
-    """The names of the baselines in ``directory`` (default: the shipped ones), sorted: every ``NAME`` with both a
-    ``NAME.msgpack`` and a ``NAME.json``. Listing checks nothing else; :func:`load_baseline` does."""
+    """The names of the baselines in `directory` (default: the shipped ones), sorted: every `NAME` with both a
+    `NAME.msgpack` and a `NAME.json`. Listing checks nothing else; `load_baseline` does."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     if not root.is_dir():
         return []
@@ -92,21 +92,21 @@ def available(directory: str | os.PathLike | None = None) -> list[str]:
 
 
 def _read_capped(path: Path) -> bytes:
-    """The bytes of regular file ``path``, at most :data:`MAX_FILE_BYTES` of them (refused before reading when the
+    """The bytes of regular file `path`, at most `MAX_FILE_BYTES` of them (refused before reading when the
     file says it is larger, and never read past the limit when it lies)."""
     return fileio.read_bytes(path, MAX_FILE_BYTES, what="baseline file", error=CheckpointError)
 
 
 def _read_meta_file(path: Path, name: str) -> Any:
-    """The parsed ``NAME.json`` at ``path`` (bounded read, nesting at most 8 levels); ``CheckpointError`` otherwise."""
+    """The parsed `NAME.json` at `path` (bounded read, nesting at most 8 levels); `CheckpointError` otherwise."""
     return fileio.load_json(
         _read_capped(path), max_depth=8, what=f"baseline {name!r}: its metadata {path.name}", error=CheckpointError
     )
 
 
 def check_meta(meta: Any, name: str) -> dict:
-    """``meta`` (parsed ``NAME.json``) checked field by field: every field of the module doc present with its type,
-    no others, and valid values. Returns it; raises :class:`~blokus_jax.errors.CheckpointError` naming the field."""
+    """`meta` (parsed `NAME.json`) checked field by field: every field of the module doc present with its type,
+    no others, and valid values. Returns it; raises `CheckpointError` naming the field."""
     where = f"baseline {name!r}"
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where}: its metadata is a JSON {type(meta).__name__}, not an object")
@@ -176,7 +176,7 @@ def check_meta(meta: Any, name: str) -> dict:
 
 
 def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
-    """The network ``meta`` describes for ``env`` and the abstract (shape/dtype) tree of its params."""
+    """The network `meta` describes for `env` and the abstract (shape/dtype) tree of its params."""
     net = meta["network"]
     value_dim = CONFIGS[meta["algorithm"]].value_dim(env.num_players)  # the value size its algorithm trains
     network = make_network(env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim)
@@ -186,8 +186,8 @@ def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
 
 
 def _check_params(name: str, raw: Any, abstract: Any) -> Any:
-    """``raw`` (as :func:`flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
-    tree, shapes and dtypes are those of ``abstract``."""
+    """`raw` (as `flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
+    tree, shapes and dtypes are those of `abstract`."""
     where = f"baseline {name!r}"
     leaves, treedef = jax.tree_util.tree_flatten(raw)
     want_leaves, want_treedef = jax.tree_util.tree_flatten(abstract)
@@ -203,10 +203,10 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
-    """``(network, params, meta)`` of baseline ``name`` from ``directory`` (default: the shipped ones), built for
-    ``env``. Raises :class:`~blokus_agents.policies.AgentSpecError` for a name that is not there (listing those that
-    are) and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
-    over :data:`MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for
+    `env`. Raises `AgentSpecError` for a name that is not there (listing those that
+    are) and `CheckpointError` for another variant (saying which `--variant` to use), a file
+    over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -237,18 +237,18 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
 
 @takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
 def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
-    """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
-    :func:`load_baseline`) as a :class:`~blokus_agents.policies.ParamPolicy`.
+    """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
+    `load_baseline`) as a `ParamPolicy`.
 
-    ``sims=0`` plays the baseline as it was published: an ``alphazero`` baseline with
-    :func:`~blokus_agents.search.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0 in
-    its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
-    simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
-    search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
-    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``; by default the
-    baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
-    instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
-    cannot be given with ``sims``."""
+    `sims=0` plays the baseline as it was published: an `alphazero` baseline with
+    `network_search_policy` and its metadata's `sims`, a `ppo` baseline (`sims` 0 in
+    its metadata) with the argmax of its masked policy. `sims=N > 0` plays either kind with search of `N`
+    simulations guided by its network (like `az:RUN_DIR`); `k`, `considered` and `gumbel_scale` are the
+    search's options and matter only when it searches, as do `mix` (the weight of `playouts` playout results by
+    the `playout` policy, with `margin`, in the leaf values, as for `az:RUN_DIR,mix=L`; by default the
+    baseline's own `mix` from its metadata). `seconds=S > 0` searches with a time budget of `S` seconds a move
+    instead of a number of simulations (`baseline:duo,seconds=2`; calibrated on this machine, as for `mcts`), and
+    cannot be given with `sims`."""
     sims, seconds = settings.sims, settings.seconds
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
@@ -268,8 +268,8 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
-    """The variant of baseline ``name`` from its metadata alone (the CLI's default ``--variant`` for
-    ``baseline:NAME``), or ``None`` when there is no such baseline or its metadata is unreadable."""
+    """The variant of baseline `name` from its metadata alone (the CLI's default `--variant` for
+    `baseline:NAME`), or `None` when there is no such baseline or its metadata is unreadable."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     if name not in available(root):
         return None
@@ -280,10 +280,10 @@ def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> s
 
 
 def baseline_source(name: str, directory: str | os.PathLike | None = None) -> tuple[Any, Any]:
-    """``(config, params)`` of baseline ``name``: the training config it was exported with (its algorithm, variant
-    and network size) and its checked parameters, to start a new run from (``blokus-jax train --init-from
-    baseline:NAME``). Raises :class:`~blokus_jax.errors.CheckpointError` for a name that is not there (listing those
-    that are), a baseline exported without its training config, and whatever :func:`load_baseline` refuses."""
+    """`(config, params)` of baseline `name`: the training config it was exported with (its algorithm, variant
+    and network size) and its checked parameters, to start a new run from (`blokus-jax train --init-from
+    baseline:NAME`). Raises `CheckpointError` for a name that is not there (listing those
+    that are), a baseline exported without its training config, and whatever `load_baseline` refuses."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -315,11 +315,11 @@ def write_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Write ``params`` of a :func:`~blokus_agents.networks.make_network` network as baseline ``name``
-    (``NAME.msgpack`` and ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package
-    directory), then load it back and check that it is bit-exact. Returns the path of the ``.json``. Raises
-    ``ValueError`` for a bad name, command or metadata value, ``FileExistsError`` when the baseline exists and not
-    ``overwrite``, and ``CheckpointError`` for a network over :data:`MAX_EXPORT_BYTES`."""
+    """Write `params` of a `make_network` network as baseline `name`
+    (`NAME.msgpack` and `NAME.json`, fields as in the module doc) into `out_dir` (default: the package
+    directory), then load it back and check that it is bit-exact. Returns the path of the `.json`. Raises
+    `ValueError` for a bad name, command or metadata value, `FileExistsError` when the baseline exists and not
+    `overwrite`, and `CheckpointError` for a network over `MAX_EXPORT_BYTES`."""
     if not _NAME.fullmatch(name):
         raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
     if not command.strip():
@@ -396,12 +396,12 @@ def export_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
-    :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
-    command of the run; ``sims`` the default search budget (default: the run's self-play ``sims`` for an
-    ``alphazero`` run, usually far below what it should play at, so give it; 0, no search, for ``ppo``); ``mix`` the
-    default weight of playout results in its leaf values (only with a search); ``source_run`` defaults to
-    ``run_dir``. Returns the path of the ``.json``; raises as :func:`write_baseline` does and ``CheckpointError`` for
+    """Export checkpoint `step` (default: the newest) of training run `run_dir` as baseline `name` with
+    `write_baseline` (into `out_dir`, default the package directory). `command` is the exact training
+    command of the run; `sims` the default search budget (default: the run's self-play `sims` for an
+    `alphazero` run, usually far below what it should play at, so give it; 0, no search, for `ppo`); `mix` the
+    default weight of playout results in its leaf values (only with a search); `source_run` defaults to
+    `run_dir`. Returns the path of the `.json`; raises as `write_baseline` does and `CheckpointError` for
     a run without a usable checkpoint."""
     from blokus_agents import checkpoint
 

@@ -1,4 +1,4 @@
-"""What the ``blokus-jax`` commands share: argument types that check a value before any work starts, the variant of
+"""What the `blokus-jax` commands share: argument types that check a value before any work starts, the variant of
 the agents given, tables, and progress lines."""
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from blokus_agents.policies import agent_names, split_target
 from blokus_agents.search import calibration_log
 from blokus_jax import _extras
 
-#: A command's handler: ``(parsed arguments) -> exit code``.
+#: A command's handler: `(parsed arguments) -> exit code`.
 Handler = Callable[[argparse.Namespace], int]
 
-#: Environment variable of the CLI's persistent compilation cache: ``0`` turns it off, a path puts it there.
+#: Environment variable of the CLI's persistent compilation cache: `0` turns it off, a path puts it there.
 COMPILE_CACHE_ENV = "BLOKUS_JAX_COMPILE_CACHE"
 
 
 def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) -> str | None:
-    """The folder of JAX's persistent compilation cache for a ``blokus-jax`` command, so that a second run of a
-    command skips most of its compiling: ``None`` (no cache) with ``--no-compile-cache`` (``off``),
-    ``BLOKUS_JAX_COMPILE_CACHE=0``, or when ``JAX_COMPILATION_CACHE_DIR`` is set (JAX then uses that one itself);
-    else the path in ``BLOKUS_JAX_COMPILE_CACHE``, else ``blokus-jax/jax`` under the user's cache folder
-    (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    """The folder of JAX's persistent compilation cache for a `blokus-jax` command, so that a second run of a
+    command skips most of its compiling: `None` (no cache) with `--no-compile-cache` (`off`),
+    `BLOKUS_JAX_COMPILE_CACHE=0`, or when `JAX_COMPILATION_CACHE_DIR` is set (JAX then uses that one itself);
+    else the path in `BLOKUS_JAX_COMPILE_CACHE`, else `blokus-jax/jax` under the user's cache folder
+    (`$XDG_CACHE_HOME` or `~/.cache`)."""
     environ = os.environ if environ is None else environ
     chosen = environ.get(COMPILE_CACHE_ENV, "").strip()
     if off or chosen.lower() in ("0", "off", "false", "no") or environ.get("JAX_COMPILATION_CACHE_DIR"):
@@ -43,8 +43,8 @@ def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) 
 
 
 def use_compile_cache(off: bool = False) -> str | None:
-    """Turn on JAX's persistent compilation cache in :func:`compile_cache_dir` (before anything compiles); returns
-    the folder, or ``None`` when the cache is off or its folder cannot be made (said in one line)."""
+    """Turn on JAX's persistent compilation cache in `compile_cache_dir` (before anything compiles); returns
+    the folder, or `None` when the cache is off or its folder cannot be made (said in one line)."""
     path = compile_cache_dir(off)
     if path is None:
         return None
@@ -116,7 +116,7 @@ def nonnegative_float(text: str) -> float:
 
 
 def _writable_dir_for(path: Path, flag: str) -> None:
-    """Raise ``ArgumentTypeError`` unless ``path`` could be created or written: its nearest existing ancestor must be
+    """Raise `ArgumentTypeError` unless `path` could be created or written: its nearest existing ancestor must be
     a writable directory."""
     ancestor = path.absolute()
     while not ancestor.exists():
@@ -151,8 +151,8 @@ def output_dir(text: str) -> str:
 
 
 def run_variant(specs: list[str]) -> str | None:
-    """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
-    they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
+    """The variant of the run directories and shipped baselines (`baseline:NAME`) among agent `specs` (the one
+    they were trained on), `None` when there is none; raises `ValueError` when they disagree."""
     variants = {}
     for spec in specs:
         prefix, colon, _ = spec.partition(":")
@@ -178,15 +178,15 @@ def _target_or_none(spec: str) -> str | None:
 
 
 def _run_config(run_dir: str, spec: str | None = None) -> Any:
-    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
-    ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
+    """The config of a run directory's newest checkpoint (needs the `train` extra, checked first), given as agent
+    `spec` (default: the path): an `AgentSpecError` saying so when it has no checkpoint."""
     _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
     checkpoint.require_agent_run(run_dir, spec)
     return checkpoint.load_config(run_dir)
 
 
 def variant_of(args: argparse.Namespace, specs: list[str]) -> str:
-    """``--variant`` when given, else the run directories' own variant, else duo."""
+    """`--variant` when given, else the run directories' own variant, else duo."""
     if args.variant is not None:
         return args.variant
     found = run_variant(specs)
@@ -202,7 +202,7 @@ AGENT_HELP = (
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
-    """Print ``rows`` (header first) as a rich table when rich is installed, else as aligned plain text."""
+    """Print `rows` (header first) as a rich table when rich is installed, else as aligned plain text."""
     try:
         from rich.console import Console
         from rich.table import Table
@@ -227,9 +227,9 @@ def say(text: str) -> None:
 
 @contextlib.contextmanager
 def showing_calibration(stream: TextIO | None = None) -> Iterator[None]:
-    """Within the block, each step of a ``seconds=`` budget's calibration (:data:`search.calibration_log
-    <blokus_agents.search.calibration_log>`: positions, each compilation, each timing) is one indented line on
-    ``stream`` (stderr), so that a calibration of some minutes shows where it is."""
+    """Within the block, each step of a `seconds=` budget's calibration
+    (`search.calibration_log`: positions, each compilation, each timing) is one indented line on
+    `stream` (stderr), so that a calibration of some minutes shows where it is."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(logging.Formatter("  %(message)s"))
     level = calibration_log.level

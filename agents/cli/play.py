@@ -1,4 +1,4 @@
-"""``blokus-jax play``: a person against an agent in the terminal (moves typed as piece and cells, hints from an
+"""`blokus-jax play`: a person against an agent in the terminal (moves typed as piece and cells, hints from an
 agent, undo), and the parsing of typed moves."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ e.g. {corner} is the bottom-left corner."""
 
 
 def play_help(env: Env, color: int = 0) -> str:
-    """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
+    """The `help` text of `play_game` with an example that is a legal first move of `color` on `env`'s
     board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
     and cell, and the list of its cells."""
     pieces = env.variant.pieces
@@ -65,14 +65,14 @@ def play_help(env: Env, color: int = 0) -> str:
 
 
 def _first_moves(env: Env, color: int) -> list[int]:
-    """The legal placements (action ids, ascending) of ``color`` on the empty board."""
+    """The legal placements (action ids, ascending) of `color` on the empty board."""
     state = env.init()
     bits = env.placement_bits(state, jnp.int32(color))
     mask = np.asarray(rules.legal_mask(bits, env.board_shape[1]))[: env.pass_action]
     return [int(a) for a in np.flatnonzero(mask)]
 
 
-#: The longest line ``play`` reads (a move of the largest piece as cells, with commas, is well under 100
+#: The longest line `play` reads (a move of the largest piece as cells, with commas, is well under 100
 #: characters); a longer one is refused without being echoed.
 MAX_LINE_CHARS = 200
 #: The most words a line may have (the cells of the largest piece, or a command).
@@ -80,13 +80,13 @@ MAX_TOKENS = 32
 #: The most digits an orientation number may have.
 _MAX_ORIENTATION_DIGITS = 3
 
-#: The words ``play`` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
+#: The words `play` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
 PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
 
 
 def suggest_command(text: str, env: Env) -> str | None:
-    """The command that a one-word input which is neither a command nor a cell name most likely meant (``hlep``
-    -> ``help``), or ``None`` when it looks like no command."""
+    """The command that a one-word input which is neither a command nor a cell name most likely meant (`hlep`
+    -> `help`), or `None` when it looks like no command."""
     word = text.strip().lower()
     if " " in word or word in PLAY_COMMANDS:
         return None
@@ -100,12 +100,12 @@ def suggest_command(text: str, env: Env) -> str | None:
 
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
-    """``(row, col)`` of a typed cell name such as ``"e10"`` (Pentobi convention, see :func:`render.cell_name`)."""
+    """`(row, col)` of a typed cell name such as `"e10"` (Pentobi convention, see `render.cell_name`)."""
     return render.parse_cell_name(env.variant, token)
 
 
 def _piece_index(name: str, env: Env) -> int:
-    """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
+    """Index of the piece called `name` (any case); raises `IllegalActionError` listing the pieces."""
     names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
     if name.lower() not in names:
         raise IllegalActionError(
@@ -116,8 +116,8 @@ def _piece_index(name: str, env: Env) -> int:
 
 
 def parse_move(text: str, env: Env) -> int:
-    """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
-    ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
+    """The action index of a typed move (`"<piece> <orientation> <cell>"` or a list of cells); raises
+    `IllegalActionError` explaining the expected format, the pieces of the variant or the orientation numbers
     when the text is not a move."""
     tokens = text.replace(",", " ").split()
     if len(tokens) > MAX_TOKENS:
@@ -165,7 +165,7 @@ def parse_move(text: str, env: Env) -> int:
 
 
 def describe_move(env: Env, action: int) -> str:
-    """``"L5 3 c4 (cells c4 c5 d4 ...)"`` for a placement, ``"pass"`` for the pass."""
+    """`"L5 3 c4 (cells c4 c5 d4 ...)"` for a placement, `"pass"` for the pass."""
     if action == env.pass_action:
         return "pass"
     piece, orientation, row, col = env.decode_action(action)
@@ -190,7 +190,7 @@ HELP = "play a game in the terminal against a bot"
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax play`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax play` to `parser`; returns its handler."""
     parser.add_argument(
         "--variant",
         default=None,
@@ -238,8 +238,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 
 
 def _resolve_saying_budget(spec: str, env: Env) -> Policy:
-    """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
-    it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
+    """`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
+    it came to on this machine (what `strong` or `seconds=S` buys here)."""
     before = len(calibrated_budgets())
     with showing_calibration():
         policy = cli.resolve_agent(spec, env)
@@ -249,21 +249,21 @@ def _resolve_saying_budget(spec: str, env: Env) -> Policy:
 
 
 def _timed(spec: str) -> bool:
-    """Whether agent ``spec`` has a time budget (``strong``, ``seconds=``), which is calibrated when it is built."""
+    """Whether agent `spec` has a time budget (`strong`, `seconds=`), which is calibrated when it is built."""
     return spec.partition(":")[0] == "strong" or "seconds=" in spec
 
 
 @dataclasses.dataclass(frozen=True)
 class Deferred:
-    """A policy built when it is first needed: ``build() -> Policy`` (``spec`` names it in the line said then)."""
+    """A policy built when it is first needed: `build() -> Policy` (`spec` names it in the line said then)."""
 
     build: Callable[[], Policy]
     spec: str
 
 
 def _reply(command: str, env: Env, state: State) -> str | None:
-    """The answer to a command that leaves the position as it is (``pieces``, ``show NAME``, a mistyped command);
-    ``None`` for a move."""
+    """The answer to a command that leaves the position as it is (`pieces`, `show NAME`, a mistyped command);
+    `None` for a move."""
     lowered = command.lower()
     if lowered == "pieces":
         remaining = np.asarray(state.remaining)[int(state.current_color)]
@@ -285,7 +285,7 @@ def _reply(command: str, env: Env, state: State) -> str | None:
 def play_game(
     env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
 ) -> int:
-    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
+    """Run an interactive game on text streams: the person in `seat` types moves, `opponent` plays every other
     seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
     step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
     hints: list[Callable] = []  # the jitted hint policy, built at the first 'hint' when it is Deferred

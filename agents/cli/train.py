@@ -1,4 +1,4 @@
-"""``blokus-jax train``: a new or resumed PPO or AlphaZero run, its config from the flags, and the summary table at
+"""`blokus-jax train`: a new or resumed PPO or AlphaZero run, its config from the flags, and the summary table at
 the end. The trainer is imported when the command runs."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from blokus_agents.configs import DISTRIBUTED_TIMEOUT
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
-#: ``blokus-jax train``'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
+#: `blokus-jax train`'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
 _TRAIN_DEFAULTS = {
     "eval_every": 25,
     "eval_games": 64,
@@ -41,7 +41,7 @@ HELP = "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl an
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax train`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax train` to `parser`; returns its handler."""
     parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
     parser.add_argument(
         "--algo",
@@ -133,7 +133,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``blokus-jax train`` beyond the algorithm's settings: network size, seed, run directory,
+    """The flags of `blokus-jax train` beyond the algorithm's settings: network size, seed, run directory,
     evaluation and checkpoints, devices and hosts."""
     parser.add_argument(
         "--init-from",
@@ -205,7 +205,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _start_jax(args: argparse.Namespace) -> None:
-    """Before JAX runs anything: one CPU device per core (or ``--cpu-devices``), then, with ``--distributed`` (or
+    """Before JAX runs anything: one CPU device per core (or `--cpu-devices`), then, with `--distributed` (or
     any of its three flags), join the other processes."""
     from blokus_agents import scaffold
 
@@ -216,7 +216,7 @@ def _start_jax(args: argparse.Namespace) -> None:
 
 
 def _default_out(algo: str | None, variant: str | None) -> str:
-    """The default run directory: ``runs/<variant>`` for PPO, ``runs/az_<variant>`` for AlphaZero."""
+    """The default run directory: `runs/<variant>` for PPO, `runs/az_<variant>` for AlphaZero."""
     return f"runs/{'az_' if algo == 'alphazero' else ''}{variant or 'simple'}"
 
 
@@ -242,7 +242,7 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _resumed_config(args: argparse.Namespace, out: str) -> Any:
-    """The config of the run in ``out`` with the flags' changes (only ``--total-steps`` may differ; the trainer
+    """The config of the run in `out` with the flags' changes (only `--total-steps` may differ; the trainer
     lists any other difference)."""
     if args.init_from:
         raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
@@ -253,13 +253,13 @@ def _resumed_config(args: argparse.Namespace, out: str) -> Any:
     return saved.replace(**_known_fields(saved, _given_fields(args), "--resume"))
 
 
-#: ``--init-from baseline:NAME`` starts from shipped baseline ``NAME``; any other value is a run directory.
+#: `--init-from baseline:NAME` starts from shipped baseline `NAME`; any other value is a run directory.
 BASELINE_PREFIX = "baseline:"
 
 
 def _init_source(init_from: str | None) -> Any:
-    """What ``--init-from`` names: ``None``, a run directory (as given), or for ``baseline:NAME`` the baseline's
-    training config and parameters as a :class:`~blokus_agents.train.InitNetwork` (``CheckpointError`` for an
+    """What `--init-from` names: `None`, a run directory (as given), or for `baseline:NAME` the baseline's
+    training config and parameters as a `InitNetwork` (`CheckpointError` for an
     unknown or unusable baseline)."""
     if not init_from or not init_from.startswith(BASELINE_PREFIX):
         return init_from
@@ -271,8 +271,8 @@ def _init_source(init_from: str | None) -> Any:
 
 
 def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
-    """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
-    size and variant of ``--init-from`` (``init``, as :func:`_init_source` gives it), then the flags."""
+    """The config of a new run: the algorithm's defaults (an open-ended `total_steps` unless given), the network
+    size and variant of `--init-from` (`init`, as `_init_source` gives it), then the flags."""
     from blokus_agents import algorithms  # the trainers load only when a run starts
     from blokus_agents.train import InitNetwork
 
@@ -302,9 +302,9 @@ def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
 
 
 def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
-    """The host-loop settings to pass to ``train.run``: the flags given; for a new run (or one saved before runs
-    kept their settings) ``blokus-jax train``'s defaults for the others, for a resumed run ``None`` (keep the
-    saved ones). ``--total-steps`` on a resumed run drops its time limit."""
+    """The host-loop settings to pass to `train.run`: the flags given; for a new run (or one saved before runs
+    kept their settings) `blokus-jax train`'s defaults for the others, for a resumed run `None` (keep the
+    saved ones). `--total-steps` on a resumed run drops its time limit."""
     from blokus_agents import train as trainer
 
     fresh = not args.resume or trainer.read_settings(out) is None
@@ -322,8 +322,8 @@ def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
 
 
 def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) -> None:
-    """The end of ``blokus-jax train``: a short table (updates, steps, time, speed, final win rates with their 95 %
-    intervals), the run directory, and the summary as JSON in ``json_path`` when given."""
+    """The end of `blokus-jax train`: a short table (updates, steps, time, speed, final win rates with their 95 %
+    intervals), the run directory, and the summary as JSON in `json_path` when given."""
     opponents = [k.removeprefix("win_rate_vs_") for k in summary if k.startswith("win_rate_vs_")]
     seconds = summary["seconds"]
     rows = [
@@ -352,13 +352,13 @@ def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) 
     )
 
 
-#: Config fields that fix the network's shape (copied from an ``--init-from`` run unless given).
+#: Config fields that fix the network's shape (copied from an `--init-from` run unless given).
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 
 def _known_fields(config: Any, given: dict[str, Any], context: str) -> dict[str, Any]:
-    """``given`` restricted to fields of ``config``; a flag that ``config``'s algorithm does not take (``--sims``
-    for PPO) is a ``ConfigError`` naming it."""
+    """`given` restricted to fields of `config`; a flag that `config`'s algorithm does not take (`--sims`
+    for PPO) is a `ConfigError` naming it."""
     fields = set(config.to_dict())
     unknown = sorted(set(given) - fields)
     if unknown:
