@@ -282,6 +282,18 @@ class Env:
 
     `init`, `step`, `observe`, `sample_action` and `legal_action_mask` are pure and work under
     `jax.jit` and `jax.vmap`; the action codec helpers (`action_cells` and friends) are host-side NumPy.
+
+    Args:
+        variant: The rules: board, colours, players, start cells, pieces and scoring.
+        reward: How a finished game pays the players: `"winloss"` (+1 to the winners, shared on a tie, -1 to the
+            others) or `"margin"` (score minus the best other player's, divided by the most squares a player
+            owns); see `REWARD_MODES`.
+        illegal_action_penalty: Reward of the player whose illegal action ends the game (the others get 0).
+        max_steps: Truncate a game after this many steps (placements and passes); `None` for no limit.
+
+    Raises:
+        VariantError: `variant` is not a `Variant`, `reward` is not a known mode, `max_steps` is not a positive
+            int32 or `None`, or `illegal_action_penalty` is not a finite number.
     """
 
     def __init__(
@@ -355,13 +367,36 @@ class Env:
 
     # -------------------------------------------------------------------------------------------- pure functions
     def init(self, key: jax.Array | None = None) -> State:
-        """The starting position (Blokus has no chance moves, so `key` is accepted for API symmetry only)."""
+        """The starting position of a game.
+
+        Args:
+            key: Accepted for API symmetry only (Blokus has no chance moves); may be `None`.
+
+        Returns:
+            The initial `State`: colour 0 to move, every piece in hand, its legal mask computed.
+        """
         del key
         return self.game.init()
 
     def step(self, state: State, action: jax.Array) -> State:
         """Play `action` for the colour to move and return the next state (see the module doc for the rules on
-        passes, termination, rewards and illegal actions). The same as `refresh(advance(state, action))`."""
+        passes, termination, rewards and illegal actions). The same as `refresh(advance(state, action))`.
+
+        An illegal action (out of range, not legal here, or the pass while a placement exists) ends the game with
+        `illegal_action_penalty` for the mover; stepping a finished game returns it unchanged with zero rewards.
+        Pure: jit and vmap it.
+
+        Args:
+            state: The position to move from.
+            action: One integer action index in `[0, num_actions)`; `pass_action` passes.
+
+        Returns:
+            The next `State`, with the step's `rewards`, `terminated`, `truncated` and the new legal mask.
+
+        Raises:
+            ActionTypeError: `action` is not one integer (a bool, a float, an array of another shape); at trace
+                time under `jit`.
+        """
         return self.refresh(self.advance(state, action))
 
     def advance(self, state: State, action: jax.Array) -> State:
@@ -409,20 +444,55 @@ class Env:
         return AutoReset(self).step(state, action)
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
-        """`bool`: `action` is in range and legal for the colour to move (False once the game is over)."""
+        """Whether `action` is in range and legal for the colour to move (False once the game is over).
+
+        Args:
+            state: The position.
+            action: One integer action index.
+
+        Returns:
+            A `bool` scalar array.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
+        """
         return self._is_legal_id(state, action_id(action))
 
     def legal_action_mask(self, state: State) -> jax.Array:
-        """`bool[num_actions]`: same as `state.legal_action_mask`."""
+        """The legal actions of the colour to move, unpacked from the state's bitboard.
+
+        Args:
+            state: The position (or a batch of them, with a leading axis).
+
+        Returns:
+            `bool[num_actions]`, the same as `state.legal_action_mask`: the pass is legal exactly when no placement
+            is, and nothing is legal once the game is over.
+        """
         return state.legal_action_mask
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> Observation:
-        """Egocentric features for `player` (default: the player to move); see `blokus_jax.observe`."""
+        """Egocentric features of the position for one player; see `blokus_jax.observe` for the planes.
+
+        Args:
+            state: The position.
+            player: Whose view (an `int32` scalar); default the player to move.
+
+        Returns:
+            An `Observation`: board planes, pieces in hand and the colour to move, in `player`'s colour order.
+        """
         return observe(self.tables, state, state.current_player if player is None else player)
 
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
-        """A uniformly random legal action (`int32`); the pass when nothing can be placed. Cheap: it works on the
-        packed bitboard with popcounts and never builds the full mask."""
+        """A uniformly random legal action. Cheap: it works on the packed bitboard with popcounts and never builds
+        the full mask.
+
+        Args:
+            key: A JAX PRNG key.
+            state: The position.
+
+        Returns:
+            An `int32` action index: a legal placement, or the pass when nothing can be placed or the game is over.
+        """
         action = rules.sample_from_bits(key, state.legal_bits, self.board_shape[1], self.pass_action)
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
@@ -467,19 +537,64 @@ class Env:
 
     # ------------------------------------------------------------------------------------- action codec (host)
     def action_cells(self, action: int) -> np.ndarray:
-        """`int32[k, 2]` cells covered by placement `action` (empty for the pass)."""
+        """The board cells a placement covers (host-side NumPy).
+
+        Args:
+            action: A placement index, or the pass.
+
+        Returns:
+            `int32[k, 2]` `(row, col)` cells, `k` the piece's size (no rows for the pass).
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it puts the piece partly off
+                the board.
+        """
         return self.tables.action_cells(action)
 
     def action_from_cells(self, cells: Any) -> int:
-        """The action index of the placement covering exactly `cells`; raises `IllegalActionError` if none."""
+        """The action that places a piece on exactly `cells` (host-side NumPy).
+
+        Args:
+            cells: `(row, col)` pairs in any order.
+
+        Returns:
+            The placement's action index.
+
+        Raises:
+            IllegalActionError: `cells` are not `(row, col)` pairs, are empty, are off the board, or no piece of the
+                variant has that shape.
+        """
         return self.tables.action_from_cells(cells)
 
     def decode_action(self, action: int) -> tuple[int, int, int, int]:
-        """`(piece, orientation_in_piece, row, col)` of a placement index."""
+        """A placement index split into its parts (host-side).
+
+        Args:
+            action: A placement index.
+
+        Returns:
+            `(piece, orientation_in_piece, row, col)`, `(row, col)` the top-left of the orientation's bounding box.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it is the pass.
+        """
         return self.tables.decode(action)
 
     def encode_action(self, piece: int, orientation: int, row: int, col: int) -> int:
-        """The action index of `piece`'s `orientation` with its bounding box's top-left at `(row, col)`."""
+        """The action index of a placement given by its parts (the inverse of `decode_action`).
+
+        Args:
+            piece: Index of the piece in the variant's piece list.
+            orientation: Index among that piece's distinct orientations.
+            row: Row of the top-left of the orientation's bounding box.
+            col: Column of the same.
+
+        Returns:
+            The action index.
+
+        Raises:
+            IllegalActionError: `piece` or `orientation` is out of range, or the anchor is off the board.
+        """
         return self.tables.encode(piece, orientation, row, col)
 
 
@@ -492,7 +607,22 @@ def make(
     **overrides,
 ) -> Env:
     """Build an `Env` for a registered variant name (see `blokus_jax.variants.VARIANTS`) or a custom
-    `Variant`; `overrides` replace variant fields (e.g. `board_shape`, `start_cells`)."""
+    `Variant`.
+
+    Args:
+        variant: A name from `variant_names()` (`"classic"`, `"duo"`, ...) or a `Variant`.
+        reward: `"winloss"` or `"margin"` (see `Env`).
+        illegal_action_penalty: Reward of a player whose illegal action ends the game.
+        max_steps: Truncate a game after this many steps; `None` for no limit.
+        **overrides: `Variant` fields to replace (e.g. `board_shape`, `start_cells`).
+
+    Returns:
+        The environment.
+
+    Raises:
+        VariantError: An unknown variant name or field, a field value the variant rejects, or a bad `reward`,
+            `max_steps` or `illegal_action_penalty`.
+    """
     return Env(
         get_variant(variant, **overrides),
         reward=reward,
