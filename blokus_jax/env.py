@@ -286,7 +286,7 @@ class Env:
     Args:
         variant: The rules: board, colours, players, start cells, pieces and scoring.
         reward: How a finished game pays the players: `"winloss"` (+1 to the winners, shared on a tie, -1 to the
-            others) or `"margin"` (score minus the best other player's, divided by the most squares a player
+            others) or `"score"` (score minus the best other player's, divided by the most squares a player
             owns); see `REWARD_MODES`.
         illegal_action_penalty: Reward of the player whose illegal action ends the game (the others get 0).
         max_steps: Truncate a game after this many steps (placements and passes); `None` for no limit.
@@ -611,7 +611,7 @@ def make(
 
     Args:
         variant: A name from `variant_names()` (`"classic"`, `"duo"`, ...) or a `Variant`.
-        reward: `"winloss"` or `"margin"` (see `Env`).
+        reward: `"winloss"` or `"score"` (see `Env`).
         illegal_action_penalty: Reward of a player whose illegal action ends the game.
         max_steps: Truncate a game after this many steps; `None` for no limit.
         **overrides: `Variant` fields to replace (e.g. `board_shape`, `start_cells`).
