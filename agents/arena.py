@@ -31,9 +31,15 @@ Z95 = 1.959963984540054
 
 
 def seat_patterns(num_players: int) -> np.ndarray:
-    """`int32[n, num_players]` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
-    `A..AB..B` (`ceil(num_players / 2)` A's) and of its complement, without repeats. Every seat holds A in
-    exactly half of the patterns."""
+    """The seat patterns of a two-policy match: the rotations of `A..AB..B` (`ceil(num_players / 2)` A's) and of
+    its complement, without repeats. Every seat holds A in exactly half of the patterns.
+
+    Args:
+        num_players: Players in a game of the variant.
+
+    Returns:
+        `int32[n, num_players]`, 0 for policy A and 1 for policy B in each seat.
+    """
     base = np.asarray([0] * ((num_players + 1) // 2) + [1] * (num_players // 2), np.int32)
     patterns = [np.roll(b, s) for b in (base, 1 - base) for s in range(num_players)]
     unique = sorted({tuple(p.tolist()) for p in patterns})
@@ -233,17 +239,33 @@ def play_match(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> MatchResult:
-    """Play `games` games (rounded up to a multiple of the seat patterns) between `policies[0]` and
-    `policies[1]` in one batch, with seat rotation; returns the per-game `MatchResult`.
+    """Play `games` games between `policies[0]` and `policies[1]` in one batch, with seat rotation.
 
-    `opening`: each game first plays that many uniformly random legal moves, the same ones for every seat order
-    of a rotation, so that two deterministic agents play many different games (without it they play one game per
-    seat order, repeated) and neither side gets the better openings; it must leave every game unfinished
-    (`ValueError` otherwise, see `check_opening`). Deterministic for a given `key`. Games are advanced
-    `chunk` steps per compiled call until all are over; when `progress` is true a tqdm bar counts the moves
-    played by the batch against an upper bound of the moves left (so its ETA is a bound that tightens as games
-    end) and shows the games finished. `log(line)`, when given, is told when the match compiles and how long
-    that took (the CLI prints it even without a bar).
+    Deterministic for a given `key`. Games are advanced `chunk` steps per compiled call until all are over. An
+    illegal action forfeits: that seat ranks below everyone in the game.
+
+    Args:
+        env: The environment.
+        policies: Two policies, A and B (plain `(key, state) -> action` functions or `ParamPolicy`s; a
+            `ParamPolicy`'s params are an argument of the compiled match, so new params do not recompile it).
+        names: Their two names, for the result and the progress bar.
+        games: Games to play, rounded up to a multiple of the seat patterns (`seat_patterns`).
+        key: A JAX PRNG key.
+        chunk: Steps per compiled call.
+        progress: Show a tqdm bar counting the moves played against an upper bound of the moves left (so its
+            ETA is a bound that tightens as games end) and the games finished.
+        opening: Each game first plays that many uniformly random legal moves, the same ones for every seat
+            order of a rotation, so that two deterministic agents play many different games and neither side
+            gets the better openings; it must leave every game unfinished (see `check_opening`).
+        log: `log(line)` is told when the match compiles and how long that took (the CLI prints it even
+            without a bar).
+
+    Returns:
+        The per-game `MatchResult`.
+
+    Raises:
+        ValueError: Not exactly two policies and two names, `games` not a positive int, or an `opening` that is
+            negative, not an int, or ends a game before the agents play.
     """
     opening = check_opening(env, opening)
     if len(policies) != 2 or len(names) != 2:
@@ -462,11 +484,27 @@ def round_robin(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> ArenaReport:
-    """Play every pair of `policies` (name -> policy) against each other for `games` games (rounded up to the
-    seat rotation, each starting with `opening` shared random moves, see `play_match`) and return an
-    `ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
-    ratings (`random` at 0). Pairing `k` uses key `fold_in(PRNGKey(seed), k)`; `log` is told about
-    compilations (see `play_match`)."""
+    """Play every pair of `policies` against each other and rate them.
+
+    Pairing `k` (in the order of `itertools.combinations`) uses key `fold_in(key(seed), k)`.
+
+    Args:
+        env: The environment.
+        policies: Agent name -> policy, at least two.
+        games: Games per pairing, rounded up to the seat rotation (see `play_match`).
+        seed: Seed of the PRNG keys.
+        chunk: Steps per compiled call (see `play_match`).
+        progress: Show a progress bar per pairing.
+        opening: Shared random opening moves of each game (see `play_match`).
+        log: Told about compilations (see `play_match`).
+
+    Returns:
+        An `ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
+        ratings (`random` at 0, or the first agent when there is no `random`).
+
+    Raises:
+        ValueError: Fewer than two policies, or a bad `games` or `opening` (see `play_match`).
+    """
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least two agents, got {names}")

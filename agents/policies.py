@@ -100,10 +100,21 @@ def register_agent(
 ) -> None:
     """Make `name` (optionally `name:key=value,...`) resolve to `factory(env, **options)`.
 
-    `options` declares the type and range of each option (`Option`); a spec's
-    options are checked against it before `factory` runs. `memory(env, options) -> bytes` estimates what one
-    game of the agent needs with the given options (defaults filled in); a spec over this machine's memory is
-    refused. Raises `ValueError` when `name` is taken (unless `replace`) or is not a plain identifier."""
+    A spec's options are checked against their declarations before `factory` runs, and a spec whose memory
+    estimate is over this machine's memory is refused.
+
+    Args:
+        name: The agent's name in specs: a plain identifier.
+        factory: `factory(env, **options) -> Policy`; its keyword parameters are the spec's options.
+        replace: Replace an agent already registered under `name` instead of raising.
+        options: The type and range of each option (`Option`), keyed by parameter name.
+        memory: `memory(env, options) -> bytes`, what one game of the agent needs with the given options
+            (defaults filled in); `None` for no estimate.
+
+    Raises:
+        ValueError: `name` is not an identifier or is taken (unless `replace`), or `options` declares a parameter
+            `factory` does not take or is not an `Option` of kind int, float, bool or str.
+    """
     declared = _declare(name, factory, options, memory, skip=1)
     _register(_AGENTS, name, factory, replace)
     _remember(factory, declared)
@@ -118,8 +129,19 @@ def register_prefix(
     memory: Callable[[Env, dict[str, Any]], int] | None = None,
 ) -> None:
     """Make `prefix:TARGET[,key=value,...]` resolve to `factory(env, target, **options)` (e.g. `az:`
-    followed by a run directory); `options` and `memory` as in `register_agent`. A reserved prefix
-    (`az`, `baseline`) may be registered once."""
+    followed by a run directory). A reserved prefix (`az`, `baseline`) may be registered once.
+
+    Args:
+        prefix: The prefix in specs, without the colon: a plain identifier.
+        factory: `factory(env, target, **options) -> Policy`.
+        replace: Replace a prefix already registered instead of raising.
+        options: The type and range of each option, as in `register_agent`.
+        memory: The memory estimate, as in `register_agent`.
+
+    Raises:
+        ValueError: `prefix` is not an identifier or is taken (unless `replace`), or `options` does not match
+            `factory`'s parameters.
+    """
     declared = _declare(prefix, factory, options, memory, skip=2)
     _register(_PREFIXES, prefix, factory, replace)
     _remember(factory, declared)
@@ -168,11 +190,21 @@ def resolve_agent(spec: str, env: Env) -> Policy:
     """The policy named by agent `spec` for `env` (see the module docstring for the spec language).
 
     Every option is checked against its declaration (type and range, see `blokus_agents.options`) and the
-    agent's memory estimate against this machine before anything is built. Raises `AgentSpecError` for an
-    unknown name or prefix, a malformed option, one the agent does not take or one out of range, and
-    `CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
-    another variant. A bot name that is also a directory here plays the bot (with a warning; write `./NAME` for
-    the directory).
+    agent's memory estimate against this machine before anything is built. A bot name that is also a directory
+    here plays the bot (with a warning; write `./NAME` for the directory).
+
+    Args:
+        spec: An agent spec: `"greedy"`, `"mcts:sims=64"`, `"baseline:duo"`, `"az:runs/duo"` or a run
+            directory.
+        env: The environment the agent will play.
+
+    Returns:
+        A `Policy`: a `(key, state) -> action` function, or a `ParamPolicy` carrying its parameters.
+
+    Raises:
+        AgentSpecError: An empty spec, an unknown name or prefix, a missing run directory, a malformed option,
+            one the agent does not take, one out of range, or a memory estimate over this machine's.
+        CheckpointError: A run directory whose checkpoint is missing, corrupt or for another variant.
     """
     return _resolve(spec, env, build=True)  # type: ignore[return-value] (a policy when built)
 

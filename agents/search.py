@@ -71,14 +71,28 @@ def mcts_policy(
     centre: float = 0.0,
 ) -> Policy:
     """The agent `mcts` (`mcts:sims=128,k=32`): Gumbel MuZero search over the exact env with the `rollout`
-    evaluator (see the module doc for the options). Returns a pure `policy(key, state) -> int32`.
-
-    `seconds=S > 0` replaces `sims` by a time budget: in each phase of the game, the number of simulations that
-    one batch-1 search on this machine runs in at most `S` seconds (`calibrate_budget`; the policy then plays
-    that fixed budget, also batched in the arena, so a match against it plays as its moves would one at a time).
+    evaluator, no network.
 
     Defaults chosen on Duo against `minimax` (see `benchmarks/RESULTS.md`, "Search"): 128 simulations, 8 greedy
-    playouts per leaf blended with the score margin, no Gumbel noise when playing."""
+    playouts per leaf blended with the score margin, no Gumbel noise when playing.
+
+    Args:
+        env: The environment.
+        settings: The search settings, given to the call as keyword arguments (`sims`, `k`, `playouts`,
+            `playout`, `considered`, `margin`, `gumbel_scale`, `seconds`, defaults `MCTS_SETTINGS`); the
+            decorator gathers them into one `SearchSettings`. `seconds=S > 0` replaces `sims` by a time budget:
+            in each phase of the game, the simulations one batch-1 search on this machine runs in at most `S`
+            seconds (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
+        temperature: Divides the prior's move scores.
+        value_scale: Weight of Q against the prior in the tree (mctx's `value_scale`).
+        centre: Prior weight of moving towards the centre, per cell; 0 turns it off.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state.
+
+    Raises:
+        ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+    """
     o = settings
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre

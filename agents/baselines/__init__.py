@@ -203,10 +203,22 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
-    """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for
-    `env`. Raises `AgentSpecError` for a name that is not there (listing those that
-    are) and `CheckpointError` for another variant (saying which `--variant` to use), a file
-    over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    """Load a baseline's network, its parameters and its metadata, checked, for `env`.
+
+    Args:
+        name: The baseline's name (`"duo"`); see `available`.
+        env: The environment it will play; its variant must be the baseline's.
+        directory: Where the `NAME.msgpack` and `NAME.json` files are; default the shipped ones.
+
+    Returns:
+        `(network, params, meta)`: the `PolicyValueNet`, its parameter tree and the metadata dict.
+
+    Raises:
+        AgentSpecError: No baseline `name` in `directory` (the message lists those that are).
+        CheckpointError: The baseline is for another variant (the message says which `--variant` to use) or
+            observation layout, a file is over `MAX_FILE_BYTES`, the metadata is bad, the hash does not match,
+            or the parameters have the wrong shape or non-finite values.
+    """
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -240,15 +252,27 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
     """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
     `load_baseline`) as a `ParamPolicy`.
 
-    `sims=0` plays the baseline as it was published: an `alphazero` baseline with
-    `network_search_policy` and its metadata's `sims`, a `ppo` baseline (`sims` 0 in
-    its metadata) with the argmax of its masked policy. `sims=N > 0` plays either kind with search of `N`
-    simulations guided by its network (like `az:RUN_DIR`); `k`, `considered` and `gumbel_scale` are the
-    search's options and matter only when it searches, as do `mix` (the weight of `playouts` playout results by
-    the `playout` policy, with `margin`, in the leaf values, as for `az:RUN_DIR,mix=L`; by default the
-    baseline's own `mix` from its metadata). `seconds=S > 0` searches with a time budget of `S` seconds a move
-    instead of a number of simulations (`baseline:duo,seconds=2`; calibrated on this machine, as for `mcts`), and
-    cannot be given with `sims`."""
+    `sims=0` plays the baseline as it was published: an `alphazero` baseline with `network_search_policy` and its
+    metadata's `sims`, a `ppo` baseline (`sims` 0 in its metadata) with the argmax of its masked policy.
+
+    Args:
+        env: The environment; its variant must be the baseline's.
+        target: The baseline's name (`"duo"`).
+        settings: The search settings, given to the call as keyword arguments (the decorator gathers them into one
+            `SearchSettings`). `sims=N > 0` plays either kind with a search of `N` simulations guided by its
+            network (like `az:RUN_DIR`); `k`, `considered` and `gumbel_scale` matter only when it searches, as
+            does `mix` (the weight of `playouts` playout results by the `playout` policy, with `margin`, in the
+            leaf values; by default the baseline's own `mix`). `seconds=S > 0` searches with a time budget of `S`
+            seconds a move (calibrated on this machine, as for `mcts`) and cannot be given with `sims`.
+
+    Returns:
+        The policy, a `ParamPolicy` carrying the network's parameters.
+
+    Raises:
+        AgentSpecError: `sims` out of `[0, MAX_SIMS]`, `sims` and `seconds` both given, or no such baseline.
+        CheckpointError: The baseline cannot be loaded for `env` (see `load_baseline`).
+        ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+    """
     sims, seconds = settings.sims, settings.seconds
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(

@@ -295,6 +295,15 @@ class BlokusGymEnv(gymnasium.Env):
         max_steps: truncate games after this many core steps (all players' moves).
         render_mode: `"ansi"`, `"rgb_array"`, `"human"` (prints the text board) or `None`.
         **overrides: fields of the variant to replace (e.g. `board_shape`).
+
+    Raises:
+        ConfigError: `seat` is not a player of the variant nor `"random"`, `illegal_action` or `render_mode` is
+            not a known mode, `overrides` are given with a ready `Env`, or `opponents` is not a spec, a policy
+            or a list of exactly `num_players - 1` of them.
+        VariantError: An unknown variant name or field, or a bad `reward`, `max_steps` or
+            `illegal_action_penalty` (see `blokus_jax.make`).
+        AgentSpecError: An opponent spec names no agent, has a bad option, or names a missing run directory.
+        CheckpointError: An opponent's run directory or baseline cannot be loaded for this variant.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
@@ -392,10 +401,20 @@ class BlokusGymEnv(gymnasium.Env):
 class BlokusVectorEnv(VectorEnv):
     """`num_envs` learner-vs-opponents games stepped together by one jitted, vmapped device call per `step`.
 
-    Takes the arguments of `BlokusGymEnv` (except `render_mode`) plus `num_envs` and `autoreset_mode`
-    (`AutoresetMode.NEXT_STEP`, the default, or `SAME_STEP`; see the module doc). Observations are the single
-    env's dict with a leading batch axis; `infos` follow Gymnasium's vector convention (`infos[key]` an array
-    over sub-envs, `infos["_" + key]` which entries are set).
+    Observations are the single env's dict with a leading batch axis; `infos` follow Gymnasium's vector
+    convention (`infos[key]` an array over sub-envs, `infos["_" + key]` which entries are set).
+
+    Args:
+        num_envs: Games stepped together.
+        variant: As for `BlokusGymEnv`; so are `seat`, `opponents`, `reward`, `illegal_action`,
+            `illegal_action_penalty`, `max_steps` and `**overrides`.
+        autoreset_mode: `AutoresetMode.NEXT_STEP` (the default) or `SAME_STEP`; see the module doc.
+        render_mode: Must be `None`: the vector env does not render.
+
+    Raises:
+        ConfigError: `num_envs` is not a positive int, `autoreset_mode` is not `NEXT_STEP` or `SAME_STEP`,
+            `render_mode` is given, or an argument shared with `BlokusGymEnv` is bad (see there; so are the
+            other errors it raises).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}

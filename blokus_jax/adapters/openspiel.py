@@ -228,6 +228,15 @@ class BlokusGame(pyspiel.Game):
     """A Blokus variant as an OpenSpiel game (see the module doc); built by `pyspiel.load_game(name, params)`.
 
     `core` is the `blokus_jax.Env` it plays (`reward="winloss"`) and `variant` its variant.
+
+    Args:
+        params: OpenSpiel game parameters: only `variant`, a custom variant as `variant_parameter` writes it
+            (base64 JSON; empty for the registered game's own).
+
+    Raises:
+        ConfigError: The class is not one of the registered games, a parameter is unknown, or `variant` is not
+            a string.
+        VariantError: The `variant` parameter is too long, not base64 JSON, or not a valid variant.
     """
 
     #: The OpenSpiel name, set on the subclass registered for each name (see `register_games`).
@@ -496,9 +505,10 @@ class ProjectBot(pyspiel.Bot):
         seed: seeds the key split for every move, so a game replays exactly (an int).
         game: a game of this module to resolve the spec for now (optional).
 
-    Raises `ConfigError` for a spec that is neither a string nor a callable, an empty
-    spec, a bad seed or a game of another module, and `blokus_agents`' `AgentSpecError` for an unknown agent, a
-    bad option or a missing run directory.
+    Raises:
+        ConfigError: A spec that is neither a string nor a callable, an empty spec, a bad seed or a game of
+            another module.
+        AgentSpecError: An unknown agent, a bad option or a missing run directory (from `blokus_agents`).
     """
 
     def __init__(self, spec: Any, seed: int = 0, *, game: BlokusGame | None = None):

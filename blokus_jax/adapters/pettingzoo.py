@@ -63,6 +63,10 @@ class BlokusAECEnv(AECEnv):
         max_steps: truncate the game after this many moves (placements and passes).
         render_mode: `"ansi"`, `"rgb_array"`, `"human"` (prints the text board) or `None`.
         **overrides: fields of the variant to replace (e.g. `board_shape`).
+
+    Raises:
+        ConfigError: `render_mode` is not a known mode, or `overrides` are given with a ready `Env`.
+        VariantError: An unknown variant name or field, or a bad `reward` or `max_steps`.
     """
 
     metadata = {
@@ -296,13 +300,38 @@ class _ActionCheckWrapper(wrappers.BaseWrapper):
 
 
 def raw_env(variant: str | Variant | Env = "duo", **kwargs) -> BlokusAECEnv:
-    """The unwrapped `BlokusAECEnv` (raises on illegal actions)."""
+    """The unwrapped `BlokusAECEnv`, which raises on an illegal action.
+
+    Args:
+        variant: A registered variant name, a `Variant` or a ready `Env`.
+        **kwargs: The other arguments of `BlokusAECEnv`.
+
+    Returns:
+        The environment.
+
+    Raises:
+        ConfigError: See `BlokusAECEnv`.
+        VariantError: See `BlokusAECEnv`.
+    """
     return BlokusAECEnv(variant, **kwargs)
 
 
 def env(variant: str | Variant | Env = "duo", *, illegal_action_penalty: float = -1.0, **kwargs) -> AECEnv:
     """`BlokusAECEnv` with PettingZoo's usual wrappers: a range/dtype check, `TerminateIllegalWrapper`
-    (an illegal action ends the game with `illegal_action_penalty` for its author) and `OrderEnforcingWrapper`."""
+    (an illegal action ends the game with `illegal_action_penalty` for its author) and `OrderEnforcingWrapper`.
+
+    Args:
+        variant: A registered variant name, a `Variant` or a ready `Env`.
+        illegal_action_penalty: The reward of the agent whose illegal action ends the game.
+        **kwargs: The other arguments of `BlokusAECEnv`.
+
+    Returns:
+        The wrapped AEC environment.
+
+    Raises:
+        ConfigError: See `BlokusAECEnv`.
+        VariantError: See `BlokusAECEnv`.
+    """
     game = wrappers.TerminateIllegalWrapper(raw_env(variant, **kwargs), illegal_reward=illegal_action_penalty)
     return wrappers.OrderEnforcingWrapper(_ActionCheckWrapper(game))
 

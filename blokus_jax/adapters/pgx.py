@@ -193,8 +193,9 @@ class PgxEnv(pgx.Env):
         max_steps: truncate after this many steps (`truncated` is set; Pgx's step then leaves the state alone).
         **overrides: variant fields to replace (e.g. `board_shape`).
 
-    Raises `ConfigError` for a positive penalty (also that of a ready `Env`) and
-    `VariantError` for an unknown variant or a bad override.
+    Raises:
+        ConfigError: A positive penalty (also that of a ready `Env`), or `overrides` given with a ready `Env`.
+        VariantError: An unknown variant or field, a bad override, or a bad `reward` or `max_steps`.
     """
 
     def __init__(
