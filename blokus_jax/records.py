@@ -232,8 +232,22 @@ class GameRecord:
     ) -> GameRecord:
         """The record of playing `actions` (env action ids, passes included) from the start in `env`'s variant.
 
-        Trailing `-1` entries (the padding `rollout` writes after a game ends) are dropped. Raises
-        `RecordError` naming the first action that is not legal and why.
+        Trailing `-1` entries (the padding `rollout` writes after a game ends) are dropped.
+
+        Args:
+            env: An `Env`, a `Variant` or a registered variant name.
+            actions: The action ids in the order played.
+            players: The players' names, one a player (default: `Player 1`, `Player 2`, ...).
+            metadata: Free `str -> str` data kept with the record (date, event, ...).
+
+        Returns:
+            The checked record.
+
+        Raises:
+            RecordError: An action is not an integer id, out of range, beyond the longest possible game, or not
+                legal where it is played (the message names the first one and why), or `players` does not
+                name every player.
+            VariantError: `env` is an unknown variant name.
         """
         return from_rollout(env, [actions], players=players, metadata=metadata)[0]
 
@@ -310,8 +324,14 @@ class GameRecord:
     def to_blksgf(self) -> str:
         """The record as Pentobi `.blksgf` text (`blokus_jax.sgf.write`): a root node with `GM`, `FF`,
         `CA`, `AP`, the players' names, `RE` (two-player games that ended: `B+n`, `W+n` or `0`) and
-        the metadata, then one node per placement (passes are implied). Raises `RecordError` for variants
-        Pentobi does not have."""
+        the metadata, then one node per placement (passes are implied).
+
+        Returns:
+            The `.blksgf` text.
+
+        Raises:
+            RecordError: The variant is not one of Pentobi's games (write JSON instead).
+        """
         result = sgf.result_value(self.player_scores) if self.terminated and self.variant.num_players == 2 else None
         return sgf.write(self.variant, self.players, self.metadata, self.moves, result, _app())
 
@@ -339,9 +359,21 @@ class GameRecord:
 
     def save(self, path: str | Path, overwrite: bool = True) -> Path:
         """Write the record to `path`: `.blksgf`/`.sgf` as `to_blksgf`, `.json` as `to_json`.
+
         The write is atomic (`blokus_jax.fileio.write_atomic`: a failure half-way leaves an old file intact)
-        and never goes through a symbolic link; `overwrite=False` refuses an existing file. Returns the path;
-        raises `RecordError` for an unknown suffix or a file that cannot be written."""
+        and never goes through a symbolic link.
+
+        Args:
+            path: The file to write; its suffix chooses the format.
+            overwrite: Replace an existing file; `False` refuses one.
+
+        Returns:
+            The path written.
+
+        Raises:
+            RecordError: An unknown suffix, a `.blksgf` for a variant Pentobi does not have, an existing file
+                with `overwrite=False`, or a file that cannot be written.
+        """
         path = Path(path)
         if path.suffix.lower() in (".blksgf", ".sgf"):
             text = self.to_blksgf()
@@ -422,9 +454,23 @@ def from_rollout(
     players: Sequence[str] | None = None,
     metadata: dict[str, str] | None = None,
 ) -> list[GameRecord]:
-    """One `GameRecord` per row of an action history (e.g. from `blokus_jax.rollout.rollout`; trailing
-    `-1` ignored), all replayed and checked in one batched device call. Raises `RecordError` naming the
-    game, the first illegal action and why."""
+    """One `GameRecord` per row of an action history (e.g. from `blokus_jax.rollout.rollout`), all replayed
+    and checked in one batched device call.
+
+    Args:
+        env: An `Env`, a `Variant` or a registered variant name.
+        actions: One row of action ids a game; trailing `-1` padding is ignored.
+        players: The players' names, one a player, the same for every game (default: `Player 1`, ...).
+        metadata: Free `str -> str` data, the same for every game.
+
+    Returns:
+        The records, in the order of the rows.
+
+    Raises:
+        RecordError: A row holds a non-integer or out-of-range id or too many actions, or an illegal action (the
+            message names the game, the first illegal action and why).
+        VariantError: `env` is an unknown variant name.
+    """
     variant = env.variant if isinstance(env, Env) else get_variant(env)
     rows = [_validate_actions(variant, row) for row in (np.asarray(actions) if hasattr(actions, "shape") else actions)]
     traces = _trace(variant, rows, None, complete=False) if rows else []
@@ -450,9 +496,16 @@ def from_blksgf(text: str) -> GameRecord:
     """Read a Pentobi `.blksgf` record (the main line of the first game, `blokus_jax.sgf.read`) and check
     it move by move.
 
-    Raises `RecordError` with the reason for a truncated or malformed file, an unknown `GM`, setup
-    properties (not supported), a bad coordinate, cells that are no piece, an illegal move (with its number), or a
-    `RE` result that disagrees with the replayed score.
+    Args:
+        text: The file's text (at most `MAX_RECORD_BYTES` characters; a leading byte order mark is skipped).
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: Text that is too long, a truncated or malformed file, an unknown `GM`, setup properties (not
+            supported), a bad coordinate, cells that are no piece, an illegal or out-of-turn move (with its
+            number), or an `RE` result that disagrees with the replayed score.
     """
     game = sgf.read(_check_size(text))
     variant, actions, colors = game.variant, game.actions, game.colors
@@ -490,7 +543,18 @@ def from_json(text: str | dict) -> GameRecord:
     stored moves and scores against the replay.
 
     Every field is type-checked before use and a custom variant is checked against the `MAX_RECORD_*` limits
-    before anything is built from it; any problem is a `RecordError` naming the field."""
+    before anything is built from it.
+
+    Args:
+        text: The JSON text, or the dict it parses to.
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: Text that is too long or not JSON, another format or version, a missing or mistyped field
+            (named), an illegal action, or stored moves or scores that disagree with the replay.
+    """
     if isinstance(text, dict):
         data = text
     else:
@@ -540,9 +604,19 @@ def from_json(text: str | dict) -> GameRecord:
 
 def load(path: str | Path) -> GameRecord:
     """Read a `.blksgf` or `.json` record from `path` (format chosen from the content; a UTF-8 byte order
-    mark is skipped), replaying and checking it; raises `RecordError` for a missing, unreadable, oversized
-    (over `MAX_RECORD_BYTES`; no more is ever read) or corrupt file, or one that is not a regular file (a FIFO
-    or device is refused without reading it)."""
+    mark is skipped), replaying and checking it.
+
+    Args:
+        path: The record file.
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: A missing, unreadable, oversized (over `MAX_RECORD_BYTES`; no more is ever read), non-UTF-8
+            or corrupt file, an HTML page, or one that is not a regular file (a FIFO or device is refused
+            without reading it); and what `from_blksgf` and `from_json` raise.
+    """
     path = Path(path)
     raw = fileio.read_bytes(path, MAX_RECORD_BYTES, what="record", error=RecordError)  # regular files only
     try:
@@ -565,10 +639,24 @@ def save_records(
     fmt: str = "blksgf",
     overwrite: bool = False,
 ) -> list[Path]:
-    """Write records as `directory/{stem}_{k:04d}.{fmt}` (`fmt` `"blksgf"` or `"json"`; variants without
-    a `.blksgf` game type are written as JSON). Creates the directory; returns the paths written. `stem` is a
-    plain name (letters, digits, `_`, `-`, `.`; no path parts). An existing file is never replaced unless
-    `overwrite`: every name is checked before the first is written, so a refused call writes nothing."""
+    """Write records as `directory/{stem}_{k:04d}.{fmt}`, creating the directory. An existing file is never
+    replaced unless `overwrite`: every name is checked before the first is written, so a refused call writes
+    nothing.
+
+    Args:
+        records: The records to write.
+        directory: The folder.
+        stem: A plain file name stem (letters, digits, `_`, `-`, `.`; no path parts).
+        fmt: `"blksgf"` or `"json"`; variants without a `.blksgf` game type are written as JSON.
+        overwrite: Replace existing files.
+
+    Returns:
+        The paths written, in the order of `records`.
+
+    Raises:
+        RecordError: An unknown `fmt`, a bad `stem`, a folder that cannot be created, existing files without
+            `overwrite`, or a file that cannot be written.
+    """
     if fmt not in ("blksgf", "json"):
         raise RecordError(f"unknown record format {fmt!r}; use 'blksgf' or 'json'")
     if not isinstance(stem, str) or not _STEM.fullmatch(stem):
