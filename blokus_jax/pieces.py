@@ -147,7 +147,18 @@ JUNIOR_NAMES = ("1", "2", "I3", "V3", "I4", "L4", "O", "T4", "Z4", "I5", "L5", "
 
 
 def standard_pieces(names: Iterable[str] | None = None, copies: int = 1) -> tuple[Piece, ...]:
-    """Pieces from `STANDARD_SHAPES` (all 21 by default), each with `copies` copies."""
+    """Pieces of the standard Blokus set, for building a custom `Variant`.
+
+    Args:
+        names: Names from `STANDARD_SHAPES` (Pentobi's: `"1"`, `"2"`, `"I3"`, ..., `"Z5"`); default all 21.
+        copies: Copies of each piece a colour owns, from 1 to `MAX_COPIES`.
+
+    Returns:
+        One `Piece` a name, in the order given.
+
+    Raises:
+        PieceError: An unknown name, or `copies` not an int in `[1, MAX_COPIES]`.
+    """
     names = list(STANDARD_SHAPES) if names is None else list(names)
     unknown = [n for n in names if n not in STANDARD_SHAPES]
     if unknown:

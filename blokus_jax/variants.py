@@ -252,7 +252,16 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
 def get_variant(name: str | Variant, /, **overrides) -> Variant:
     """The registered variant `name` (or a given `Variant`) with fields replaced by `overrides`.
 
-    Raises `VariantError` for an unknown name or field.
+    Args:
+        name: A name from `variant_names()` (`"classic"`, `"duo"`, ...) or a `Variant`.
+        **overrides: `Variant` fields to replace (e.g. `board_shape`, `start_cells`).
+
+    Returns:
+        The `Variant`, checked.
+
+    Raises:
+        VariantError: An unknown name or field, or field values that make no valid variant (the message names
+            the field).
     """
     if isinstance(name, Variant):
         variant = name
@@ -268,5 +277,9 @@ def get_variant(name: str | Variant, /, **overrides) -> Variant:
 
 
 def variant_names() -> Sequence[str]:
-    """Names accepted by `blokus_jax.make`."""
+    """The registered variant names, in registration order.
+
+    Returns:
+        The names `blokus_jax.make` and `get_variant` accept.
+    """
     return tuple(VARIANTS)

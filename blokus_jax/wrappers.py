@@ -20,7 +20,11 @@ import jax.numpy as jnp
 
 
 class AutoReset:
-    """`env` whose `step` resets finished games; every other attribute is the wrapped env's."""
+    """`env` whose `step` resets finished games; every other attribute is the wrapped env's.
+
+    Args:
+        env: The environment to wrap (an `Env`, or anything with its `init` and `step`).
+    """
 
     def __init__(self, env: Any):
         self.env = env
@@ -31,9 +35,16 @@ class AutoReset:
     def step(self, state: Any, action: jax.Array, key: jax.Array | None = None) -> tuple[Any, jax.Array, jax.Array]:
         """Step, and put `env.init(key)` in place of a game that ended (terminated or truncated) in this step.
 
-        Returns `(next_state, rewards, done)`: `rewards` and `done` describe the step just taken and
-        `next_state` is the initial position wherever `done`. Works on one game (vmap it) or on a batch of
-        states with leading axes matching `done`.
+        Works on one game (vmap it) or on a batch of states with leading axes matching `done`.
+
+        Args:
+            state: The position (or a batch of them).
+            action: The action to play (one per game).
+            key: The PRNG key of the fresh game; may be `None` (Blokus has no chance moves).
+
+        Returns:
+            `(next_state, rewards, done)`: `rewards` and `done` describe the step just taken and `next_state` is
+            the initial position wherever `done`.
         """
         split = hasattr(self.env, "advance") and hasattr(self.env, "refresh")
         stepped = self.env.advance(state, action) if split else self.env.step(state, action)
