@@ -110,7 +110,16 @@ def resolve_variant(state: Any, env: Any = None) -> Variant:
     """The `Variant` a picture of `state` uses: `env`'s when given (an `Env`, a `Variant` or a
     registered name), otherwise the one registered variant whose board and piece count match `state`.
 
-    Raises `VariantError` when `env` is missing and the state's shape is ambiguous or unknown.
+    Args:
+        state: One unbatched `State` (or any object with `board` and `remaining` arrays).
+        env: The `Env`, `Variant` or variant name; `None` to guess from the state's shape.
+
+    Returns:
+        The variant.
+
+    Raises:
+        VariantError: `env` is missing and the state is batched or its shape is ambiguous or unknown, or `env`
+            is an unknown variant name.
     """
     if env is not None:
         return env if isinstance(env, Variant) else getattr(env, "variant", None) or get_variant(env)
@@ -145,7 +154,19 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
     and remaining pieces (`pieces=False` leaves those out). With `starts` the empty start squares of colours
     that have not placed yet are drawn as `*` (with a legend), as `play` shows them.
 
-    Returns the multi-line string (no trailing newline).
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        ansi: Coloured blocks with ANSI escapes instead of letters.
+        pieces: Add one line per colour with its score and remaining pieces.
+        starts: Draw the open start squares as `*`.
+
+    Returns:
+        The multi-line string (no trailing newline).
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
     """
     variant = resolve_variant(state, env)
     names = color_names(variant)
@@ -476,8 +497,23 @@ def to_svg(
     square where the colour to move has a legal placement (`legal_corners=True`), a ring on the start square
     before a colour's first move, and each colour's score and remaining pieces beside the board.
 
-    `env` is the `Env`, `Variant` or variant name (guessed from the state's shape when omitted); `cell` is
-    the side of a square in pixels. Returns the SVG document as a string.
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        cell: The side of a square in pixels.
+        coords: Draw the column letters and row numbers.
+        last_move: Mark the squares of the last move.
+        legal_corners: Mark the empty corner squares where the colour to move has a legal placement.
+        pieces: Draw each colour's score and remaining pieces beside the board.
+        glyphs: Draw a per-colour glyph on each occupied square (for readers who do not tell the colours apart).
+        title: A title line above the board.
+
+    Returns:
+        The SVG document as a string.
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
     """
     variant = resolve_variant(state, env)
     width, height, ops = _layout(state, variant, cell, coords, last_move, legal_corners, pieces, glyphs, title)
@@ -490,9 +526,20 @@ def to_svg(
 
 
 def to_image(state: Any, env: Any = None, **kwargs):
-    """The same picture as `to_svg` (same keyword arguments) as a `PIL.Image` in RGB.
+    """The same picture as `to_svg` as a `PIL.Image` in RGB. Needs pillow (`pip install 'blokus-jax[render]'`).
 
-    Needs pillow (`pip install 'blokus-jax[render]'`); raises `ImportError` saying so otherwise.
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        **kwargs: The keyword options of `to_svg`.
+
+    Returns:
+        The picture.
+
+    Raises:
+        ImportError: pillow is not installed (the message says how to install it).
+        TypeError: An option that `to_svg` does not take.
+        VariantError: As for `to_svg`.
     """
     try:
         from PIL import Image, ImageDraw, ImageFont
@@ -538,8 +585,24 @@ def to_image(state: Any, env: Any = None, **kwargs):
 
 
 def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs) -> bytes:
-    """The `to_svg` picture as PNG bytes (also written to `path` when given, atomically and never through a
-    symbolic link: `blokus_jax.fileio.write_atomic`); needs pillow."""
+    """The `to_svg` picture as PNG bytes, also written to `path` when given (atomically and never through a
+    symbolic link: `blokus_jax.fileio.write_atomic`). Needs pillow.
+
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        path: A file to write the PNG to, or `None`.
+        **kwargs: The keyword options of `to_svg`.
+
+    Returns:
+        The PNG file's bytes.
+
+    Raises:
+        ImportError: pillow is not installed.
+        TypeError: An option that `to_svg` does not take.
+        VariantError: As for `to_svg`.
+        BlokusError: `path` cannot be written.
+    """
     buffer = io.BytesIO()
     to_image(state, env, **kwargs).save(buffer, format="PNG")
     data = buffer.getvalue()
@@ -549,8 +612,21 @@ def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs
 
 
 def to_rgb(state: Any, env: Any = None, cell: int = 8) -> np.ndarray:
-    """The board alone as a `uint8[H * cell, W * cell, 3]` RGB array (empty squares light grey, one-pixel grid
-    lines), for `render_mode="rgb_array"` style uses; plain NumPy, no pillow needed."""
+    """The board alone as an RGB array (empty squares light grey, one-pixel grid lines), for
+    `render_mode="rgb_array"` style uses; plain NumPy, no pillow needed.
+
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        cell: The side of a square in pixels.
+
+    Returns:
+        `uint8[H * cell, W * cell, 3]`.
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
+    """
     variant = resolve_variant(state, env)
     lut = np.asarray([[int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in (_EMPTY, *color_hex(variant))], np.uint8)
     board = np.asarray(state.board).astype(np.int64)

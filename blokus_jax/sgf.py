@@ -209,9 +209,19 @@ def _extra_metadata(text: str) -> dict[str, str]:
 
 def read(text: str) -> SgfGame:
     """Read a Pentobi `.blksgf` text: the variant from `GM`, the players, metadata, `RE` and each placement
-    of the main line as an env action id. Checks syntax, the game type, setup properties (not supported),
-    colours, coordinates and piece shapes, and that there are no more placements than a game can have; it does
-    not check the rules (see `blokus_jax.records.from_blksgf`). Raises `RecordError`."""
+    of the main line as an env action id. It does not check the rules (see `blokus_jax.records.from_blksgf`).
+
+    Args:
+        text: The `.blksgf` text.
+
+    Returns:
+        The main line as an `SgfGame`.
+
+    Raises:
+        RecordError: Bad SGF syntax, no nodes, a missing or unknown `GM` game type, setup properties (not
+            supported), a colour, coordinate or piece shape that is not the game's, or more placements than a
+            game can have.
+    """
     nodes = parse_main_line(text)
     if not nodes:
         raise RecordError("the SGF file has no nodes; a record needs at least a root node with GM[...]")
@@ -288,7 +298,20 @@ def write(
     that differ from the defaults, `RE` (`result`, if given) and the metadata (standard properties where SGF
     has one, the rest as JSON in `XBJ`), then one node per `(colour, cells)` placement.
 
-    Raises `RecordError` for a variant that Pentobi does not have."""
+    Args:
+        variant: One of Pentobi's games with its standard rules (see `GAMES`).
+        players: The players' names, one a player.
+        metadata: `str -> str` data for the root node.
+        moves: `(colour, int32[k, 2] cells)` placements in the order played (no passes).
+        result: The `RE` value (`"B+3"`, `"W+1"`, `"0"`), or `None` for none.
+        app: The `AP` value, the program that wrote the file.
+
+    Returns:
+        The `.blksgf` text.
+
+    Raises:
+        RecordError: A variant that Pentobi does not have (or one with changed rules).
+    """
     if GAMES.get(variant.name) is None or variant != get_variant(variant.name):
         raise RecordError(
             f"variant {variant.name!r} has no .blksgf game type (Pentobi knows {sorted(GAMES)} "
