@@ -21,8 +21,15 @@ MAX_RECORD_NAME = 200  # characters of a variant or piece name
 
 
 def variant_to_dict(variant: Variant) -> dict[str, Any]:
-    """A variant's full definition as JSON-ready data (the `variant` field of a custom variant's record; pieces
-    as `[name, cells, copies]`). `variant_from_json` reads it back with every field checked."""
+    """A variant's full definition as JSON-ready data (the `variant` field of a custom variant's record).
+    `variant_from_json` reads it back with every field checked.
+
+    Args:
+        variant: Any variant.
+
+    Returns:
+        A dict of lists, ints and strings; pieces as `[name, cells, copies]`.
+    """
     return {
         "name": variant.name,
         "board_shape": list(variant.board_shape),
@@ -78,8 +85,19 @@ def _cell(value: Any, where: str, rows: int, cols: int) -> tuple[int, int]:
 
 
 def variant_from_json(value: Any) -> Variant:
-    """The record's `variant` field: a registered name, or a custom definition whose every field is checked
-    (types and `MAX_RECORD_COLORS`-style limits) before any piece, table or array is built."""
+    """The variant of a record's `variant` field, every field checked (types and the `MAX_RECORD_*` limits)
+    before any piece, table or array is built.
+
+    Args:
+        value: A registered variant name, or a custom definition as `variant_to_dict` writes it.
+
+    Returns:
+        The variant.
+
+    Raises:
+        RecordError: An unknown name, a value of another type, unknown or missing fields, a field of the wrong
+            type or over its limit, or a definition the variant rules reject (the message names the field).
+    """
     if isinstance(value, str):
         try:
             return get_variant(value)
