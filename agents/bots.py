@@ -105,13 +105,27 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
 
 # ----------------------------------------------------------------------------------------------------------- bots
 def random_bot(env: Env) -> Policy:
-    """A policy that plays a uniformly random legal action; returns `policy(key, state) -> int32`."""
+    """The bot `random`: a uniformly random legal action.
+
+    Args:
+        env: The environment.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     return env.sample_action
 
 
 def greedy_bot(env: Env) -> Policy:
-    """A policy that places a largest placeable piece, choosing uniformly among all legal placements of that size
-    (every piece, orientation and cell); returns `policy(key, state) -> int32`."""
+    """The bot `greedy`: a largest placeable piece, chosen uniformly among all legal placements of that size
+    (every piece, orientation and cell).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     sizes = jnp.asarray(env.tables.orientation_size)
     cols = env.board_shape[1]
 
@@ -176,8 +190,16 @@ def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
 
 
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
-    """A policy maximising the corner-balance change of `corner_scores` plus `size_weight` times the piece
-    size (integer `size_weight` keeps ties exact); returns `policy(key, state) -> int32`."""
+    """The bot `corners`: the placement maximising the corner-balance change of `corner_scores` plus
+    `size_weight` times the piece size (ties random).
+
+    Args:
+        env: The environment.
+        size_weight: Weight of the piece size; an integer keeps ties exact.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     scores = corner_move_scores(env, size_weight)
 
     def policy(key: jax.Array, state: State) -> jax.Array:
@@ -208,9 +230,18 @@ def _pick(key: jax.Array, actions: jax.Array, valid: jax.Array, values: jax.Arra
 
 
 def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
-    """A one-ply lookahead policy: among the `k` best placements by the `corners` score, play the one after
-    which own legal placements minus opponents' legal placements (all colours, from the packed legal masks) is
-    largest; returns `policy(key, state) -> int32`."""
+    """The bot `mobility`, a one-ply lookahead: among the `k` best placements by the `corners` score, play the
+    one after which own legal placements minus opponents' legal placements (all colours, from the packed legal
+    masks) is largest.
+
+    Args:
+        env: The environment.
+        k: Candidate placements looked at, at most the variant's placements.
+        size_weight: Weight of the piece size in the `corners` score.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     scores = corner_move_scores(env, size_weight)
     step = jax.vmap(env.step, in_axes=(None, 0))
 
@@ -226,10 +257,23 @@ def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
 
 
 def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, size_weight: float = 1.0) -> Policy:
-    """A two-player depth-`depth` minimax policy over the `k` best placements by the `corners` score at each
-    ply (`depth` 1 or 2). Leaves are valued, for the player to move at the root, as `score_weight` times the
-    score difference plus the legal-placement difference; a finished game is worth +-10**6 plus the score
-    difference. Returns `policy(key, state) -> int32`; raises `VariantError` for other than two players."""
+    """The bot `minimax`: a two-player minimax search over the `k` best placements by the `corners` score at
+    each ply. Leaves are valued, for the player to move at the root, as `score_weight` times the score
+    difference plus the legal-placement difference; a finished game is worth +-10**6 plus the score difference.
+
+    Args:
+        env: The environment.
+        k: Candidate placements looked at each ply, at most the variant's placements.
+        depth: Plies searched, 1 or 2.
+        score_weight: Weight of the score difference at the leaves.
+        size_weight: Weight of the piece size in the `corners` score.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+
+    Raises:
+        VariantError: The variant has other than two players, or `depth` is not 1 or 2.
+    """
     if env.num_players != 2:
         raise VariantError(f"minimax is a two-player bot; variant {env.variant.name!r} has {env.num_players} players")
     if depth not in (1, 2):
@@ -307,8 +351,20 @@ BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
 
 
 def get_bot(name: str, env: Env, **options) -> Policy:
-    """The bot `name` from `BOTS` bound to `env` (`options` go to its factory, e.g. `k=8`); returns a
-    pure `policy(key, state) -> int32`. Raises `ValueError` naming the valid bots for an unknown name."""
+    """The bot `name` from `BOTS` bound to `env`, without the option checks of `resolve_agent`.
+
+    Args:
+        name: A key of `BOTS` (`"random"`, `"greedy"`, `"corners"`, `"mobility"`, `"minimax"`).
+        env: The environment.
+        **options: Keyword arguments of the bot's factory (e.g. `k=8`).
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state.
+
+    Raises:
+        ValueError: An unknown name (the message lists the valid bots).
+        VariantError: `minimax` on a variant without two players, or a bad `depth`.
+    """
     if name not in BOTS:
         raise ValueError(f"unknown bot {name!r}; valid bots are {sorted(BOTS)}")
     return BOTS[name](env, **options)

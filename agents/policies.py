@@ -49,9 +49,17 @@ class ParamPolicy:
 
 
 def network_policy(env: Env, network: Any, params: Any, greedy: bool = True) -> ParamPolicy:
-    """A pure policy `(key, state) -> int32` for one (unbatched) state of `env` from a network and its params:
-    argmax of the masked logits when `greedy`, else a masked sample. The action is always legal. It is a
-    `ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
+    """The policy of a network: the argmax of its masked logits, or a masked sample. The action is always legal.
+
+    Args:
+        env: The environment.
+        network: A flax module whose `apply(params, observation)` returns `(logits, value)`.
+        params: Its parameters.
+        greedy: Play the argmax; `False` samples from the masked softmax.
+
+    Returns:
+        A `ParamPolicy` for one unbatched state, so evaluating new params reuses the arena's compiled match.
+    """
     return ParamPolicy(_network_policy_fn(env, network, greedy), params)
 
 
@@ -505,9 +513,23 @@ def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> in
 
 
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
-    """The policy of the newest checkpoint in `run_dir`, dispatched on the run's algorithm (see
-    `register_run_kind`); raises `CheckpointError` when there is no usable checkpoint and
-    `MissingExtraError` when the `train` extra (orbax) that reads it is missing."""
+    """The policy of the newest checkpoint in a run directory, dispatched on the run's algorithm (see
+    `register_run_kind`).
+
+    Args:
+        run_dir: The `--out` of `blokus-jax train`.
+        env: The environment; its variant must be the run's.
+        **options: Options of the run's kind (e.g. `sims=64` for an AlphaZero run).
+
+    Returns:
+        The run's policy.
+
+    Raises:
+        AgentSpecError: The directory has no checkpoint, or no checkpoint reader is registered.
+        CheckpointError: The checkpoint is corrupt, for another variant, or of an algorithm this version cannot
+            play.
+        MissingExtraError: The `train` extra (orbax) that reads checkpoints is not installed.
+    """
     reader = _reader(run_dir)
     reader.require(run_dir, None)  # an AgentSpecError saying what a run directory agent needs
     algorithm = reader.read_meta(run_dir).get("algorithm", "ppo")
