@@ -407,6 +407,16 @@ class Env:
         resulting position; a kept position reproduces the stored mask, so `legal_bits` needs no select.
         `AutoReset` uses the split to put the initial position in place of a finished
         one before the mask is computed.
+
+        Args:
+            state: The position to move from.
+            action: One integer action index.
+
+        Returns:
+            The next `State` with rewards, `terminated`, `truncated` and `step_count` set and a stale mask.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
         """
         action = action_id(action)
         done = state.terminated | state.truncated
@@ -431,14 +441,31 @@ class Env:
         )
 
     def refresh(self, state: State) -> State:
-        """`state` with its derived field, the legal mask of the colour to move, recomputed."""
+        """Recompute the derived field of a position, the legal mask of the colour to move (after `advance`).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `state` with `legal_bits` recomputed.
+        """
         return self.game.with_legal_bits(state)
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
-        """Step, and start a fresh game in place of a finished one. Returns `(next_state, rewards, done)` where
-        `rewards` and `done` (terminated or truncated) describe the step just taken and `next_state` is the
-        initial position whenever `done`. The building block for rollouts of endless batched play; the same as
-        `blokus_jax.wrappers.AutoReset` `(env).step`."""
+        """Step, and start a fresh game in place of a finished one: the building block for rollouts of endless
+        batched play; the same as `AutoReset(env).step` (`blokus_jax.wrappers.AutoReset`).
+
+        Args:
+            state: The position to move from.
+            action: One integer action index.
+
+        Returns:
+            `(next_state, rewards, done)`: `rewards` and `done` (terminated or truncated) describe the step just
+            taken and `next_state` is the initial position whenever `done`.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
+        """
         from blokus_jax.wrappers import AutoReset
 
         return AutoReset(self).step(state, action)
@@ -497,20 +524,41 @@ class Env:
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
     def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
-        """Packed legal placements `uint32[O, H]` that `color` would have if it were to move in this position
-        (bit `c` of word `[o, r]` = orientation `o` anchored at `(r, c)`). For lookahead and evaluation;
-        the colour to move's own mask is already in the state. Count placements with `rules.popcount`."""
+        """The legal placements `color` would have if it were to move in this position, for lookahead and
+        evaluation; the colour to move's own mask is already in the state. Count them with `rules.popcount`.
+
+        Args:
+            state: The position.
+            color: The colour (an `int32` scalar).
+
+        Returns:
+            Packed `uint32[O, H]`: bit `c` of word `[o, r]` is orientation `o` anchored at `(r, c)`.
+        """
         return self.game.placement_bits(
             state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32)
         )
 
     def player_scores(self, state: State) -> jax.Array:
-        """`int32[num_players]`: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """Each player's score: the sum of its colours' (a shared colour counts for nobody).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `int32[num_players]`.
+        """
         return self.game.player_scores(state)
 
     def is_first_move(self, state: State, color: jax.Array | int | None = None) -> jax.Array:
-        """`bool`: `color`'s (default: the colour to move's) next placement is its first, so it must cover a
-        start cell."""
+        """Whether a colour's next placement is its first, so it must cover a start cell.
+
+        Args:
+            state: The position.
+            color: The colour; default the colour to move.
+
+        Returns:
+            A `bool` scalar array.
+        """
         return rules.is_first_move(state.pieces_placed, state.current_color if color is None else color)
 
     # ------------------------------------------------------------------------------------------------- internals
@@ -524,7 +572,14 @@ class Env:
         return in_range & ok & ~(state.terminated | state.truncated)
 
     def final_rewards(self, scores: jax.Array) -> jax.Array:
-        """`float32[num_players]` terminal rewards from the colour scores, in the env's reward mode."""
+        """The terminal rewards of a finished game, in the env's reward mode.
+
+        Args:
+            scores: `int32[num_colors]` colour scores (`State.scores`).
+
+        Returns:
+            `float32[num_players]`.
+        """
         player_scores = rules.player_scores(self.tables, scores).astype(jnp.float32)
         if self.reward == "winloss":
             shares = rules.win_shares(player_scores)

@@ -34,7 +34,17 @@ class Observation:
 
 
 def color_order(tables: Tables, state, player: jax.Array) -> jax.Array:
-    """`int32[C]` colours in egocentric order for `player`."""
+    """The colours in egocentric order for a player: its own colours first, then the others, each group in turn
+    order starting from the colour to move when the player is to move, else from its first colour.
+
+    Args:
+        tables: The variant's tables.
+        state: The position.
+        player: The player (an `int32` scalar).
+
+    Returns:
+        `int32[C]` colour indices.
+    """
     num_colors = tables.variant.num_colors
     owners = jnp.asarray(tables.color_owner)
     first_own = jnp.argmax(owners == player)
@@ -45,7 +55,16 @@ def color_order(tables: Tables, state, player: jax.Array) -> jax.Array:
 
 
 def observe(tables: Tables, state, player: jax.Array) -> Observation:
-    """Features of `state` from `player`'s point of view."""
+    """Features of a position from one player's point of view (`Env.observe` binds the tables).
+
+    Args:
+        tables: The variant's tables.
+        state: The position.
+        player: Whose view (an `int32` scalar).
+
+    Returns:
+        An `Observation` whose colour axes are in `color_order`.
+    """
     width = tables.variant.board_shape[1]
     num_colors = tables.variant.num_colors
     order = color_order(tables, state, jnp.asarray(player, jnp.int32))
