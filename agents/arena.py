@@ -68,15 +68,30 @@ class MatchResult:
 
     @property
     def games(self) -> int:
+        """Games played."""
         return int(self.seats.shape[0])
 
     def policy_scores(self, index: int) -> np.ndarray:
-        """`float64[games]` mean score of policy `index`'s seats in each game."""
+        """The mean score of one policy's seats in each game.
+
+        Args:
+            index: 0 for policy A, 1 for policy B.
+
+        Returns:
+            `float64[games]`.
+        """
         mine = self.seats == index
         return (self.scores * mine).sum(1) / mine.sum(1)
 
     def margins(self, index: int) -> np.ndarray:
-        """`float64[games]` mean score of policy `index`'s seats minus the mean of the other policy's seats."""
+        """The mean score of one policy's seats minus the mean of the other policy's seats, in each game.
+
+        Args:
+            index: 0 for policy A, 1 for policy B.
+
+        Returns:
+            `float64[games]`.
+        """
         return self.policy_scores(index) - self.policy_scores(1 - index)
 
 
@@ -170,15 +185,33 @@ def _opening_runner(env: Env, moves: int, group: int):
 
 
 def max_game_moves(env: Env) -> int:
-    """An upper bound on the moves (placements and passes) of a game of `env`: every colour places each of its
-    pieces once and passes once (fewer under `max_steps`)."""
+    """An upper bound on the moves (placements and passes) of a game: every colour places each of its pieces once
+    and passes once (fewer under `max_steps`).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        The bound, in moves.
+    """
     bound = env.num_colors * (int(np.asarray(env.tables.piece_copies, np.int64).sum()) + 1)
     return bound if env.max_steps is None else min(bound, int(env.max_steps))
 
 
 def check_opening(env: Env, opening: Any) -> int:
-    """`opening` as an int after checking it is a whole number of random moves that leaves a game unfinished:
-    at least 0 and below `max_game_moves`. Raises `ValueError` saying the limit otherwise."""
+    """Check a number of random opening moves: a whole number that leaves a game unfinished.
+
+    Args:
+        env: The environment.
+        opening: The number of moves.
+
+    Returns:
+        `opening` as an int.
+
+    Raises:
+        ValueError: `opening` is not an int, is negative, or is not below `max_game_moves` (the message says the
+            limit).
+    """
     if isinstance(opening, bool) or not isinstance(opening, (int, np.integer)) or int(opening) < 0:
         raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
     limit = max_game_moves(env)
@@ -329,7 +362,16 @@ def _result(
 
 # ----------------------------------------------------------------------------------------------------- statistics
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval `(lo, hi)` for a proportion `successes / n` (ties may count as half)."""
+    """The Wilson score interval of a proportion `successes / n`.
+
+    Args:
+        successes: Successes (ties may count as half).
+        n: Trials; `(0, 1)` is returned when there are none.
+        z: The normal quantile; the default gives a 95 % interval.
+
+    Returns:
+        `(lo, hi)`, within `[0, 1]` and around `successes / n`.
+    """
     if n <= 0:
         return (0.0, 1.0)
     p = successes / n
@@ -340,7 +382,15 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 
 def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
-    """Normal-approximation interval `(lo, hi)` of the mean of `values`."""
+    """The normal-approximation interval of a mean.
+
+    Args:
+        values: The samples; one sample gives an interval of width 0.
+        z: The normal quantile; the default gives a 95 % interval.
+
+    Returns:
+        `(lo, hi)`.
+    """
     values = np.asarray(values, np.float64)
     mean = float(values.mean())
     half = z * float(values.std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else 0.0
@@ -350,10 +400,18 @@ def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
 def bradley_terry_elo(
     wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000, anchor: int = 0
 ) -> np.ndarray:
-    """Elo-scale ratings (agent `anchor` at 0) from `wins[i, j]` (credit of i against j) and `games[i, j]`.
+    """Elo-scale ratings from pairwise results: a Bradley-Terry model fitted by minorisation-maximisation.
 
-    Fits a Bradley-Terry model by minorisation-maximisation with `prior_games` virtual drawn games per played
-    pairing, which keeps ratings finite when an agent wins every game.
+    Args:
+        wins: `float[M, M]`, `wins[i, j]` the win credit of agent `i` against agent `j`.
+        games: `float[M, M]`, the games `i` and `j` played.
+        prior_games: Virtual drawn games added to every played pairing, which keeps ratings finite when an agent
+            wins every game.
+        iterations: Iterations of the fit.
+        anchor: The agent rated 0.
+
+    Returns:
+        `float64[M]` ratings on the Elo scale (400 points for odds of 10 to 1).
     """
     played = games > 0
     w = wins + 0.5 * prior_games * played
@@ -529,8 +587,19 @@ def round_robin(
 
 
 def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
-    """Aggregate `matches` into an `ArenaReport` (per-agent stats over all its games, Elo ratings with
-    `random` at 0, or the first agent when `random` is not among `names`)."""
+    """Aggregate matches into an `ArenaReport`: per-agent stats over all its games and Elo ratings.
+
+    Args:
+        variant: The variant's name, for the report.
+        games: Games asked for per pairing, for the report.
+        seed: The seed of the round robin, for the report.
+        names: The agents, in the report's order.
+        matches: The matches played between them.
+
+    Returns:
+        The report, with Elo ratings that put `random` at 0, or the first agent when `random` is not among
+        `names`.
+    """
     index = {n: i for i, n in enumerate(names)}
     credit = {n: [] for n in names}
     scores = {n: [] for n in names}

@@ -85,14 +85,29 @@ class _Checker:
 
 def state_size_bound(env: bj.Env) -> int:
     """Most bytes one state may take: the int8 board and piece counts, the packed mask and a few words per colour
-    and player (no unpacked `num_actions` mask, no float planes)."""
+    and player (no unpacked `num_actions` mask, no float planes).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        The bound in bytes.
+    """
     rows, cols = env.board_shape
     c, p, n = env.num_colors, env.num_pieces, env.num_players
     return rows * cols + c * p + 4 * env.num_orientations * rows + 16 * c + 4 * n + 64
 
 
 def check_state(env: Any, state: bj.State) -> None:
-    """Shapes and dtypes of one (unbatched) state, its mask and its observation."""
+    """Assert the shapes, dtypes and value ranges of one (unbatched) state and its mask, and its size.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        state: The state.
+
+    Raises:
+        AssertionError: The first broken promise (chex's message, or one naming the field).
+    """
     rows, cols = env.board_shape
     c, p, n, o = env.num_colors, env.num_pieces, env.num_players, env.num_orientations
     chex.assert_shape(state.board, (rows, cols))
@@ -128,7 +143,15 @@ def check_state(env: Any, state: bj.State) -> None:
 
 
 def check_observation(env: bj.Env, obs: bj.Observation) -> None:
-    """Shapes, dtypes and the `[0, 1]` range of one (unbatched) observation."""
+    """Assert the shapes, dtypes and the `[0, 1]` range of one (unbatched) observation.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        obs: The observation.
+
+    Raises:
+        AssertionError: The first broken promise.
+    """
     rows, cols = env.board_shape
     c, p = env.num_colors, env.num_pieces
     chex.assert_shape(obs.planes, (rows, cols, 2 * c))
@@ -141,7 +164,15 @@ def check_observation(env: bj.Env, obs: bj.Observation) -> None:
 
 
 def check_terminal_rewards(env: bj.Env, state: bj.State) -> None:
-    """Rewards of the terminal step as the env module documents them."""
+    """Assert the rewards of a terminal step as the env module documents them, in the env's reward mode.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        state: The state after the terminal step.
+
+    Raises:
+        AssertionError: A reward differs from the documented one.
+    """
     rewards = np.asarray(state.rewards)
     scores = np.asarray(state.scores) @ env.tables.player_color_matrix.T
     if env.reward == "winloss":
@@ -156,7 +187,15 @@ def check_terminal_rewards(env: bj.Env, state: bj.State) -> None:
 
 
 def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
-    """A uniformly random game to its end: all states (the initial one first) and the actions taken."""
+    """Play a uniformly random game to its end (jitted step, one action at a time).
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        seed: Seed of the PRNG key.
+
+    Returns:
+        `(states, actions)`: every state, the initial one first, and the actions taken.
+    """
     step, sample = jax.jit(env.step), jax.jit(env.sample_action)
     limit = env.num_colors * (int(env.tables.piece_copies.sum()) + 1) + 1
     key = jax.random.key(seed)
@@ -173,13 +212,19 @@ def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
 def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
     """Assert the whole environment contract on `env` with one random game (see the module doc).
 
-    `env` is a `Env` (any variant, registered or custom) or a wrapper with its interface
-    (`ENV_INTERFACE`), a `PgxEnv` or an OpenSpiel game of
-    `blokus_jax.adapters.openspiel`; for an adapter the core env inside it is checked first, then the adapter
-    against it. `eager_steps` steps are also replayed without `jit` (op by op, slow to compile: keep it small);
-    `vmap_batch` states of the game are stepped as one batch. Raises `ContractError` (an
-    `AssertionError`) naming the property, the variant and the step of the first broken promise, and
-    `TypeError` for an object without the interface; returns `None`.
+    For an adapter the core env inside it is checked first, then the adapter against it.
+
+    Args:
+        env: An `Env` (any variant, registered or custom) or a wrapper with its interface (`ENV_INTERFACE`), a
+            `PgxEnv` or an OpenSpiel game of `blokus_jax.adapters.openspiel`.
+        seed: Seed of the random game.
+        eager_steps: Steps also replayed without `jit` (op by op, slow to compile: keep it small).
+        vmap_batch: States of the game stepped as one batch.
+
+    Raises:
+        ContractError: The first broken promise (an `AssertionError`), naming the property, the variant and
+            the step.
+        TypeError: `env` lacks the interface.
     """
     pgx_adapter = sys.modules.get("blokus_jax.adapters.pgx")
     spiel_adapter = sys.modules.get("blokus_jax.adapters.openspiel")
@@ -201,7 +246,17 @@ def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4
 
 
 def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
-    """`check_env` for a core `Env` (or a wrapper with its interface)."""
+    """`check_env` for a core `Env` (or a wrapper with its interface).
+
+    Args:
+        env: The environment.
+        seed: Seed of the random game.
+        eager_steps: Steps also replayed without `jit`.
+        vmap_batch: States of the game stepped as one batch.
+
+    Raises:
+        ContractError: The first broken promise, naming the property, the variant and the step.
+    """
     check = _Checker(env.variant.name)
     n_actions, pass_action = env.num_actions, env.pass_action
     key = jax.random.key(seed)
@@ -347,8 +402,15 @@ def check_pgx_env(env: Any, seed: int = 0) -> None:
     jitted) beside the core's, asserting at every step Pgx's conventions (dtypes, the stored mask equal to the
     core's and all True once over, `_step_count`, the observation equal to the core's planes for the player to
     move, rewards) and, from the start, Pgx's illegal-action rule (the offender gets the penalty, every other player
-    `(n - 1)` times its magnitude) for a forbidden and two out-of-range actions. Part of `check_env`; raises
-    `ContractError`."""
+    `(n - 1)` times its magnitude) for a forbidden and two out-of-range actions. Part of `check_env`.
+
+    Args:
+        env: A `PgxEnv`.
+        seed: Seed of the random game.
+
+    Raises:
+        ContractError: The first broken promise.
+    """
     core = env.core
     check = _Checker(core.variant.name, "check_env (Pgx adapter)")
     n = core.num_players
@@ -415,7 +477,15 @@ def check_openspiel_game(game: Any, seed: int = 0) -> None:
     through the OpenSpiel state, asserting at every step the player to move, the sorted legal actions (the core's
     mask), action strings that read back, the observation tensor (the core's features for every player), zero
     returns until the end and the core's rewards at the end, `clone` independence and a serialisation round trip
-    at a few steps. Part of `check_env`; raises `ContractError`."""
+    at a few steps. Part of `check_env`.
+
+    Args:
+        game: A `BlokusGame` of `blokus_jax.adapters.openspiel`.
+        seed: Seed of the random game.
+
+    Raises:
+        ContractError: The first broken promise.
+    """
     import pyspiel
 
     core = game.core
