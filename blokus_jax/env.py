@@ -104,6 +104,9 @@ class Game:
     them. The transition is split in two so that `Env.step` can select between the moved and the unmoved
     position on the small fields and then compute the mask once: `move` (everything but the mask) and
     `with_legal_bits` (the mask of the colour now to move).
+
+    Args:
+        tables: The variant's precomputed tables.
     """
 
     def __init__(self, tables: Tables):
@@ -115,8 +118,15 @@ class Game:
         return jax.tree.map(jnp.asarray, self._initial)
 
     def step(self, state: State, action: jax.Array) -> State:
-        """The position after the legal `action` (a placement or, when nothing can be placed, the pass) of the
-        colour to move: the piece placed, the next colour, passes, scores, `terminated` and the new mask."""
+        """The position after a legal action of the colour to move.
+
+        Args:
+            state: The position.
+            action: A legal placement or, when nothing can be placed, the pass (not checked: `Env` checks).
+
+        Returns:
+            The next position: the piece placed, the next colour, passes, scores, `terminated` and the new mask.
+        """
         return self.with_legal_bits(self.move(state, action))
 
     def move(self, state: State, action: jax.Array, apply: jax.Array | bool = True) -> State:
@@ -127,6 +137,14 @@ class Game:
         Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
         that passes is marked and skipped from then on; `terminated` is set on the step in which the last colour
         passes. Stepping a terminated position is not defined here (`Env` makes it a no-op).
+
+        Args:
+            state: The position.
+            action: A legal action of the colour to move (not checked).
+            apply: Where false (a `bool` scalar), the position is returned unchanged.
+
+        Returns:
+            The next position with a stale `legal_bits`.
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
@@ -160,7 +178,14 @@ class Game:
         )
 
     def with_legal_bits(self, state: State) -> State:
-        """`state` with `legal_bits` recomputed for its colour to move."""
+        """Recompute the legal mask of a position's colour to move.
+
+        Args:
+            state: The position (its `legal_bits` may be stale).
+
+        Returns:
+            `state` with `legal_bits` recomputed.
+        """
         return state.replace(
             legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed, state.current_color)
         )
@@ -168,7 +193,17 @@ class Game:
     def placement_bits(
         self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array, color: jax.Array
     ) -> jax.Array:
-        """Packed legal placements `uint32[O, H]` of `color` in the position given by the other arguments."""
+        """The legal placements of a colour in a position given by its fields.
+
+        Args:
+            board: `int8[H, W]`, as in `State.board`.
+            remaining: `int8[C, P]`, as in `State.remaining`.
+            pieces_placed: `int32[C]`, as in `State.pieces_placed`.
+            color: The colour (an `int32` scalar).
+
+        Returns:
+            Packed `uint32[O, H]`: bit `c` of word `[o, r]` is orientation `o` anchored at `(r, c)`.
+        """
         t = self.tables
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
@@ -181,13 +216,28 @@ class Game:
         return jax.lax.optimization_barrier(bits)
 
     def player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
-        """`int32` player who places `color` next (for a shared colour, the players take turns)."""
+        """The player who places a colour next (for a shared colour, the players take turns).
+
+        Args:
+            color: The colour (an `int32` scalar).
+            pieces_placed: `int32[C]`, as in `State.pieces_placed`.
+
+        Returns:
+            An `int32` scalar.
+        """
         owner = jnp.asarray(self.tables.color_owner)[color]
         shared_turn = pieces_placed[color] % self.variant.num_players
         return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
 
     def player_scores(self, state: State) -> jax.Array:
-        """`int32[num_players]`: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """Each player's score: the sum of its colours' (a shared colour counts for nobody).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `int32[num_players]`.
+        """
         return rules.player_scores(self.tables, state.scores)
 
     @functools.cached_property
@@ -247,6 +297,15 @@ def action_id(action: Any) -> jax.Array:
     array or tracer. Raises `ActionTypeError` (at trace time under `jit`) for a bool,
     a float or anything that is not one integer. Note that with x64 disabled (JAX's default) `jax.jit` itself
     narrows a 64-bit NumPy *argument* to 32 bits before any function sees it: pass actions as int32 there.
+
+    Args:
+        action: One integer action (a Python int, a NumPy integer scalar, or a JAX integer array of shape `()`).
+
+    Returns:
+        An `int32` scalar array.
+
+    Raises:
+        ActionTypeError: `action` is a bool, a float, a string, `None`, or an array of another dtype or shape.
     """
     if isinstance(action, (bool, np.bool_)):
         raise ActionTypeError(f"action {action!r} is a bool; pass one integer action index")

@@ -31,14 +31,31 @@ def split_action(action, board_shape: tuple[int, int]):
     Plain integer arithmetic, so it works on Python ints, NumPy arrays and traced JAX arrays alike (elementwise on
     arrays). No range check: the pass gives orientation `num_orientations`; `Tables.decode` is the checked
     host-side version.
+
+    Args:
+        action: Placement index (a Python int, a NumPy or a JAX array).
+        board_shape: `(rows, cols)` of the board.
+
+    Returns:
+        `(orientation, row, col)`, of the same kind as `action`.
     """
     rows, cols = board_shape
     return action // (rows * cols), (action // cols) % rows, action % cols
 
 
 def join_action(orientation, row, col, board_shape: tuple[int, int]):
-    """The placement index of `orientation` anchored at `(row, col)`: the inverse of `split_action`
-    (Python ints, NumPy or JAX arrays; no range check)."""
+    """The placement index of `orientation` anchored at `(row, col)`: the inverse of `split_action` (no range
+    check).
+
+    Args:
+        orientation: Orientation index (a Python int, a NumPy or a JAX array).
+        row: Row of the top-left of the orientation's bounding box.
+        col: Column of the same.
+        board_shape: `(rows, cols)` of the board.
+
+    Returns:
+        The placement index, of the same kind as the arguments.
+    """
     rows, cols = board_shape
     return (orientation * rows + row) * cols + col
 
@@ -175,7 +192,17 @@ class Tables:
         return join_action(orientation, row, col, self.variant.board_shape)
 
     def decode(self, action: int) -> tuple[int, int, int, int]:
-        """`(piece, orientation_in_piece, row, col)` of a placement index; raises for the pass or a bad index."""
+        """A placement index split into its parts (checked, host-side).
+
+        Args:
+            action: A placement index.
+
+        Returns:
+            `(piece, orientation_in_piece, row, col)`.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it is the pass.
+        """
         action = self._check_index(action)
         if action == self.pass_action:
             raise IllegalActionError(f"action {action} is the pass; it has no piece or cells")
@@ -183,7 +210,20 @@ class Tables:
         return int(self.orientation_piece[o]), int(self.orientation_index_in_piece[o]), r, c
 
     def encode(self, piece: int, orientation: int, row: int, col: int) -> int:
-        """Action index of `piece` in its `orientation`-th orientation with bounding-box corner `(row, col)`."""
+        """The action index of `piece` in its `orientation`-th orientation with bounding-box corner `(row, col)`.
+
+        Args:
+            piece: Index of the piece in the variant's piece list.
+            orientation: Index among that piece's distinct orientations.
+            row: Row of the bounding box's top-left corner.
+            col: Column of the same.
+
+        Returns:
+            The action index.
+
+        Raises:
+            IllegalActionError: `piece` or `orientation` is out of range, or the anchor is off the board.
+        """
         rows, cols = self.variant.board_shape
         num_pieces = self.variant.num_pieces
         if not 0 <= piece < num_pieces:
@@ -198,7 +238,18 @@ class Tables:
         return self.join_action(int(self.piece_first_orientation[piece]) + orientation, row, col)
 
     def action_cells(self, action: int) -> np.ndarray:
-        """`int32[k, 2]` board cells a placement covers (`[0, 2]` for the pass); raises if off the board."""
+        """The board cells a placement covers.
+
+        Args:
+            action: A placement index, or the pass.
+
+        Returns:
+            `int32[k, 2]` `(row, col)` cells; shape `[0, 2]` for the pass.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it puts the piece partly off
+                the board.
+        """
         rows, cols = self.variant.board_shape
         action = self._check_index(action)
         if action == self.pass_action:
@@ -213,7 +264,18 @@ class Tables:
         return cells
 
     def action_from_cells(self, cells) -> int:
-        """The placement index covering exactly `cells` (any order); raises if no piece has that shape."""
+        """The placement index covering exactly `cells`.
+
+        Args:
+            cells: `(row, col)` pairs in any order.
+
+        Returns:
+            The placement index.
+
+        Raises:
+            IllegalActionError: `cells` are not `(row, col)` pairs, are empty, are off the board, or no piece of the
+                variant has that shape.
+        """
         try:
             arr = np.asarray(cells, np.int64).reshape(-1, 2)
         except (TypeError, ValueError) as exc:

@@ -200,7 +200,14 @@ class Variant:
         return sum(p.size * p.copies for p in self.pieces)
 
     def color_owner(self, color: int) -> int:
-        """The player who owns `color` (-1 for the shared colour)."""
+        """The player who owns a colour.
+
+        Args:
+            color: The colour.
+
+        Returns:
+            The player's index, or -1 for the shared colour.
+        """
         for player, colors in enumerate(self.players_to_colors):
             if color in colors:
                 return player
