@@ -39,7 +39,12 @@ class AgentSpecError(BlokusError, ValueError):
 class ParamPolicy:
     """A policy split into a static function `fn(params, key, state) -> action` and its `params` (e.g. network
     weights). Callable like any policy (and `jax.jit`-able); the arena passes `params` into its compiled match as
-    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
+    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it.
+
+    Attributes:
+        fn: `fn(params, key, state) -> int32` for one unbatched state; static (hashable) so compilations are shared.
+        params: The parameters `fn` is called with (any pytree).
+    """
 
     fn: Callable[[Any, jax.Array, State], jax.Array]
     params: Any
@@ -157,7 +162,16 @@ def register_prefix(
 
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
     """Make a run directory whose checkpoint metadata says `"algorithm": algorithm` resolve to
-    `loader(run_dir, env, **options)`."""
+    `loader(run_dir, env, **options)`.
+
+    Args:
+        algorithm: The algorithm's name in the metadata (`"ppo"`, `"alphazero"`): a plain identifier.
+        loader: `loader(run_dir, env, **options) -> Policy`.
+        replace: Replace a loader already registered instead of raising.
+
+    Raises:
+        ValueError: `algorithm` is not an identifier or is taken (unless `replace`).
+    """
     _register(_RUN_KINDS, algorithm, loader, replace)
 
 
@@ -219,9 +233,17 @@ def resolve_agent(spec: str, env: Env) -> Policy:
 
 def check_agent(spec: str, env: Env) -> None:
     """Check agent `spec` for `env` as `resolve_agent` would (the name, each option's type and range, the
-    search budget rule, the memory estimate) without building it, raising the same `AgentSpecError`: for an
-    agent built later (`play`'s hint bot, whose time budget is calibrated at the first hint), so that a bad spec
-    is refused at once. A run directory is only checked to exist."""
+    search budget rule, the memory estimate) without building it: for an agent built later (`play`'s hint bot,
+    whose time budget is calibrated at the first hint), so that a bad spec is refused at once. A run directory is
+    only checked to exist.
+
+    Args:
+        spec: The agent spec.
+        env: The environment the agent will play.
+
+    Raises:
+        AgentSpecError: What `resolve_agent` would raise for the spec, but for a run directory's checkpoint.
+    """
     _resolve(spec, env, build=False)
 
 
@@ -393,11 +415,20 @@ def _typed_options(
 
 
 def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
-    """`(name, options)` of the spec of a registered agent (`mcts:sims=64,playouts=4` -> `("mcts", {"sims":
-    64, "playouts": 4})`), each option typed and range-checked as `resolve_agent` would, nothing built: for
-    settings that name an agent without playing it (the AlphaZero trainer's `teacher`). Raises
-    `AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
-    option."""
+    """Read the options of a registered agent's spec, typed and range-checked as `resolve_agent` would, nothing
+    built: for settings that name an agent without playing it (the AlphaZero trainer's `teacher`).
+
+    Args:
+        spec: The spec of a registered agent (`"mcts:sims=64,playouts=4"`).
+        env: The environment the agent would play.
+
+    Returns:
+        `(name, options)`, e.g. `("mcts", {"sims": 64, "playouts": 4})`.
+
+    Raises:
+        AgentSpecError: An empty spec, an unknown agent (prefixes and run directories have no options to read) or
+            a bad option.
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"agent spec {spec!r} is empty; give an agent name from {agent_names()}")
     name, colon, rest = spec.partition(":")
@@ -542,14 +573,37 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
-    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.checkpoint`), built for
-    `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another variant."""
+    """The network and parameters of the newest checkpoint in a run directory (see `blokus_agents.checkpoint`).
+
+    Args:
+        run_dir: The run directory.
+        env: The environment the network is built for.
+
+    Returns:
+        `(network, params)`.
+
+    Raises:
+        CheckpointError: There is no checkpoint, it is corrupt, or it was trained on another variant.
+        MissingExtraError: The `train` extra (orbax) is not installed.
+    """
     return _reader(run_dir).load_network(run_dir, env)
 
 
 def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
-    """The PPO policy of the newest checkpoint in `run_dir` for `env`: argmax of the masked policy when
-    `greedy`, else a sample. Raises `CheckpointError` as `load_network` does."""
+    """The network policy of the newest checkpoint in a run directory.
+
+    Args:
+        run_dir: The run directory.
+        env: The environment.
+        greedy: Play the argmax of the masked policy; `False` samples from it.
+
+    Returns:
+        A `ParamPolicy` (see `network_policy`).
+
+    Raises:
+        CheckpointError: As `load_network`.
+        MissingExtraError: As `load_network`.
+    """
     network, params = load_network(run_dir, env)
     return network_policy(env, network, params, greedy)
 
