@@ -343,9 +343,19 @@ class BlokusGymEnv(gymnasium.Env):
         return self._state
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Start a new game (`seed` reseeds the env's RNG; `options={"seat": k}` fixes the learner's seat for
-        this episode) and let the opponents before the learner move. Returns `(observation, info)`. Bad
-        arguments raise `ConfigError` before anything changes."""
+        """Start a new game and let the opponents before the learner move.
+
+        Args:
+            seed: Reseeds the env's RNG (a non-negative int; NumPy integers are accepted); `None` keeps it.
+            options: `{"seat": k}` fixes the learner's seat for this episode; `None` draws it as configured.
+
+        Returns:
+            `(observation, info)`.
+
+        Raises:
+            ConfigError: A bad seed, options that are not a dict, an unknown option, or a seat that is not a
+                player; nothing changes.
+        """
         seed, seat = _check_seed(seed), _reset_seat(self._game, options)
         super().reset(seed=seed)
         game_seed, drawn = _draw_episode(self.np_random, self.seat_option, self.core.num_players)
@@ -354,9 +364,19 @@ class BlokusGymEnv(gymnasium.Env):
         return obs, self._info()
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        """Play the learner's `action` and the opponents' replies; returns `(observation, reward, terminated,
-        truncated, info)`. Raises `RejectedActionError` for a malformed action or a step after the end
-        (and, with `illegal_action="raise"`, for a forbidden one), leaving the env unchanged."""
+        """Play the learner's action and the opponents' replies.
+
+        Args:
+            action: One integer action index.
+
+        Returns:
+            `(observation, reward, terminated, truncated, info)`; with `illegal_action="penalty"` an illegal
+            action ends the game and `info["illegal_action"]` says why.
+
+        Raises:
+            RejectedActionError: A malformed action, a step before `reset` or after the end, or (with
+                `illegal_action="raise"`) a forbidden one; the env is unchanged.
+        """
         index = action_index(action, self.core.num_actions)
         if self._mask is None:
             raise RejectedActionError("step() before reset(); call reset() first", action, "game_over")
@@ -472,9 +492,19 @@ class BlokusVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict, dict]:
-        """Start `num_envs` new games; sub-env `i` is seeded with `seed + i` (or `seed[i]`; NumPy integers
-        are accepted) and `options={"seat": k}` fixes the learner's seat of this episode in every sub-env. Returns
-        the batched `(observations, infos)`. Bad arguments raise `ConfigError` before anything changes."""
+        """Start `num_envs` new games.
+
+        Args:
+            seed: One int (sub-env `i` is seeded with `seed + i`) or one seed a sub-env (`seed[i]`); NumPy
+                integers are accepted; `None` for fresh entropy.
+            options: `{"seat": k}` fixes the learner's seat of this episode in every sub-env.
+
+        Returns:
+            The batched `(observations, infos)`.
+
+        Raises:
+            ConfigError: A bad seed or wrong number of seeds, or bad options; nothing changes.
+        """
         n = self.num_envs
         if seed is None:
             seeds = [None] * n
@@ -510,7 +540,18 @@ class BlokusVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env with its action (sub-envs that finished last step restart instead under
-        `NEXT_STEP`); returns batched `(observations, rewards, terminations, truncations, infos)`."""
+        `NEXT_STEP`).
+
+        Args:
+            actions: `num_envs` integer action indices.
+
+        Returns:
+            The batched `(observations, rewards, terminations, truncations, infos)`.
+
+        Raises:
+            RejectedActionError: Malformed actions, a step before `reset`, or (with `illegal_action="raise"`) a
+                forbidden action in some sub-env (the message names the first); nothing changes.
+        """
         if self._mask is None:
             raise RejectedActionError("step() before reset(); call reset() first", actions, "game_over")
         n = self.num_envs

@@ -115,9 +115,11 @@ class BlokusAECEnv(AECEnv):
 
     # -------------------------------------------------------------------------------------------- pettingzoo API
     def observation_space(self, agent: str) -> spaces.Dict:
+        """The observation space of an agent (`{"observation", "action_mask"}`)."""
         return self._observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Discrete:
+        """The action space of an agent: `Discrete(num_actions)`."""
         return self._action_spaces[self._check_agent(agent)]
 
     @property
@@ -126,9 +128,15 @@ class BlokusAECEnv(AECEnv):
         return self._state
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game (Blokus has no chance, so `seed` changes nothing; it is accepted for the API, as are
-        `options`, which are ignored). A seed that is not an int or options that are not a dict raise
-        `ConfigError`, leaving the env as it was."""
+        """Start a new game.
+
+        Args:
+            seed: Accepted for the API (an int or `None`); Blokus has no chance, so it changes nothing.
+            options: Accepted for the API (a dict or `None`) and ignored.
+
+        Raises:
+            ConfigError: A seed that is not an int or options that are not a dict; the env is as it was.
+        """
         if seed is not None and not is_int(seed):
             raise ConfigError(f"seed {seed!r} is not an int; pass an int or None")
         if options is not None and not isinstance(options, dict):
@@ -142,7 +150,17 @@ class BlokusAECEnv(AECEnv):
         self._absorb(view)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """`{"observation", "action_mask"}` of `agent`; the mask is all zero unless `agent` is to act."""
+        """What one agent sees now.
+
+        Args:
+            agent: One of `possible_agents`.
+
+        Returns:
+            `{"observation", "action_mask"}`; the mask is all zero unless `agent` is to act.
+
+        Raises:
+            ConfigError: An unknown agent, or a call before `reset`.
+        """
         self._check_agent(agent)
         if not hasattr(self, "_state"):
             raise ConfigError("observe() before reset(); call reset() first")
@@ -155,8 +173,15 @@ class BlokusAECEnv(AECEnv):
         return {"observation": planes, "action_mask": mask}
 
     def step(self, action: Any) -> None:
-        """Play `action` for `agent_selection` (`None` for an agent that is already done). Raises
-        `RejectedActionError` for a malformed or illegal action and leaves the env unchanged."""
+        """Play an action for `agent_selection`.
+
+        Args:
+            action: One integer action index; `None` for an agent that is already done.
+
+        Raises:
+            RejectedActionError: A malformed or illegal action, or a call before `reset` or after every agent has
+                left the finished game; the env is unchanged.
+        """
         self._check_reset(action)
         agent = self.agent_selection
         if self._is_done(agent):
@@ -177,8 +202,17 @@ class BlokusAECEnv(AECEnv):
             self.render()
 
     def act(self, agent: str, action: Any) -> None:
-        """`step` for a caller that names who is acting: raises `RejectedActionError` (reason
-        `"not_your_turn"`) when `agent` is not `agent_selection`, leaving the env unchanged."""
+        """`step` for a caller that names who is acting.
+
+        Args:
+            agent: The agent acting.
+            action: Its action, as for `step`.
+
+        Raises:
+            RejectedActionError: `agent` is not `agent_selection` (reason `"not_your_turn"`), or as for `step`;
+                the env is unchanged.
+            ConfigError: An unknown agent.
+        """
         self._check_agent(agent)
         self._check_reset(action)
         if agent != self.agent_selection:

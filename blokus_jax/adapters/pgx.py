@@ -241,15 +241,39 @@ class PgxEnv(pgx.Env):
     def step(self, state: State, action: Any, key: jax.Array | None = None) -> State:
         """Pgx's step (its illegal-action rule, the stored mask, the observation) after checking, when it is
         called or traced, that `state` is one unbatched state of this variant and `action` one integer (see
-        the module doc); raises `ConfigError`, `VariantError`
-        or `ActionTypeError` otherwise."""
+        the module doc).
+
+        Args:
+            state: One unbatched state of this variant (`jax.vmap` the step for a batch).
+            action: One integer action index.
+            key: Accepted for Pgx's API; Blokus has no chance.
+
+        Returns:
+            The next `State`.
+
+        Raises:
+            ConfigError: `state` is not one unbatched state of this env.
+            VariantError: `state` is of another variant.
+            ActionTypeError: `action` is not one integer.
+        """
         self._check_state(state, "step")
         return super().step(state, action_id(action), key)
 
     def observe(self, state: State, player_id: Any = None) -> jax.Array:
-        """Pgx's observe: `bool[H, W, 2C]` for `player_id` (default: the player to move; Pgx deprecates the
-        argument and warns). Raises `ConfigError` for a player id that is not an integer
-        in `[0, num_players)` and for a state that is not one unbatched state of this variant."""
+        """Pgx's observe.
+
+        Args:
+            state: One unbatched state of this variant.
+            player_id: Whose view; default the player to move (Pgx deprecates the argument and warns).
+
+        Returns:
+            `bool[H, W, 2C]` planes.
+
+        Raises:
+            ConfigError: A player id that is not an integer in `[0, num_players)`, or a state that is not one
+                unbatched state of this env.
+            VariantError: `state` is of another variant.
+        """
         self._check_state(state, "observe")
         if player_id is not None:
             player_id = self._check_player(player_id)
