@@ -75,8 +75,17 @@ def _app() -> str:
 
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
-    """Why `action` is not legal in `state`, in one sentence with the variant's colour names and Pentobi cell
-    names (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.render`)."""
+    """Why an action is not legal, in one sentence with the variant's colour names and Pentobi cell names
+    (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.render`).
+
+    Args:
+        variant: The rules.
+        state: One unbatched position.
+        action: The action index.
+
+    Returns:
+        The sentence, e.g. "Blue's piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1".
+    """
     return rules.explain_illegal(
         _env(variant).tables,
         state,
@@ -302,7 +311,17 @@ class GameRecord:
         return self.state_at(len(self.actions))
 
     def state_at(self, step: int) -> State:
-        """The `State` after the first `step` actions (`0`: the start; negative counts from the end)."""
+        """The position after the first `step` actions, replayed.
+
+        Args:
+            step: Actions played: `0` is the start, `len(actions)` the end; negative counts from the end.
+
+        Returns:
+            The `State`.
+
+        Raises:
+            RecordError: `step` is outside the record's positions.
+        """
         total = len(self.actions)
         index = step + total if step < 0 else step
         if not 0 <= index <= total:
@@ -351,9 +370,16 @@ class GameRecord:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """Compact JSON text: the variant (its name, or its full definition if it is custom), players, metadata,
-        the action ids, the same moves as `[colour, "pentobi cells"]` pairs (`""` for a pass), the final
-        per-colour scores and whether the game ended. `from_json` reads it back."""
+        """The record as JSON text, which `from_json` reads back.
+
+        Args:
+            indent: Indent nested values by this many spaces; `None` for compact text on one line.
+
+        Returns:
+            The variant (its name, or its full definition if it is custom), players, metadata, the action ids,
+            the same moves as `[colour, "pentobi cells"]` pairs (`""` for a pass), the final per-colour scores
+            and whether the game ended.
+        """
         separators = (",", ":") if indent is None else None
         return json.dumps(self.to_dict(), indent=indent, separators=separators)
 

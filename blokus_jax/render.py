@@ -45,7 +45,17 @@ _EMPTY, _GRID, _INK, _PANEL = "#F4F4F0", "#C8C8C0", "#222222", "#FFFFFF"
 
 def color_names(variant: Variant) -> tuple[str, ...]:
     """Display names of the variant's colours, as Pentobi names them (Blue, Yellow, Red, Green; Purple and Orange
-    in Duo; Green and Orange in Junior); other variants use the four-colour names in order."""
+    in Duo; Green and Orange in Junior); other variants use the four-colour names in order.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One name a colour.
+
+    Raises:
+        VariantError: The variant has more colours than pictures support.
+    """
     names = _NAMES_BY_VARIANT.get(variant.name, DEFAULT_NAMES)
     if variant.num_colors > len(names):
         names = DEFAULT_NAMES
@@ -57,12 +67,29 @@ def color_names(variant: Variant) -> tuple[str, ...]:
 
 
 def color_hex(variant: Variant) -> tuple[str, ...]:
-    """Colour-blind-safe `#RRGGBB` fill of each of the variant's colours (Okabe-Ito palette)."""
+    """The colour-blind-safe fill of each of the variant's colours (Okabe-Ito palette).
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One `#RRGGBB` string a colour.
+
+    Raises:
+        VariantError: The variant has more colours than pictures support.
+    """
     return tuple(PALETTE[name] for name in color_names(variant))
 
 
 def column_label(col: int) -> str:
-    """Pentobi column letters: `a` ... `z`, then `aa`, `ab`, ... for wider boards."""
+    """Pentobi's letters of a column.
+
+    Args:
+        col: The column, 0 on the left.
+
+    Returns:
+        `a` ... `z`, then `aa`, `ab`, ... for wider boards.
+    """
     return chr(ord("a") + col) if col < 26 else chr(ord("a") + col // 26 - 1) + chr(ord("a") + col % 26)
 
 
@@ -72,14 +99,32 @@ _POINT = re.compile(r"([a-z]{1,2})([0-9]{1,3})")
 
 def cell_name(variant: Variant, row: int, col: int) -> str:
     """Pentobi/.blksgf name of cell `(row, col)`: column letters, then the row counted from the bottom (`a1` is
-    the bottom-left corner). The same names label `to_text` boards and the `play` command's input."""
+    the bottom-left corner). The same names label `to_text` boards and the `play` command's input.
+
+    Args:
+        variant: The rules (for the board's height).
+        row: The row, 0 at the top.
+        col: The column, 0 on the left.
+
+    Returns:
+        The name, e.g. `"e10"`.
+    """
     return f"{column_label(int(col))}{variant.board_shape[0] - int(row)}"
 
 
 def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
-    """`(row, col)` of a Pentobi cell name like `"e10"` (inverse of `cell_name`).
+    """The cell of a Pentobi cell name like `"e10"` (the inverse of `cell_name`).
 
-    Raises `IllegalActionError` (a `ValueError`) naming the valid range otherwise.
+    Args:
+        variant: The rules (for the board's size).
+        text: The name; case and surrounding spaces are ignored.
+
+    Returns:
+        `(row, col)`.
+
+    Raises:
+        IllegalActionError: `text` names no cell of the board (a `ValueError`; the message gives the valid
+            range).
     """
     rows, cols = variant.board_shape
     match = _POINT.fullmatch(str(text).strip().lower())
@@ -101,7 +146,15 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
 
 def cells_text(variant: Variant, cells) -> str:
     """Pentobi point list `a1,b1,...` of `(row, col)` cells in Pentobi's canonical order (bottom row first, then
-    columns): the text of a `.blksgf` move and of a record's JSON `moves`."""
+    columns): the text of a `.blksgf` move and of a record's JSON `moves`.
+
+    Args:
+        variant: The rules.
+        cells: `(row, col)` pairs.
+
+    Returns:
+        The point list, e.g. `"a1,b1,b2"`.
+    """
     ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
     return ",".join(cell_name(variant, r, c) for r, c in ordered)
 

@@ -73,22 +73,50 @@ class SgfGame:
 
 
 def color_ids(variant: Variant) -> tuple[str, ...]:
-    """The move property of each colour: `B`, `W` with two colours, else `1`, `2`, ..."""
+    """The move property of each colour in `.blksgf`.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("B", "W")` with two colours, else `("1", "2", ...)`.
+    """
     return ("B", "W") if variant.num_colors == 2 else tuple(str(c + 1) for c in range(variant.num_colors))
 
 
 def player_props(variant: Variant) -> tuple[str, ...]:
-    """The root property naming each player: `PB`, `PW` with two players, else `P1`, `P2`, ..."""
+    """The root property naming each player in `.blksgf`.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("PB", "PW")` with two players, else `("P1", "P2", ...)`.
+    """
     return ("PB", "PW") if variant.num_players == 2 else tuple(f"P{p + 1}" for p in range(variant.num_players))
 
 
 def default_players(variant: Variant) -> tuple[str, ...]:
-    """Names used when a record names no players: `Player 1`, `Player 2`, ..."""
+    """The names used when a record names no players.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("Player 1", "Player 2", ...)`, one a player.
+    """
     return tuple(f"Player {p + 1}" for p in range(variant.num_players))
 
 
 def result_value(player_scores: Sequence[int]) -> str:
-    """The `RE` value of a finished two-player game: `B+n`, `W+n` or `0`."""
+    """The `RE` value of a finished two-player game.
+
+    Args:
+        player_scores: The two players' scores.
+
+    Returns:
+        `B+n` (the first player won by `n`), `W+n` or `0`.
+    """
     diff = int(player_scores[0]) - int(player_scores[1])
     return "0" if diff == 0 else f"B+{diff}" if diff > 0 else f"W+{-diff}"
 

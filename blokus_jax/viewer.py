@@ -49,7 +49,14 @@ def _variant_table() -> dict[str, dict]:
 
 def embed_json(data) -> str:
     """`data` as JSON text that is inert inside any HTML element: `<`, `>`, `&` and U+2028/U+2029 are
-    written as `\\u` escapes, so no string in it can close the element, open a comment or break a script."""
+    written as `\\u` escapes, so no string in it can close the element, open a comment or break a script.
+
+    Args:
+        data: JSON-ready data.
+
+    Returns:
+        Compact JSON text.
+    """
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     for ch in "<>&\u2028\u2029":
         text = text.replace(ch, f"\\u{ord(ch):04x}")
@@ -70,7 +77,14 @@ def _content_security_policy(template: str) -> str:
 
 def source_name(source: str | os.PathLike | None) -> str:
     """The file name of a record path (`/home/me/games/g.json` -> `g.json`), all a page keeps of it: a page
-    shared with others must not show the folders of the machine it was made on."""
+    shared with others must not show the folders of the machine it was made on.
+
+    Args:
+        source: The path, or `None`.
+
+    Returns:
+        The last part of the path (`""` for `None`).
+    """
     if source is None:
         return ""
     return re.split(r"[\\/]", os.fspath(source))[-1]
@@ -114,7 +128,14 @@ def page_source(path: str | Path) -> str | None:
     the noted name beside the page or, failing that, in the current folder, when such a file exists, else the bare
     noted name (`""` if none was given). `None` when the file is not a viewer page (or cannot be read). The page
     keeps only the record's file name, so two records of one name in different folders are told apart only by
-    where they lie."""
+    where they lie.
+
+    Args:
+        path: The page.
+
+    Returns:
+        The record's path or noted name, or `None` when `path` is not a readable viewer page.
+    """
     try:
         with fileio.open_regular(path, what="viewer page", error=OSError) as f:
             head = f.read(4096).decode("utf-8", errors="replace")
