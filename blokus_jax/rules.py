@@ -24,14 +24,29 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 
 
 def pack_rows(cells: jax.Array) -> jax.Array:
-    """`bool[..., H, W]` -> `uint32[..., H]` with bit `c` of row `r` set where `cells[r, c]`."""
+    """Pack boolean rows into bitboard words (boards up to 32 columns).
+
+    Args:
+        cells: `bool[..., H, W]`.
+
+    Returns:
+        `uint32[..., H]` with bit `c` of row `r` set where `cells[r, c]`.
+    """
     width = cells.shape[-1]
     weights = jnp.left_shift(jnp.uint32(1), jnp.arange(width, dtype=jnp.uint32))
     return jnp.sum(jnp.where(cells, weights, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
 
 
 def unpack_rows(words: jax.Array, width: int) -> jax.Array:
-    """`uint32[...]` -> `bool[..., width]`: the inverse of `pack_rows`."""
+    """Unpack bitboard words into boolean rows: the inverse of `pack_rows`.
+
+    Args:
+        words: `uint32[...]`.
+        width: Columns to unpack.
+
+    Returns:
+        `bool[..., width]`.
+    """
     shifts = jnp.arange(width, dtype=jnp.uint32)
     return (jnp.right_shift(words[..., None], shifts) & jnp.uint32(1)).astype(bool)
 
@@ -49,8 +64,17 @@ def forbidden_and_corners(
 ) -> tuple[jax.Array, jax.Array]:
     """Row masks of the cells a colour may not cover and of the cells that give it corner contact.
 
-    `own` and `occupied` are `uint32[H]` bitboards. Bits at columns >= W are set in `forbidden` so pieces
-    cannot hang off the right edge.
+    Bits at columns >= W are set in `forbidden` so pieces cannot hang off the right edge.
+
+    Args:
+        tables: The variant's tables.
+        own: `uint32[H]` bitboard of the colour's squares.
+        occupied: `uint32[H]` bitboard of all occupied squares.
+        first_move: Whether the colour has placed nothing yet (its corner cells are then its start cells).
+        color: The colour (an `int32` scalar).
+
+    Returns:
+        `(forbidden, corners)`, two `uint32[H]` bitboards.
     """
     width = tables.variant.board_shape[1]
     outside = jnp.uint32(ALL_ONES ^ np.uint32((1 << width) - 1))
@@ -67,6 +91,15 @@ def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_a
 
     Word `[o, r]` is the set of anchor columns where orientation `o` fits in rows `r..` without touching a
     forbidden cell and with at least one cell on a corner cell (both tests by `covering_bits`).
+
+    Args:
+        tables: The variant's tables.
+        forbidden: `uint32[H]`, from `forbidden_and_corners`.
+        corners: `uint32[H]`, from `forbidden_and_corners`.
+        piece_available: `bool[P]`, which pieces the colour still has.
+
+    Returns:
+        Packed `uint32[O, H]` legal placements.
     """
     blocked = covering_bits(tables, forbidden)
     touches = covering_bits(tables, corners)
@@ -82,6 +115,13 @@ def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
     For each cell slot `k` (a static loop over the at most 5 cells of a piece) the board row under that cell is
     gathered for every `(o, r)` at once and shifted right by the cell's column offset; OR-ing the slots gives the
     anchors that hit. Slots of smaller pieces repeat their first cell, which is harmless for an OR.
+
+    Args:
+        tables: The variant's tables.
+        cells: `uint32[H]` row bitboard.
+
+    Returns:
+        Packed `uint32[O, H]` anchors.
     """
     rows = tables.variant.board_shape[0]
     offsets = tables.cell_offsets  # [O, K, 2], static
@@ -98,16 +138,31 @@ def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
 
 
 def has_placement(bits: jax.Array) -> jax.Array:
-    """`bool[...]`: packed `uint32[..., O, H]` legal bits contain at least one placement.
+    """Whether packed legal bits contain at least one placement.
 
     A max-reduction over words: on XLA:CPU it is ~20x faster than `jnp.any` over a boolean array.
+
+    Args:
+        bits: Packed `uint32[..., O, H]` legal bits.
+
+    Returns:
+        `bool[...]`.
     """
     return jnp.max(bits, axis=(-2, -1)) != 0
 
 
 def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> jax.Array:
-    """`bool[..., O * H * width + 1]`: the legal-action mask of packed `uint32[..., O, H]` legal bits, placements
-    in action-id order and the pass last (legal exactly when no placement is); all false where `done`."""
+    """The legal-action mask of packed legal bits: placements in action-id order and the pass last (legal exactly
+    when no placement is).
+
+    Args:
+        bits: Packed `uint32[..., O, H]` legal bits.
+        width: Board columns.
+        done: Where true (`bool[...]`), nothing is legal.
+
+    Returns:
+        `bool[..., O * H * width + 1]`.
+    """
     placements = unpack_rows(bits, width)
     flat = placements.reshape(*placements.shape[:-3], -1)
     can_pass = ~has_placement(bits)
@@ -116,7 +171,14 @@ def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> j
 
 
 def popcount(words: jax.Array) -> jax.Array:
-    """Set bits per `uint32` word, as int32."""
+    """The set bits of each word.
+
+    Args:
+        words: `uint32[...]`.
+
+    Returns:
+        `int32[...]` counts.
+    """
     return jax.lax.population_count(words).astype(jnp.int32)
 
 
@@ -162,6 +224,15 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
 
     Three-level selection from popcounts: an orientation, then a row, then the bit within the row word; no
     cumulative sum over all `O * H` words and no unpacking.
+
+    Args:
+        key: A JAX PRNG key.
+        bits: Packed `uint32[O, H]` legal bits.
+        width: Board columns.
+        pass_action: The pass's index, returned when no bit is set.
+
+    Returns:
+        An `int32` action index.
     """
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
@@ -176,7 +247,15 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
 
 
 def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
-    """`bool[H, W]` cells covered by placement `action` (all False for the pass)."""
+    """The cells a placement covers, as a plane.
+
+    Args:
+        tables: The variant's tables.
+        action: A placement index or the pass (an `int32` scalar).
+
+    Returns:
+        `bool[H, W]`, all False for the pass.
+    """
     rows, cols = tables.variant.board_shape
     o, r, c = tables.split_action(action)
     o = jnp.clip(o, 0, tables.num_orientations - 1)
@@ -190,29 +269,59 @@ def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
 
 
 def is_first_move(pieces_placed: jax.Array, color=None) -> jax.Array:
-    """`bool`: `color`'s next placement is its first (it must cover a start cell). `pieces_placed` is the
-    `int32[..., C]` field of the state (JAX or NumPy); without `color`, `bool[..., C]` for every colour."""
+    """Whether a colour's next placement is its first (it must cover a start cell).
+
+    Args:
+        pieces_placed: `int32[..., C]`, the state's field (JAX or NumPy).
+        color: The colour; `None` for every colour.
+
+    Returns:
+        `bool[...]` for one colour, `bool[..., C]` for every colour.
+    """
     placed = pieces_placed if color is None else pieces_placed[..., color]
     return placed == 0
 
 
 def player_scores(tables: Tables, scores: jax.Array) -> jax.Array:
-    """`int32[..., num_players]` player scores from the `int32[..., C]` colour scores (`State.scores`): the
-    sum over each player's colours (a shared colour counts for nobody)."""
+    """Player scores from colour scores: the sum over each player's colours (a shared colour counts for nobody).
+
+    Args:
+        tables: The variant's tables.
+        scores: `int32[..., C]` colour scores (`State.scores`).
+
+    Returns:
+        `int32[..., num_players]`.
+    """
     return scores @ jnp.asarray(tables.player_color_matrix.T)
 
 
 def win_shares(player_scores: jax.Array) -> jax.Array:
-    """`float32[..., N]` each player's share of the win: `1/k` for each of the `k` players with the best score,
-    0 for the others (batched over leading axes). The one definition of winners and ties."""
+    """Each player's share of the win: `1/k` for each of the `k` players with the best score, 0 for the others.
+    The one definition of winners and ties.
+
+    Args:
+        player_scores: `[..., N]` scores, batched over leading axes.
+
+    Returns:
+        `float32[..., N]`.
+    """
     scores = jnp.asarray(player_scores)
     winners = scores == scores.max(axis=-1, keepdims=True)
     return winners.astype(jnp.float32) / jnp.sum(winners, axis=-1, keepdims=True)
 
 
 def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Array) -> jax.Array:
-    """`int32[C]` standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece
-    placed was the monomino (bonuses only if the variant has them)."""
+    """The standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece placed
+    was the monomino (bonuses only if the variant has them).
+
+    Args:
+        tables: The variant's tables.
+        remaining: `int8[C, P]` copies left (`State.remaining`).
+        last_was_monomino: `bool[C]`, whether each colour's last placement was the monomino.
+
+    Returns:
+        `int32[C]`.
+    """
     unplaced = jnp.sum(remaining.astype(jnp.int32) * jnp.asarray(tables.piece_sizes), axis=-1)
     score = -unplaced
     if tables.variant.bonus:
@@ -242,9 +351,17 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
     Host-side diagnosis for error messages, derived from the same bitboards as `legal_bits`: the placement's
     rows are tested against the availability of its piece, the occupied squares, and the colour's
     `forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
-    start cell). `tables` is a `Tables` or anything with a `.tables` (an `Env`). Returns `(reason,
-    cells)`: a code from `ILLEGAL_REASONS` and `int32[k, 2]` cells it concerns (the occupied or
-    edge-touching squares, else the placement's cells; empty for the pass and out-of-range actions).
+    start cell).
+
+    Args:
+        tables: A `Tables`, or anything with a `.tables` (an `Env`).
+        state: One unbatched position.
+        action: The action index.
+
+    Returns:
+        `None` when the action is legal, else `(reason, cells)`: a code from `ILLEGAL_REASONS` and `int32[k, 2]`
+        cells it concerns (the occupied or edge-touching squares, else the placement's cells; empty for the pass
+        and out-of-range actions).
     """
     tables = getattr(tables, "tables", tables)
     action = int(action)
@@ -287,7 +404,18 @@ def explain_illegal(tables, state, action: int, color_names=None, cell_name=None
     piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". `color_names` (one per colour) and
     `cell_name(row, col)` choose how colours and squares are written (default `colour 0` and `(row, col)`;
     `blokus_jax.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
-    the state's mask; this only explains it."""
+    the state's mask; this only explains it.
+
+    Args:
+        tables: A `Tables`, or anything with a `.tables` (an `Env`).
+        state: One unbatched position.
+        action: The action index.
+        color_names: One display name a colour; default `colour 0`, `colour 1`, ...
+        cell_name: `cell_name(row, col) -> str`; default `(row, col)`.
+
+    Returns:
+        The sentence (`"action N is legal here"` for a legal action).
+    """
     tables = getattr(tables, "tables", tables)
     variant = tables.variant
     names = color_names or tuple(f"colour {k}" for k in range(variant.num_colors))
