@@ -428,7 +428,20 @@ def bradley_terry_elo(
 # -------------------------------------------------------------------------------------------------------- reports
 @dataclass
 class AgentStats:
-    """One agent's aggregate over all its games of a round robin."""
+    """One agent's aggregate over all its games of a round robin.
+
+    Attributes:
+        name: The agent's name.
+        games: Games it played.
+        win_rate: Its win credit per game (a tie counts as a share).
+        win_rate_ci: The 95 % Wilson interval of `win_rate`.
+        mean_score: Its mean score (the mean over its seats in each game).
+        mean_score_ci: The 95 % interval of `mean_score`.
+        mean_margin: Its mean score minus its opponents' mean.
+        mean_margin_ci: The 95 % interval of `mean_margin`.
+        elo: Its Bradley-Terry rating on the Elo scale.
+        forfeits: Games it lost by an illegal move.
+    """
 
     name: str
     games: int
@@ -444,7 +457,15 @@ class AgentStats:
 
 @dataclass
 class ArenaReport:
-    """Result of `round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
+    """Result of `round_robin`: per-agent stats, the matches played, and the settings that reproduce it.
+
+    Attributes:
+        variant: The variant's name.
+        games_per_pairing: Games asked for per pairing.
+        seed: The seed of the round robin.
+        agents: One `AgentStats` an agent.
+        matches: The `MatchResult` of every pairing.
+    """
 
     variant: str
     games_per_pairing: int

@@ -26,7 +26,13 @@ OBS_VERSION = 1
 
 @struct.dataclass
 class Observation:
-    """Egocentric features of one position (see the module docstring for the layout)."""
+    """Egocentric features of one position (see the module docstring for the layout); add leading axes for a batch.
+
+    Attributes:
+        planes: `float32[H, W, 2C]`: each colour's occupancy, then each colour's corner cells, in egocentric order.
+        pieces: `float32[C, P]`: each colour's remaining copies of each piece, as a fraction of the full set.
+        to_move: `float32[C]`: one-hot of the colour to move, in the same order.
+    """
 
     planes: jax.Array
     pieces: jax.Array

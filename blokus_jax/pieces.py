@@ -85,7 +85,16 @@ def validate_cells(name: str, cells: Sequence[Sequence[int]]) -> Cells:
 
 @dataclass(frozen=True)
 class Piece:
-    """One polyomino type of a variant's piece set: a name, its cells and how many copies each colour owns."""
+    """One polyomino type of a variant's piece set: a name, its cells and how many copies each colour owns.
+
+    Attributes:
+        name: The piece's name (Pentobi's for the standard set: `"1"`, `"I3"`, `"X"`, ...).
+        cells: Its `(row, col)` cells in one orientation: an edge-connected polyomino, stored normalised.
+        copies: Copies each colour owns, from 1 to `MAX_COPIES`.
+
+    Raises:
+        PieceError: A name that is not a string, cells that are no polyomino, or a bad `copies`.
+    """
 
     name: str
     cells: Cells
