@@ -1,5 +1,6 @@
 """The API reference renders: no raw Sphinx role (`:class:`, `:func:`, ...) in the docstrings, comments and pages it is
-built from, nor in the built site, where mkdocstrings would print one as text.
+built from, nor in the built site, where mkdocstrings would print one as text; and the exported API has Google-style
+`Args:`/`Returns:` sections, which mkdocstrings turns into tables.
 
 Docstrings are Markdown (code spans, `[Env][blokus_jax.env.Env]` cross-references); `/work/notes/convert_roles.py`
 of the docs branch rewrites old markup.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import io
 import os
 import re
@@ -60,6 +62,65 @@ def test_no_sphinx_roles_in_docstrings_comments_or_pages():
     assert not raw, "Sphinx roles render as text; write a code span `X` or [`X`][full.path] instead:\n" + "\n".join(raw)
 
 
+def _sections(doc: str) -> dict[str, str]:
+    """The Google-style sections of a docstring (`Args`, `Returns`, ...) by name, each its indented body."""
+    found: dict[str, list[str]] = {}
+    current = None
+    for line in doc.splitlines():
+        header = re.fullmatch(r"(Args|Arguments|Returns|Yields|Raises|Attributes):", line.strip())
+        if header and not line.startswith(" "):
+            current = found.setdefault(header[1], [])
+        elif current is not None and (line.startswith(" ") or not line.strip()):
+            current.append(line)
+        else:
+            current = None
+    return {name: "\n".join(lines) for name, lines in found.items()}
+
+
+def _public_api() -> list[tuple[str, object]]:
+    """`(dotted name, object)` of every function and class the two packages export (`__all__`), errors aside."""
+    import blokus_agents
+    import blokus_jax
+
+    return [
+        (f"{package.__name__}.{name}", obj)
+        for package in (blokus_jax, blokus_agents)
+        for name in package.__all__
+        for obj in [getattr(package, name)]
+        if inspect.isfunction(obj) or (inspect.isclass(obj) and not issubclass(obj, BaseException))
+    ]
+
+
+def test_the_public_api_has_google_sections():
+    """Every exported function documents each parameter under `Args:` and its result under `Returns:`; every
+    exported class has `Args:` (its constructor) or `Attributes:` (a dataclass's fields)."""
+    api = _public_api()
+    assert len(api) > 20, "the public API was not found"
+    missing = []
+    for name, obj in api:
+        sections = _sections(inspect.getdoc(obj) or "")
+        if inspect.isclass(obj):
+            if "Args" not in sections and "Attributes" not in sections:
+                missing.append(f"{name}: no Args: or Attributes: section")
+            continue
+        signature = inspect.signature(inspect.unwrap(obj))  # the function's own parameters, not a decorator's
+        for param in signature.parameters.values():
+            stars = {param.VAR_POSITIONAL: "*", param.VAR_KEYWORD: "**"}.get(param.kind, "")
+            if not re.search(rf"^\s+{re.escape(stars + param.name)}:", sections.get("Args", ""), re.M):
+                missing.append(f"{name}: parameter {stars}{param.name} is not under Args:")
+        if signature.return_annotation not in (None, "None", inspect.Signature.empty) and "Returns" not in sections:
+            missing.append(f"{name}: no Returns: section")
+    assert not missing, "public API without Google-style sections (see CONTRIBUTING):\n" + "\n".join(missing)
+
+
+def test_the_section_reader_reads_google_sections():
+    doc = "What it is for.\n\nArgs:\n    env: The environment.\n    **overrides: Fields.\n\nReturns:\n    The env."
+    sections = _sections(doc)
+    assert re.search(r"^\s+env:", sections["Args"], re.M) and re.search(r"^\s+\*\*overrides:", sections["Args"], re.M)
+    assert sections["Returns"].strip() == "The env."
+    assert _sections("A one-liner that mentions Args: in passing.") == {}
+
+
 def test_the_role_pattern_finds_roles():
     assert ROLE.search("see :class:`~blokus_jax.Env` and") and ROLE.search("(:py:func:`make`)")
     assert not ROLE.search("see `Env` and [`make`][blokus_jax.make]; a dict {'a:b': 1}")
@@ -73,7 +134,7 @@ def test_the_role_pattern_finds_roles():
     reason="needs the docs tools (mkdocs, mkdocstrings)",
 )
 def test_the_built_site_has_no_raw_roles(tmp_path):
-    # About 8 s on this project's 2-core machine (idle), so it is not marked slow.
+    # 8-9 s on this project's 2-core machine when idle (27 s at a load average of 9; 2026-12-04), so not slow.
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     # In a virtual environment that sees the base's packages, nbconvert's templates (of the notebook pages) live
