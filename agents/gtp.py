@@ -49,7 +49,14 @@ class GtpError(BlokusError, ValueError):
 
 # --------------------------------------------------------------------------------------------- the dialect
 def color_words(variant: Variant) -> tuple[tuple[str, ...], ...]:
-    """The accepted words of each colour of `variant` (lower case; the first is what the engine writes)."""
+    """The accepted words of each colour of a variant.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One tuple of lower-case words a colour; the first is what the engine writes.
+    """
     if variant.num_colors == 2:
         return _TWO_COLORS
     if variant.num_colors <= 4:
@@ -58,12 +65,31 @@ def color_words(variant: Variant) -> tuple[tuple[str, ...], ...]:
 
 
 def color_text(variant: Variant, color: int) -> str:
-    """The GTP word of `color` (`b`/`w` or `1`..`4`)."""
+    """The GTP word of a colour.
+
+    Args:
+        variant: The rules.
+        color: The colour index.
+
+    Returns:
+        `b`/`w` with two colours, else `1`..`4`.
+    """
     return color_words(variant)[color][0]
 
 
 def parse_color(variant: Variant, text: str) -> int:
-    """The colour index named by `text` (case-insensitive). Raises `GtpError` naming the valid words."""
+    """The colour index a GTP word names.
+
+    Args:
+        variant: The rules.
+        text: The word, case-insensitive.
+
+    Returns:
+        The colour index.
+
+    Raises:
+        GtpError: `text` names no colour of the variant (the message lists the valid words).
+    """
     word = text.strip().lower()
     for color, words in enumerate(color_words(variant)):
         if word in words:
@@ -73,13 +99,35 @@ def parse_color(variant: Variant, text: str) -> int:
 
 
 def move_text(env: Env, action: int) -> str:
-    """A placement `action` as Pentobi's move text (its cells as points, bottom row first)."""
+    """A placement as Pentobi's move text.
+
+    Args:
+        env: The environment.
+        action: A placement index.
+
+    Returns:
+        Its cells as points joined by commas, bottom row first (`"e10,e9,f9"`).
+
+    Raises:
+        IllegalActionError: `action` is out of range or puts the piece off the board.
+    """
     return cells_text(env.variant, env.action_cells(int(action)))
 
 
 def parse_move(env: Env, text: str) -> int:
-    """The placement action id of a Pentobi move text (points in any order). Raises `GtpError` for a
-    malformed point, a shape that is no piece of the variant or the word `pass`."""
+    """The placement a Pentobi move text names.
+
+    Args:
+        env: The environment.
+        text: Points joined by commas, in any order (`"e10,e9,f9"`).
+
+    Returns:
+        The placement's action index.
+
+    Raises:
+        GtpError: A malformed point, more points than the largest piece, a shape that is no piece of the variant,
+            or the word `pass` (Blokus has no pass move in GTP).
+    """
     text = text.strip()
     if text.lower() in ("pass", "null"):
         raise GtpError("play pass not supported: Blokus has no pass move (a colour without a move is skipped)")
@@ -95,8 +143,18 @@ def parse_move(env: Env, text: str) -> int:
 
 
 def variant_of_game(text: str, current: Variant) -> str:
-    """The project's variant name for a `set_game` argument (Pentobi's `GM` names, e.g. `Blokus Duo`, or a
-    project variant name). Raises `GtpError` listing the games this engine can play."""
+    """The project's variant name for a `set_game` argument.
+
+    Args:
+        text: Pentobi's `GM` name (`Blokus Duo`) or a project variant name, case-insensitive.
+        current: The variant played now, accepted by name too.
+
+    Returns:
+        The variant name.
+
+    Raises:
+        GtpError: An unknown game (the message lists the games this engine can play).
+    """
     wanted = " ".join(text.split()).lower()
     for name, game in GAMES.items():
         if wanted in (game.lower(), name):
@@ -119,9 +177,18 @@ class _Entry:
 class GtpEngine:
     """A Blokus position and an agent behind GTP commands: `handle` answers one command line.
 
-    `agent` is an agent spec (see `blokus_agents.policies.resolve_agent`), built for `variant` when the
-    engine starts (a time-budgeted spec calibrates then) and again when `set_game` changes the variant.
-    `seed` seeds the agent's random choices (`set_random_seed` resets it).
+    Args:
+        agent: An agent spec (see `blokus_agents.policies.resolve_agent`), built for `variant` when the engine
+            starts (a time-budgeted spec calibrates then) and again when `set_game` changes the variant.
+        variant: A variant Pentobi has (`"duo"`, `"classic"`, ...).
+        seed: Seeds the agent's random choices (`set_random_seed` resets it).
+        log: Told what the engine is building (the CLI prints it on stderr).
+
+    Raises:
+        GtpError: The variant is not one Pentobi has.
+        VariantError: An unknown variant name.
+        AgentSpecError: A bad agent spec.
+        CheckpointError: The agent's run directory or baseline cannot be loaded for the variant.
     """
 
     def __init__(self, agent: str, variant: str = "duo", seed: int = 0, log: Callable[[str], None] | None = None):
@@ -172,8 +239,15 @@ class GtpEngine:
 
     # --------------------------------------------------------------------------------------- protocol
     def handle(self, line: str) -> str | None:
-        """The full reply (`= ...` or `? ...`, ending in a blank line) to one command line, or `None` for a
-        line that holds no command (empty or a comment)."""
+        """Answer one command line; a bad command gets an error reply and changes nothing.
+
+        Args:
+            line: The command line (an optional numeric id, the command, its arguments; `#` starts a comment).
+
+        Returns:
+            The full reply (`= ...` or `? ...`, ending in a blank line), or `None` for a line that holds no
+            command (empty or a comment).
+        """
         if len(line) > MAX_LINE:
             return f"? command line longer than {MAX_LINE} characters\n\n"
         line = _CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
@@ -196,7 +270,16 @@ class GtpEngine:
         return f"={ident} {result}\n\n"  # "= " even when empty: twogtp requires the space
 
     def serve(self, stdin: TextIO, stdout: TextIO) -> int:
-        """Answer commands from `stdin` on `stdout` until `quit` or the end of input; returns 0."""
+        """Answer commands until `quit` or the end of input; an over-long line is read in bounded chunks and
+        refused.
+
+        Args:
+            stdin: Where the commands come from.
+            stdout: Where the replies go (flushed after each).
+
+        Returns:
+            0, the process's exit status.
+        """
         while not self.quit:
             line = stdin.readline(MAX_LINE + 1)
             if not line:
@@ -362,8 +445,21 @@ def run_engine(
     """Run a GTP engine for `agent` on `variant` over `stdin`/`stdout` (the process's by default).
 
     While it runs, anything else written to `sys.stdout` (a library's print) goes to stderr, so that the protocol
-    stream carries replies only. Raises `AgentSpecError` for a bad spec before reading
-    any command."""
+    stream carries replies only.
+
+    Args:
+        agent: The agent spec.
+        variant: A variant Pentobi has.
+        seed: Seeds the agent's random choices.
+        stdin: Where the commands come from; default `sys.stdin`.
+        stdout: Where the replies go; default `sys.stdout`.
+
+    Returns:
+        0, the process's exit status.
+
+    Raises:
+        AgentSpecError: A bad spec, before any command is read (and the other errors of `GtpEngine`).
+    """
     stdin = stdin or sys.stdin
     protocol = stdout or sys.stdout
     saved = sys.stdout
