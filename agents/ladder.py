@@ -111,7 +111,18 @@ def _weighted(pairs: list[tuple[float, int]]) -> float:
 
 # ----------------------------------------------------------------------------------------------- Elo
 def level_elo(variant: str, level: int) -> float:
-    """Pentobi's Elo rating of `level` (1-9) on `variant`'s board. Raises `MatchError` otherwise."""
+    """Pentobi's Elo rating of one of its levels.
+
+    Args:
+        variant: A variant Pentobi rates (its board's ratings are used).
+        level: The level, 1-9.
+
+    Returns:
+        The rating on Pentobi's scale.
+
+    Raises:
+        MatchError: A variant Pentobi rates no levels for, or a level out of range.
+    """
     board = _BOARD_OF.get(variant)
     if board is None:
         raise MatchError(f"Pentobi rates no levels for variant {variant!r}; rated variants: {sorted(_BOARD_OF)}")
@@ -121,9 +132,19 @@ def level_elo(variant: str, level: int) -> float:
 
 
 def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float, float]:
-    """Maximum-likelihood Elo from `(opponent_elo, wins, games)` triples (ties as half wins) under the logistic
-    Elo model, with a likelihood-ratio 95 % interval `(estimate, low, high)`; a bound is infinite where the
-    results never lose (or never win) against the strongest (weakest) opponent."""
+    """The maximum-likelihood Elo rating of results against rated opponents, under the logistic Elo model.
+
+    Args:
+        points: `(opponent_elo, wins, games)` triples, ties counted as half wins; triples without games are
+            skipped.
+
+    Returns:
+        `(estimate, low, high)`, with a likelihood-ratio 95 % interval; a bound is infinite where the results
+        never lose (or never win) against the strongest (weakest) opponent.
+
+    Raises:
+        MatchError: No games at all.
+    """
     data = [(float(e), float(w), int(n)) for e, w, n in points if n > 0]
     if not data:
         raise MatchError("no finished games to estimate an Elo rating from")
@@ -142,7 +163,17 @@ def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float
 
 
 def parse_levels(text: str) -> list[int]:
-    """Levels from `"1-5"`, `"2,4"` or `"3"` (each 1-9, no repeats). Raises `MatchError`."""
+    """The levels a `--levels` argument names.
+
+    Args:
+        text: A range, a list or one level: `"1-5"`, `"2,4"`, `"3"` (each 1-9).
+
+    Returns:
+        The levels in the order given, repeats dropped.
+
+    Raises:
+        MatchError: A part that is not a level or an upward range of levels 1-9.
+    """
     levels: list[int] = []
     for part in str(text).split(","):
         first, dash, last = part.strip().partition("-")
