@@ -15,7 +15,7 @@ Usage (``P`` the engine command with ``{level}``, as in ``pentobi_ladder.py``)::
         --agent baseline:duo,k=64,considered=32,playout=local,seconds=2 --budget 0,12,24:489,619,1004 \\
         --engine "$P" --levels 4 --games 100 --results strong_corner_prior05_calibrated_L4.jsonl
 
-Measured in ``docs/strength.md`` ("What each change bought").
+Measured in ``benchmarks/notes/2026-12-04-duo-strength-log.md``.
 """
 
 from __future__ import annotations

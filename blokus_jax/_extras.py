@@ -1,10 +1,10 @@
 """Optional dependencies by extra, checked before any work starts.
 
-Each extra of ``pyproject.toml`` that a command or adapter needs is listed here with the modules it provides, so that
-a missing one is found up front and reported in one line naming the extra (``pip install "blokus-jax[train]"``)
-instead of a ``ModuleNotFoundError`` after the work: :func:`require` raises :class:`~blokus_jax.errors.
-MissingExtraError`; :func:`available` lets a caller skip an optional step (the training plot) with a warning and
-keep everything else. Modules are looked up with ``importlib.util.find_spec``: nothing is imported.
+Each extra of `pyproject.toml` that a command or adapter needs is listed here with the modules it provides, so that
+a missing one is found up front and reported in one line naming the extra (`pip install "blokus-jax[train]"`)
+instead of a `ModuleNotFoundError` after the work: `require` raises
+`MissingExtraError`; `available` lets a caller skip an optional step (the training plot) with a warning and
+keep everything else. Modules are looked up with `importlib.util.find_spec`: nothing is imported.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from blokus_jax.errors import MissingExtraError
 
-#: The modules each extra provides (the extras of ``pyproject.toml``; ``dev`` and ``all`` only gather others).
+#: The modules each extra provides (the extras of `pyproject.toml`; `dev` and `all` only gather others).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "gym": ("gymnasium",),
     "pettingzoo": ("pettingzoo", "gymnasium"),
@@ -30,12 +30,12 @@ DISTRIBUTIONS = {"orbax.checkpoint": "orbax-checkpoint", "PIL": "pillow", "pyspi
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs ``extra``: ``pip install "blokus-jax[extra]"``."""
+    """The command that installs `extra`: `pip install "blokus-jax[extra]"`."""
     return f'pip install "blokus-jax[{extra}]"'
 
 
 def missing(modules: Sequence[str]) -> list[str]:
-    """The ``modules`` that cannot be imported here (found without importing them)."""
+    """The `modules` that cannot be imported here (found without importing them)."""
     absent = []
     for name in modules:
         try:
@@ -56,15 +56,15 @@ def _message(extra: str, needed_for: str, absent: list[str]) -> str:
 
 
 def require(extra: str, needed_for: str, modules: Sequence[str] | None = None) -> None:
-    """Raise :class:`MissingExtraError` naming ``extra`` unless ``modules`` (default: all of the extra's) can be
-    imported. ``needed_for`` says what needs them, e.g. ``"blokus-jax train"``."""
+    """Raise `MissingExtraError` naming `extra` unless `modules` (default: all of the extra's) can be
+    imported. `needed_for` says what needs them, e.g. `"blokus-jax train"`."""
     absent = missing(EXTRAS[extra] if modules is None else modules)
     if absent:
         raise MissingExtraError(_message(extra, needed_for, absent))
 
 
 def available(extra: str, needed_for: str, modules: Sequence[str] | None = None, warn: bool = True) -> bool:
-    """Whether ``modules`` (default: all of ``extra``'s) can be imported; when not and ``warn``, one ``UserWarning``
+    """Whether `modules` (default: all of `extra`'s) can be imported; when not and `warn`, one `UserWarning`
     says what is skipped and which extra to install. For optional steps that must not cost the finished work."""
     absent = missing(EXTRAS[extra] if modules is None else modules)
     if absent and warn:

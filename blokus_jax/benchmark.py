@@ -1,13 +1,13 @@
-"""Random-play throughput: batched games on device in the one play loop (:func:`blokus_jax.rollout.make_rollout`).
+"""Random-play throughput: batched games on device in the one play loop (`blokus_jax.rollout.make_rollout`).
 
-Used by ``benchmarks/throughput.py``, ``blokus-jax bench`` and the README's demo. Reports placements per second (a
+Used by `benchmarks/throughput.py`, `blokus-jax bench` and the README's demo. Reports placements per second (a
 placement = one real move, including the next legal mask and the sampling) with compile time measured separately,
 the median of several timed runs.
 
 The figure depends on the machine: the device (a GPU is far faster than a CPU at large batches), on a CPU the cores
 this process may use and what else runs on them (a loaded core gives a fraction of the figure), the batch size (small
 batches leave the device idle) and the variant (a larger board has more placements to check per move). Each row
-therefore names the device and the usable cores, and :func:`print_table` adds the load average and this caveat.
+therefore names the device and the usable cores, and `print_table` adds the load average and this caveat.
 """
 
 from __future__ import annotations
@@ -54,12 +54,12 @@ def machine_note() -> str:
 def make_random_rollout(
     env: Env, batch_size: int, num_steps: int, devices: Sequence[jax.Device] | None = None
 ) -> Callable[[jax.Array], tuple[State, jax.Array]]:
-    """A jitted ``rollout(key) -> (final_states, placements)`` playing ``batch_size`` uniformly random games for
-    ``num_steps`` steps each, restarting finished games, and counting real placements (passes excluded).
+    """A jitted `rollout(key) -> (final_states, placements)` playing `batch_size` uniformly random games for
+    `num_steps` steps each, restarting finished games, and counting real placements (passes excluded).
 
-    With several ``devices`` the batch is split across them with a ``NamedSharding`` on the batch axis (the
+    With several `devices` the batch is split across them with a `NamedSharding` on the batch axis (the
     computation is per-game, so XLA partitions it without communication). On a CPU, start Python with
-    ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`` to get one device per core.
+    `XLA_FLAGS=--xla_force_host_platform_device_count=<cores>` to get one device per core.
     """
     devices = list(devices or jax.local_devices()[:1])
     if batch_size % len(devices):
@@ -89,7 +89,7 @@ def measure(
     seed: int = 0,
     devices: Sequence[jax.Device] | None = None,
 ) -> dict:
-    """Compile once, then time ``repeats`` rollouts; return a result row (median placements/s, compile seconds)."""
+    """Compile once, then time `repeats` rollouts; return a result row (median placements/s, compile seconds)."""
     devices = list(devices or jax.local_devices()[:1])
     if batch_size % len(devices):
         devices = devices[:1]
@@ -125,8 +125,8 @@ def run_benchmark(
     devices: Sequence[jax.Device] | None = None,
     progress: bool = True,
 ) -> list[dict]:
-    """Measure every (variant, batch size) pair and return the rows (see :func:`measure`). The batch is split over
-    ``devices`` (default: all local devices); batches that do not divide evenly run on the first device only."""
+    """Measure every (variant, batch size) pair and return the rows (see `measure`). The batch is split over
+    `devices` (default: all local devices); batches that do not divide evenly run on the first device only."""
     devices = list(devices or jax.local_devices())
     jobs = [(v, b) for v in variants for b in batch_sizes]
     rows = []
@@ -149,7 +149,7 @@ def format_table(rows: Sequence[dict]) -> str:
 
 
 def print_table(rows: Sequence[dict]) -> None:
-    """Print :func:`format_table` and :func:`machine_note` (what the figures depend on, on this machine)."""
+    """Print `format_table` and `machine_note` (what the figures depend on, on this machine)."""
     print(format_table(rows))
     print(machine_note())
 

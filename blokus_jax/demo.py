@@ -1,7 +1,7 @@
-"""Batched random-play demo: ``python -m blokus_jax.demo [--variant duo] [--games 1024]``.
+"""Batched random-play demo: `python -m blokus_jax.demo [--variant duo] [--games 1024]`.
 
 Plays a batch of complete games with uniformly random legal moves, all on device in the one batched play loop
-(:func:`blokus_jax.rollout.make_rollout`), then prints a table (games/s, placements/s, compile time, mean scores,
+(`blokus_jax.rollout.make_rollout`), then prints a table (games/s, placements/s, compile time, mean scores,
 win shares) and the final board of the first game.
 """
 
@@ -22,7 +22,7 @@ from blokus_jax.variants import variant_names
 
 
 def play_random_games(env: Env, key: jax.Array, num_games: int) -> State:
-    """Play ``num_games`` complete uniformly random games in one batched computation and return the final states."""
+    """Play `num_games` complete uniformly random games in one batched computation and return the final states."""
     return make_rollout(env, num_games)(key)[0]
 
 

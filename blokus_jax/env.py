@@ -1,29 +1,29 @@
-"""The environment: pure ``init`` / ``step`` / ``observe`` over an immutable :class:`State` pytree.
+"""The environment: pure `init` / `step` / `observe` over an immutable `State` pytree.
 
-Two layers, as in Pgx: :class:`Game` is the game itself (the starting position, placing a piece or passing, the next
-colour, scores, the terminal test, the packed legal mask) for legal actions only; :class:`Env` wraps it with the RL
+Two layers, as in Pgx: `Game` is the game itself (the starting position, placing a piece or passing, the next
+colour, scores, the terminal test, the packed legal mask) for legal actions only; `Env` wraps it with the RL
 bookkeeping (action checks and the illegal-action penalty, the finished-game no-op, step counting and truncation,
-reward modes). Auto-reset is a generic wrapper, :class:`blokus_jax.wrappers.AutoReset`.
+reward modes). Auto-reset is a generic wrapper, `blokus_jax.wrappers.AutoReset`.
 
-Turn structure: colours move in order ``0, 1, ..., C-1, 0, ...``. When the colour to move has no legal placement,
-its only legal action is ``pass_action``; passing marks it *passed* and later turns skip it without recomputing
+Turn structure: colours move in order `0, 1, ..., C-1, 0, ...`. When the colour to move has no legal placement,
+its only legal action is `pass_action`; passing marks it *passed* and later turns skip it without recomputing
 anything (a colour that cannot place never can again: the board only fills up). The game terminates on the step in
-which the last colour passes, so every colour passes exactly once, explicitly, and a game ends with at most ``C``
-forced passes. Keeping the rule this simple keeps ``step`` branch-free: no ``while_loop`` to skip stuck colours
+which the last colour passes, so every colour passes exactly once, explicitly, and a game ends with at most `C`
+forced passes. Keeping the rule this simple keeps `step` branch-free: no `while_loop` to skip stuck colours
 and no need to inspect the next colour's mask before deciding termination.
 
-Rewards (``State.rewards``, one entry per player) are zero until the terminal step. ``reward="winloss"``: the
-players with the highest score share +1 (``1/k`` each on a k-way tie), everyone else gets -1. ``reward="score"``:
+Rewards (`State.rewards`, one entry per player) are zero until the terminal step. `reward="winloss"`: the
+players with the highest score share +1 (`1/k` each on a k-way tie), everyone else gets -1. `reward="score"`:
 each player's score minus the best opposing score, divided by the squares in one player's pieces.
 
 Illegal actions (an index that is out of range or not legal here) never corrupt the board: the game terminates,
-the player to move receives ``illegal_action_penalty`` (default -1) and the others 0. (Pgx's rule differs: there the
-others get ``(n - 1)`` times the penalty's magnitude, +1 with two players and +3 with four; the Pgx adapter,
-:mod:`blokus_jax.adapters.pgx`, follows Pgx.) The range is judged
-before the action is narrowed to int32 (see :func:`action_id`), so ``np.int64(4294976750)`` is out of range, not
-action 9454; an action that is not an integer (a float, a bool) raises :class:`~blokus_jax.errors.ActionTypeError`,
-under ``jit`` at trace time. Use the adapters (``blokus_jax.adapters``) for a boundary that raises
-:class:`~blokus_jax.errors.IllegalActionError` instead.
+the player to move receives `illegal_action_penalty` (default -1) and the others 0. (Pgx's rule differs: there the
+others get `(n - 1)` times the penalty's magnitude, +1 with two players and +3 with four; the Pgx adapter,
+`blokus_jax.adapters.pgx`, follows Pgx.) The range is judged
+before the action is narrowed to int32 (see `action_id`), so `np.int64(4294976750)` is out of range, not
+action 9454; an action that is not an integer (a float, a bool) raises `ActionTypeError`,
+under `jit` at trace time. Use the adapters (`blokus_jax.adapters`) for a boundary that raises
+`IllegalActionError` instead.
 Stepping a finished game returns it unchanged with zero rewards.
 """
 
@@ -53,22 +53,22 @@ class State:
     """One game position (an immutable pytree; add a leading axis for a batch of games).
 
     Attributes:
-        board: ``int8[H, W]``; 0 empty, ``c + 1`` for colour ``c``.
-        remaining: ``int8[C, P]`` copies of each piece each colour still has.
-        current_color: ``int32`` colour to move.
-        current_player: ``int32`` player to move (the owner of ``current_color``; for a shared colour, the player
+        board: `int8[H, W]`; 0 empty, `c + 1` for colour `c`.
+        remaining: `int8[C, P]` copies of each piece each colour still has.
+        current_color: `int32` colour to move.
+        current_player: `int32` player to move (the owner of `current_color`; for a shared colour, the player
             whose turn it is to place it).
-        rewards: ``float32[num_players]`` reward of the step that produced this state.
-        terminated: ``bool``, the game is over (or an illegal action ended it).
-        truncated: ``bool``, the step limit ``max_steps`` was reached first.
-        scores: ``int32[C]`` standard scores: minus unplaced squares, plus bonuses.
-        step_count: ``int32`` steps taken (placements and passes).
-        last_action: ``int32`` action of the previous step (-1 at the start).
-        legal_bits: ``uint32[O, H]`` legal placements of ``current_color``, packed (bit ``c`` of word ``[o, r]``:
-            orientation ``o`` anchored at ``(r, c)``); ``legal_action_mask`` unpacks it.
-        pieces_placed: ``int32[C]`` pieces each colour has placed (0 means its next placement is its first).
-        passed: ``bool[C]`` colours that have passed (and so can never place again).
-        last_was_monomino: ``bool[C]`` each colour's last placed piece was the monomino (for the +5 bonus).
+        rewards: `float32[num_players]` reward of the step that produced this state.
+        terminated: `bool`, the game is over (or an illegal action ended it).
+        truncated: `bool`, the step limit `max_steps` was reached first.
+        scores: `int32[C]` standard scores: minus unplaced squares, plus bonuses.
+        step_count: `int32` steps taken (placements and passes).
+        last_action: `int32` action of the previous step (-1 at the start).
+        legal_bits: `uint32[O, H]` legal placements of `current_color`, packed (bit `c` of word `[o, r]`:
+            orientation `o` anchored at `(r, c)`); `legal_action_mask` unpacks it.
+        pieces_placed: `int32[C]` pieces each colour has placed (0 means its next placement is its first).
+        passed: `bool[C]` colours that have passed (and so can never place again).
+        last_was_monomino: `bool[C]` each colour's last placed piece was the monomino (for the +5 bonus).
     """
 
     board: jax.Array
@@ -88,7 +88,7 @@ class State:
 
     @property
     def legal_action_mask(self) -> jax.Array:
-        """``bool[num_actions]`` legal actions of the colour to move (pass is legal exactly when nothing else is).
+        """`bool[num_actions]` legal actions of the colour to move (pass is legal exactly when nothing else is).
 
         Computed from the packed bitboard on access, so the state stays small; works on batched states too.
         """
@@ -96,14 +96,17 @@ class State:
 
 
 class Game:
-    """The rules of one variant as pure functions over :class:`State` (Pgx's ``Game``): the starting position, the
+    """The rules of one variant as pure functions over `State` (Pgx's `Game`): the starting position, the
     transition for a legal action, the packed legal mask, the player to move and the scores.
 
-    :meth:`step` assumes ``action`` is legal for the colour to move and never looks at the bookkeeping fields
-    (``rewards``, ``truncated``, ``step_count``, ``last_action``), which it leaves as they are; :class:`Env` adds
-    them. The transition is split in two so that :meth:`Env.step` can select between the moved and the unmoved
-    position on the small fields and then compute the mask once: :meth:`move` (everything but the mask) and
-    :meth:`with_legal_bits` (the mask of the colour now to move).
+    `step` assumes `action` is legal for the colour to move and never looks at the bookkeeping fields
+    (`rewards`, `truncated`, `step_count`, `last_action`), which it leaves as they are; `Env` adds
+    them. The transition is split in two so that `Env.step` can select between the moved and the unmoved
+    position on the small fields and then compute the mask once: `move` (everything but the mask) and
+    `with_legal_bits` (the mask of the colour now to move).
+
+    Args:
+        tables: The variant's precomputed tables.
     """
 
     def __init__(self, tables: Tables):
@@ -115,18 +118,33 @@ class Game:
         return jax.tree.map(jnp.asarray, self._initial)
 
     def step(self, state: State, action: jax.Array) -> State:
-        """The position after the legal ``action`` (a placement or, when nothing can be placed, the pass) of the
-        colour to move: the piece placed, the next colour, passes, scores, ``terminated`` and the new mask."""
+        """The position after a legal action of the colour to move.
+
+        Args:
+            state: The position.
+            action: A legal placement or, when nothing can be placed, the pass (not checked: `Env` checks).
+
+        Returns:
+            The next position: the piece placed, the next colour, passes, scores, `terminated` and the new mask.
+        """
         return self.with_legal_bits(self.move(state, action))
 
     def move(self, state: State, action: jax.Array, apply: jax.Array | bool = True) -> State:
-        """:meth:`step` without the mask: ``legal_bits`` is left stale (call :meth:`with_legal_bits`). Only the
-        fields in :data:`POSITION_FIELDS` change, and only where ``apply`` is true: a masked update, so that
-        :meth:`Env.advance` keeps the position on an illegal or finished step without a select per field.
+        """`step` without the mask: `legal_bits` is left stale (call `with_legal_bits`). Only the
+        fields in `POSITION_FIELDS` change, and only where `apply` is true: a masked update, so that
+        `Env.advance` keeps the position on an illegal or finished step without a select per field.
 
         Turn order: the next colour is the first one after the mover, cyclically, that has not passed; a colour
-        that passes is marked and skipped from then on; ``terminated`` is set on the step in which the last colour
-        passes. Stepping a terminated position is not defined here (:class:`Env` makes it a no-op).
+        that passes is marked and skipped from then on; `terminated` is set on the step in which the last colour
+        passes. Stepping a terminated position is not defined here (`Env` makes it a no-op).
+
+        Args:
+            state: The position.
+            action: A legal action of the colour to move (not checked).
+            apply: Where false (a `bool` scalar), the position is returned unchanged.
+
+        Returns:
+            The next position with a stale `legal_bits`.
         """
         t = self.tables
         action = jnp.asarray(action, jnp.int32)
@@ -160,7 +178,14 @@ class Game:
         )
 
     def with_legal_bits(self, state: State) -> State:
-        """``state`` with ``legal_bits`` recomputed for its colour to move."""
+        """Recompute the legal mask of a position's colour to move.
+
+        Args:
+            state: The position (its `legal_bits` may be stale).
+
+        Returns:
+            `state` with `legal_bits` recomputed.
+        """
         return state.replace(
             legal_bits=self.placement_bits(state.board, state.remaining, state.pieces_placed, state.current_color)
         )
@@ -168,7 +193,17 @@ class Game:
     def placement_bits(
         self, board: jax.Array, remaining: jax.Array, pieces_placed: jax.Array, color: jax.Array
     ) -> jax.Array:
-        """Packed legal placements ``uint32[O, H]`` of ``color`` in the position given by the other arguments."""
+        """The legal placements of a colour in a position given by its fields.
+
+        Args:
+            board: `int8[H, W]`, as in `State.board`.
+            remaining: `int8[C, P]`, as in `State.remaining`.
+            pieces_placed: `int32[C]`, as in `State.pieces_placed`.
+            color: The colour (an `int32` scalar).
+
+        Returns:
+            Packed `uint32[O, H]`: bit `c` of word `[o, r]` is orientation `o` anchored at `(r, c)`.
+        """
         t = self.tables
         own = rules.pack_rows(board == (color + 1).astype(jnp.int8))
         occupied = rules.pack_rows(board != 0)
@@ -181,13 +216,28 @@ class Game:
         return jax.lax.optimization_barrier(bits)
 
     def player_of(self, color: jax.Array, pieces_placed: jax.Array) -> jax.Array:
-        """``int32`` player who places ``color`` next (for a shared colour, the players take turns)."""
+        """The player who places a colour next (for a shared colour, the players take turns).
+
+        Args:
+            color: The colour (an `int32` scalar).
+            pieces_placed: `int32[C]`, as in `State.pieces_placed`.
+
+        Returns:
+            An `int32` scalar.
+        """
         owner = jnp.asarray(self.tables.color_owner)[color]
         shared_turn = pieces_placed[color] % self.variant.num_players
         return jnp.where(owner < 0, shared_turn, owner).astype(jnp.int32)
 
     def player_scores(self, state: State) -> jax.Array:
-        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """Each player's score: the sum of its colours' (a shared colour counts for nobody).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `int32[num_players]`.
+        """
         return rules.player_scores(self.tables, state.scores)
 
     @functools.cached_property
@@ -222,8 +272,8 @@ class Game:
         )
 
 
-#: The :class:`State` fields that :meth:`Game.move` changes (the position); ``legal_bits`` follows from them and the
-#: remaining fields are the :class:`Env`'s bookkeeping.
+#: The `State` fields that `Game.move` changes (the position); `legal_bits` follows from them and the
+#: remaining fields are the `Env`'s bookkeeping.
 POSITION_FIELDS = (
     "board",
     "remaining",
@@ -240,13 +290,22 @@ _INT32 = np.iinfo(np.int32)
 
 
 def action_id(action: Any) -> jax.Array:
-    """``action`` as an ``int32`` scalar, saturated to the int32 range so that a value outside ``[0, num_actions)``
-    stays outside it (a plain cast would wrap ``np.int64(4294976750)`` to 9454).
+    """`action` as an `int32` scalar, saturated to the int32 range so that a value outside `[0, num_actions)`
+    stays outside it (a plain cast would wrap `np.int64(4294976750)` to 9454).
 
     The range is judged on the host for a concrete Python or NumPy integer and in the array's own dtype for a JAX
-    array or tracer. Raises :class:`~blokus_jax.errors.ActionTypeError` (at trace time under ``jit``) for a bool,
-    a float or anything that is not one integer. Note that with x64 disabled (JAX's default) ``jax.jit`` itself
+    array or tracer. Raises `ActionTypeError` (at trace time under `jit`) for a bool,
+    a float or anything that is not one integer. Note that with x64 disabled (JAX's default) `jax.jit` itself
     narrows a 64-bit NumPy *argument* to 32 bits before any function sees it: pass actions as int32 there.
+
+    Args:
+        action: One integer action (a Python int, a NumPy integer scalar, or a JAX integer array of shape `()`).
+
+    Returns:
+        An `int32` scalar array.
+
+    Raises:
+        ActionTypeError: `action` is a bool, a float, a string, `None`, or an array of another dtype or shape.
     """
     if isinstance(action, (bool, np.bool_)):
         raise ActionTypeError(f"action {action!r} is a bool; pass one integer action index")
@@ -277,11 +336,23 @@ def action_id(action: Any) -> jax.Array:
 
 
 class Env:
-    """A Blokus variant as an RL environment: the :class:`Game` plus the bookkeeping around it. Build one with
-    :func:`blokus_jax.make`.
+    """A Blokus variant as an RL environment: the `Game` plus the bookkeeping around it. Build one with
+    `blokus_jax.make`.
 
-    ``init``, ``step``, ``observe``, ``sample_action`` and ``legal_action_mask`` are pure and work under
-    ``jax.jit`` and ``jax.vmap``; the action codec helpers (``action_cells`` and friends) are host-side NumPy.
+    `init`, `step`, `observe`, `sample_action` and `legal_action_mask` are pure and work under
+    `jax.jit` and `jax.vmap`; the action codec helpers (`action_cells` and friends) are host-side NumPy.
+
+    Args:
+        variant: The rules: board, colours, players, start cells, pieces and scoring.
+        reward: How a finished game pays the players: `"winloss"` (+1 to the winners, shared on a tie, -1 to the
+            others) or `"score"` (score minus the best other player's, divided by the most squares a player
+            owns); see `REWARD_MODES`.
+        illegal_action_penalty: Reward of the player whose illegal action ends the game (the others get 0).
+        max_steps: Truncate a game after this many steps (placements and passes); `None` for no limit.
+
+    Raises:
+        VariantError: `variant` is not a `Variant`, `reward` is not a known mode, `max_steps` is not a positive
+            int32 or `None`, or `illegal_action_penalty` is not a finite number.
     """
 
     def __init__(
@@ -320,7 +391,7 @@ class Env:
     # ------------------------------------------------------------------------------------------------ properties
     @property
     def num_actions(self) -> int:
-        """Size of the action space: ``num_orientations * H * W`` placements plus the pass."""
+        """Size of the action space: `num_orientations * H * W` placements plus the pass."""
         return self.tables.num_actions
 
     @property
@@ -350,28 +421,61 @@ class Env:
 
     @property
     def action_shape(self) -> tuple[int, int, int]:
-        """``(num_orientations, H, W)``: the placement part of the action space as a tensor."""
+        """`(num_orientations, H, W)`: the placement part of the action space as a tensor."""
         return (self.num_orientations, *self.board_shape)
 
     # -------------------------------------------------------------------------------------------- pure functions
     def init(self, key: jax.Array | None = None) -> State:
-        """The starting position (Blokus has no chance moves, so ``key`` is accepted for API symmetry only)."""
+        """The starting position of a game.
+
+        Args:
+            key: Accepted for API symmetry only (Blokus has no chance moves); may be `None`.
+
+        Returns:
+            The initial `State`: colour 0 to move, every piece in hand, its legal mask computed.
+        """
         del key
         return self.game.init()
 
     def step(self, state: State, action: jax.Array) -> State:
-        """Play ``action`` for the colour to move and return the next state (see the module doc for the rules on
-        passes, termination, rewards and illegal actions). The same as ``refresh(advance(state, action))``."""
+        """Play `action` for the colour to move and return the next state (see the module doc for the rules on
+        passes, termination, rewards and illegal actions). The same as `refresh(advance(state, action))`.
+
+        An illegal action (out of range, not legal here, or the pass while a placement exists) ends the game with
+        `illegal_action_penalty` for the mover; stepping a finished game returns it unchanged with zero rewards.
+        Pure: jit and vmap it.
+
+        Args:
+            state: The position to move from.
+            action: One integer action index in `[0, num_actions)`; `pass_action` passes.
+
+        Returns:
+            The next `State`, with the step's `rewards`, `terminated`, `truncated` and the new legal mask.
+
+        Raises:
+            ActionTypeError: `action` is not one integer (a bool, a float, an array of another shape); at trace
+                time under `jit`.
+        """
         return self.refresh(self.advance(state, action))
 
     def advance(self, state: State, action: jax.Array) -> State:
-        """:meth:`step` without computing the new legal mask (``legal_bits`` is stale until :meth:`refresh`).
+        """`step` without computing the new legal mask (`legal_bits` is stale until `refresh`).
 
-        The bookkeeping around :meth:`Game.move`: the move is applied only when it is legal and the game is not
+        The bookkeeping around `Game.move`: the move is applied only when it is legal and the game is not
         over (a masked update of the small position fields), so the mask can then be computed exactly once, from the
-        resulting position; a kept position reproduces the stored mask, so ``legal_bits`` needs no select.
-        :class:`~blokus_jax.wrappers.AutoReset` uses the split to put the initial position in place of a finished
+        resulting position; a kept position reproduces the stored mask, so `legal_bits` needs no select.
+        `AutoReset` uses the split to put the initial position in place of a finished
         one before the mask is computed.
+
+        Args:
+            state: The position to move from.
+            action: One integer action index.
+
+        Returns:
+            The next `State` with rewards, `terminated`, `truncated` and `step_count` set and a stale mask.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
         """
         action = action_id(action)
         done = state.terminated | state.truncated
@@ -396,56 +500,129 @@ class Env:
         )
 
     def refresh(self, state: State) -> State:
-        """``state`` with its derived field, the legal mask of the colour to move, recomputed."""
+        """Recompute the derived field of a position, the legal mask of the colour to move (after `advance`).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `state` with `legal_bits` recomputed.
+        """
         return self.game.with_legal_bits(state)
 
     def step_autoreset(self, state: State, action: jax.Array) -> tuple[State, jax.Array, jax.Array]:
-        """Step, and start a fresh game in place of a finished one. Returns ``(next_state, rewards, done)`` where
-        ``rewards`` and ``done`` (terminated or truncated) describe the step just taken and ``next_state`` is the
-        initial position whenever ``done``. The building block for rollouts of endless batched play; the same as
-        :class:`blokus_jax.wrappers.AutoReset` ``(env).step``."""
+        """Step, and start a fresh game in place of a finished one: the building block for rollouts of endless
+        batched play; the same as `AutoReset(env).step` (`blokus_jax.wrappers.AutoReset`).
+
+        Args:
+            state: The position to move from.
+            action: One integer action index.
+
+        Returns:
+            `(next_state, rewards, done)`: `rewards` and `done` (terminated or truncated) describe the step just
+            taken and `next_state` is the initial position whenever `done`.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
+        """
         from blokus_jax.wrappers import AutoReset
 
         return AutoReset(self).step(state, action)
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
-        """``bool``: ``action`` is in range and legal for the colour to move (False once the game is over)."""
+        """Whether `action` is in range and legal for the colour to move (False once the game is over).
+
+        Args:
+            state: The position.
+            action: One integer action index.
+
+        Returns:
+            A `bool` scalar array.
+
+        Raises:
+            ActionTypeError: `action` is not one integer.
+        """
         return self._is_legal_id(state, action_id(action))
 
     def legal_action_mask(self, state: State) -> jax.Array:
-        """``bool[num_actions]``: same as ``state.legal_action_mask``."""
+        """The legal actions of the colour to move, unpacked from the state's bitboard.
+
+        Args:
+            state: The position (or a batch of them, with a leading axis).
+
+        Returns:
+            `bool[num_actions]`, the same as `state.legal_action_mask`: the pass is legal exactly when no placement
+            is, and nothing is legal once the game is over.
+        """
         return state.legal_action_mask
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> Observation:
-        """Egocentric features for ``player`` (default: the player to move); see :mod:`blokus_jax.observe`."""
+        """Egocentric features of the position for one player; see `blokus_jax.observe` for the planes.
+
+        Args:
+            state: The position.
+            player: Whose view (an `int32` scalar); default the player to move.
+
+        Returns:
+            An `Observation`: board planes, pieces in hand and the colour to move, in `player`'s colour order.
+        """
         return observe(self.tables, state, state.current_player if player is None else player)
 
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
-        """A uniformly random legal action (``int32``); the pass when nothing can be placed. Cheap: it works on the
-        packed bitboard with popcounts and never builds the full mask."""
+        """A uniformly random legal action. Cheap: it works on the packed bitboard with popcounts and never builds
+        the full mask.
+
+        Args:
+            key: A JAX PRNG key.
+            state: The position.
+
+        Returns:
+            An `int32` action index: a legal placement, or the pass when nothing can be placed or the game is over.
+        """
         action = rules.sample_from_bits(key, state.legal_bits, self.board_shape[1], self.pass_action)
         return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
     def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
-        """Packed legal placements ``uint32[O, H]`` that ``color`` would have if it were to move in this position
-        (bit ``c`` of word ``[o, r]`` = orientation ``o`` anchored at ``(r, c)``). For lookahead and evaluation;
-        the colour to move's own mask is already in the state. Count placements with ``rules.popcount``."""
+        """The legal placements `color` would have if it were to move in this position, for lookahead and
+        evaluation; the colour to move's own mask is already in the state. Count them with `rules.popcount`.
+
+        Args:
+            state: The position.
+            color: The colour (an `int32` scalar).
+
+        Returns:
+            Packed `uint32[O, H]`: bit `c` of word `[o, r]` is orientation `o` anchored at `(r, c)`.
+        """
         return self.game.placement_bits(
             state.board, state.remaining, state.pieces_placed, jnp.asarray(color, jnp.int32)
         )
 
     def player_scores(self, state: State) -> jax.Array:
-        """``int32[num_players]``: each player's score (sum of its colours'; a shared colour counts for nobody)."""
+        """Each player's score: the sum of its colours' (a shared colour counts for nobody).
+
+        Args:
+            state: The position.
+
+        Returns:
+            `int32[num_players]`.
+        """
         return self.game.player_scores(state)
 
     def is_first_move(self, state: State, color: jax.Array | int | None = None) -> jax.Array:
-        """``bool``: ``color``'s (default: the colour to move's) next placement is its first, so it must cover a
-        start cell."""
+        """Whether a colour's next placement is its first, so it must cover a start cell.
+
+        Args:
+            state: The position.
+            color: The colour; default the colour to move.
+
+        Returns:
+            A `bool` scalar array.
+        """
         return rules.is_first_move(state.pieces_placed, state.current_color if color is None else color)
 
     # ------------------------------------------------------------------------------------------------- internals
     def _is_legal_id(self, state: State, action: jax.Array) -> jax.Array:
-        """:meth:`is_legal` for an action already converted by :func:`action_id`."""
+        """`is_legal` for an action already converted by `action_id`."""
         t = self.tables
         in_range = (action >= 0) & (action < t.num_actions)
         o, r, c = t.split_action(jnp.clip(action, 0, t.pass_action - 1))
@@ -454,7 +631,14 @@ class Env:
         return in_range & ok & ~(state.terminated | state.truncated)
 
     def final_rewards(self, scores: jax.Array) -> jax.Array:
-        """``float32[num_players]`` terminal rewards from the colour scores, in the env's reward mode."""
+        """The terminal rewards of a finished game, in the env's reward mode.
+
+        Args:
+            scores: `int32[num_colors]` colour scores (`State.scores`).
+
+        Returns:
+            `float32[num_players]`.
+        """
         player_scores = rules.player_scores(self.tables, scores).astype(jnp.float32)
         if self.reward == "winloss":
             shares = rules.win_shares(player_scores)
@@ -467,19 +651,64 @@ class Env:
 
     # ------------------------------------------------------------------------------------- action codec (host)
     def action_cells(self, action: int) -> np.ndarray:
-        """``int32[k, 2]`` cells covered by placement ``action`` (empty for the pass)."""
+        """The board cells a placement covers (host-side NumPy).
+
+        Args:
+            action: A placement index, or the pass.
+
+        Returns:
+            `int32[k, 2]` `(row, col)` cells, `k` the piece's size (no rows for the pass).
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it puts the piece partly off
+                the board.
+        """
         return self.tables.action_cells(action)
 
     def action_from_cells(self, cells: Any) -> int:
-        """The action index of the placement covering exactly ``cells``; raises ``IllegalActionError`` if none."""
+        """The action that places a piece on exactly `cells` (host-side NumPy).
+
+        Args:
+            cells: `(row, col)` pairs in any order.
+
+        Returns:
+            The placement's action index.
+
+        Raises:
+            IllegalActionError: `cells` are not `(row, col)` pairs, are empty, are off the board, or no piece of the
+                variant has that shape.
+        """
         return self.tables.action_from_cells(cells)
 
     def decode_action(self, action: int) -> tuple[int, int, int, int]:
-        """``(piece, orientation_in_piece, row, col)`` of a placement index."""
+        """A placement index split into its parts (host-side).
+
+        Args:
+            action: A placement index.
+
+        Returns:
+            `(piece, orientation_in_piece, row, col)`, `(row, col)` the top-left of the orientation's bounding box.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it is the pass.
+        """
         return self.tables.decode(action)
 
     def encode_action(self, piece: int, orientation: int, row: int, col: int) -> int:
-        """The action index of ``piece``'s ``orientation`` with its bounding box's top-left at ``(row, col)``."""
+        """The action index of a placement given by its parts (the inverse of `decode_action`).
+
+        Args:
+            piece: Index of the piece in the variant's piece list.
+            orientation: Index among that piece's distinct orientations.
+            row: Row of the top-left of the orientation's bounding box.
+            col: Column of the same.
+
+        Returns:
+            The action index.
+
+        Raises:
+            IllegalActionError: `piece` or `orientation` is out of range, or the anchor is off the board.
+        """
         return self.tables.encode(piece, orientation, row, col)
 
 
@@ -491,8 +720,23 @@ def make(
     max_steps: int | None = None,
     **overrides,
 ) -> Env:
-    """Build an :class:`Env` for a registered variant name (see :data:`blokus_jax.variants.VARIANTS`) or a custom
-    :class:`Variant`; ``overrides`` replace variant fields (e.g. ``board_shape``, ``start_cells``)."""
+    """Build an `Env` for a registered variant name (see `blokus_jax.variants.VARIANTS`) or a custom
+    `Variant`.
+
+    Args:
+        variant: A name from `variant_names()` (`"classic"`, `"duo"`, ...) or a `Variant`.
+        reward: `"winloss"` or `"score"` (see `Env`).
+        illegal_action_penalty: Reward of a player whose illegal action ends the game.
+        max_steps: Truncate a game after this many steps; `None` for no limit.
+        **overrides: `Variant` fields to replace (e.g. `board_shape`, `start_cells`).
+
+    Returns:
+        The environment.
+
+    Raises:
+        VariantError: An unknown variant name or field, a field value the variant rejects, or a bad `reward`,
+            `max_steps` or `illegal_action_penalty`.
+    """
     return Env(
         get_variant(variant, **overrides),
         reward=reward,

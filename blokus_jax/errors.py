@@ -1,6 +1,6 @@
 """Exception hierarchy of blokus-jax.
 
-Every error the library raises on purpose derives from :class:`BlokusError`, so callers can catch one type.
+Every error the library raises on purpose derives from `BlokusError`, so callers can catch one type.
 Messages name the offending value and say how to fix it.
 """
 
@@ -12,7 +12,7 @@ class BlokusError(Exception):
 
 
 class VariantError(BlokusError, ValueError):
-    """An unknown variant name or an inconsistent :class:`~blokus_jax.variants.Variant` definition."""
+    """An unknown variant name or an inconsistent `Variant` definition."""
 
 
 class PieceError(VariantError):
@@ -35,7 +35,7 @@ class ConfigError(BlokusError, ValueError):
 
 class MissingExtraError(BlokusError, ImportError):
     """An optional dependency that a command or adapter needs is not installed; the message names the extra to
-    install (``pip install "blokus-jax[train]"``). Raised before any work starts (see ``blokus_jax._extras``)."""
+    install (`pip install "blokus-jax[train]"`). Raised before any work starts (see `blokus_jax._extras`)."""
 
 
 class RecordError(BlokusError, ValueError):
@@ -47,5 +47,5 @@ class CheckpointError(BlokusError, ValueError):
 
 
 class ContractError(BlokusError, AssertionError):
-    """A broken promise of the environment contract found by :func:`blokus_jax.testing.check_env`; the message
-    names the property, the variant and the step. An ``AssertionError`` too, as test frameworks expect."""
+    """A broken promise of the environment contract found by `blokus_jax.testing.check_env`; the message
+    names the property, the variant and the step. An `AssertionError` too, as test frameworks expect."""

@@ -1,6 +1,6 @@
 """Polyomino shapes and their distinct fixed orientations (plain NumPy, used when a variant is built).
 
-A shape is a set of ``(row, col)`` cells. Its *fixed orientations* are the distinct images under the 8 rotations and
+A shape is a set of `(row, col)` cells. Its *fixed orientations* are the distinct images under the 8 rotations and
 reflections, each normalised so that its smallest row and smallest column are 0, and listed in lexicographic order of
 their sorted cell lists (the order the Pentobi reference vectors use).
 """
@@ -17,12 +17,12 @@ from blokus_jax.errors import PieceError
 
 Cells = tuple[tuple[int, int], ...]
 
-#: Most copies of one piece a colour may own: ``State.remaining`` counts them in an int8.
+#: Most copies of one piece a colour may own: `State.remaining` counts them in an int8.
 MAX_COPIES = 127
 
 
 def is_int(value) -> bool:
-    """``value`` is an integer (Python or NumPy) and not a bool: the only numbers variant fields accept."""
+    """`value` is an integer (Python or NumPy) and not a bool: the only numbers variant fields accept."""
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
@@ -47,9 +47,9 @@ def orientations(cells: Iterable[Sequence[int]]) -> list[Cells]:
 
 
 def validate_cells(name: str, cells: Sequence[Sequence[int]]) -> Cells:
-    """Check that ``cells`` is a non-empty, duplicate-free, edge-connected polyomino and return it normalised.
+    """Check that `cells` is a non-empty, duplicate-free, edge-connected polyomino and return it normalised.
 
-    Raises :class:`PieceError` naming the piece and the problem otherwise.
+    Raises `PieceError` naming the piece and the problem otherwise.
     """
     try:
         pts = [(r, c) for r, c in cells]
@@ -85,7 +85,16 @@ def validate_cells(name: str, cells: Sequence[Sequence[int]]) -> Cells:
 
 @dataclass(frozen=True)
 class Piece:
-    """One polyomino type of a variant's piece set: a name, its cells and how many copies each colour owns."""
+    """One polyomino type of a variant's piece set: a name, its cells and how many copies each colour owns.
+
+    Attributes:
+        name: The piece's name (Pentobi's for the standard set: `"1"`, `"I3"`, `"X"`, ...).
+        cells: Its `(row, col)` cells in one orientation: an edge-connected polyomino, stored normalised.
+        copies: Copies each colour owns, from 1 to `MAX_COPIES`.
+
+    Raises:
+        PieceError: A name that is not a string, cells that are no polyomino, or a bad `copies`.
+    """
 
     name: str
     cells: Cells
@@ -147,7 +156,18 @@ JUNIOR_NAMES = ("1", "2", "I3", "V3", "I4", "L4", "O", "T4", "Z4", "I5", "L5", "
 
 
 def standard_pieces(names: Iterable[str] | None = None, copies: int = 1) -> tuple[Piece, ...]:
-    """Pieces from :data:`STANDARD_SHAPES` (all 21 by default), each with ``copies`` copies."""
+    """Pieces of the standard Blokus set, for building a custom `Variant`.
+
+    Args:
+        names: Names from `STANDARD_SHAPES` (Pentobi's: `"1"`, `"2"`, `"I3"`, ..., `"Z5"`); default all 21.
+        copies: Copies of each piece a colour owns, from 1 to `MAX_COPIES`.
+
+    Returns:
+        One `Piece` a name, in the order given.
+
+    Raises:
+        PieceError: An unknown name, or `copies` not an int in `[1, MAX_COPIES]`.
+    """
     names = list(STANDARD_SHAPES) if names is None else list(names)
     unknown = [n for n in names if n not in STANDARD_SHAPES]
     if unknown:
@@ -156,5 +176,5 @@ def standard_pieces(names: Iterable[str] | None = None, copies: int = 1) -> tupl
 
 
 def cells_array(cells: Cells) -> np.ndarray:
-    """Cells as an ``int32[k, 2]`` array."""
+    """Cells as an `int32[k, 2]` array."""
     return np.asarray(cells, dtype=np.int32).reshape(-1, 2)

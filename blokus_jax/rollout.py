@@ -1,4 +1,4 @@
-"""The one batched play loop: ``batch`` games side by side on device, one jitted ``vmap`` of a ``lax.scan``.
+"""The one batched play loop: `batch` games side by side on device, one jitted `vmap` of a `lax.scan`.
 
 Every place that plays whole games without Python per step uses :func:`make_rollout`: the random-play demo
 (:mod:`blokus_jax.demo`), the throughput benchmark (:mod:`blokus_jax.benchmark`, with auto-reset for endless play)
@@ -21,7 +21,14 @@ Policy = Callable[[jax.Array, State], jax.Array]
 
 
 def max_game_length(variant: Variant) -> int:
-    """An upper bound on the steps of any game: every colour places all its pieces and passes once."""
+    """An upper bound on the steps of any game: every colour places all its pieces and passes once.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        The bound, in steps (placements and passes).
+    """
     return variant.num_colors * (sum(p.copies for p in variant.pieces) + 1)
 
 
@@ -33,16 +40,24 @@ def make_rollout(
     autoreset: bool = False,
     constrain: Callable[[jax.Array], jax.Array] | None = None,
 ) -> Callable[[jax.Array], tuple[State, jax.Array]]:
-    """A pure ``play(key) -> (states, actions)`` that plays ``batch`` games for ``num_steps`` steps each (default
-    :func:`max_game_length`, enough to finish any game) with ``policy(key, state) -> action`` (default: uniform
-    random legal moves, :meth:`Env.sample_action`). Wrap it in ``jax.jit`` (or call it inside a jitted function).
+    """Build a pure `play(key) -> (states, actions)` that plays a batch of games with a policy. Wrap it in
+    `jax.jit` (or call it inside a jitted function).
 
-    Without ``autoreset`` a finished game stays as it ended (its final rewards included) and its later actions
-    read ``-1``; with ``autoreset`` a finished game restarts at once (:meth:`Env.step_autoreset`) and every
-    action is recorded, which is the endless play a throughput measurement wants. ``constrain`` is applied to the
-    ``[batch]`` per-game keys and initial states, e.g. a sharding constraint that splits the batch across devices.
+    Args:
+        env: The environment.
+        batch: Games played at once.
+        num_steps: Steps each; default `max_game_length`, enough to finish any game.
+        policy: `policy(key, state) -> action` for one state; default uniform random legal moves
+            (`Env.sample_action`).
+        autoreset: Restart a finished game at once (`Env.step_autoreset`) and record every action, the endless
+            play a throughput measurement wants; without it a finished game stays as it ended (its final
+            rewards included) and its later actions read `-1`.
+        constrain: Applied to the `[batch]` per-game keys and initial states, e.g. a sharding constraint that
+            splits the batch across devices.
 
-    Returns the final states (leading axis ``batch``) and the ``int32[batch, num_steps]`` action history.
+    Returns:
+        `play(key)`, which returns the final states (leading axis `batch`) and the `int32[batch, num_steps]`
+        action history.
     """
     length = max_game_length(env.variant) if num_steps is None else int(num_steps)
     choose = env.sample_action if policy is None else policy
@@ -78,9 +93,8 @@ def _jitted(env: Env, batch: int, num_steps: int | None, policy: Policy | None) 
 def rollout(
     env: Env, key: jax.Array, batch: int, policy: Policy | None = None, max_steps: int | None = None
 ) -> tuple[State, jax.Array]:
-    """Play ``batch`` games at once on device with ``policy(key, state) -> action`` (default: uniform random legal
-    moves) for ``max_steps`` steps (default: :func:`max_game_length`, enough to finish any game): no Python per
-    step, one compilation per ``(env, batch, max_steps, policy)``.
+    """Play a batch of games at once on device: no Python per step, one compilation per
+    `(env, batch, max_steps, policy)`.
 
     Returns the final states (leading axis ``batch``) and the ``int32[batch, max_steps]`` action history, ``-1``
     after a game has ended; pass the history to :func:`blokus_jax.io.records.from_rollout`.

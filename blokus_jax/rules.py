@@ -1,13 +1,13 @@
 """Pure rule functions over JAX arrays: bitboards, the legal-placement mask, placing a piece, scoring.
 
-Bitboards: a board row is one ``uint32`` word whose bit ``c`` is column ``c``. The legal placements of one colour
-are kept packed as ``uint32[O, H]``: bit ``c`` of word ``[o, r]`` says that orientation ``o`` anchored at ``(r, c)``
+Bitboards: a board row is one `uint32` word whose bit `c` is column `c`. The legal placements of one colour
+are kept packed as `uint32[O, H]`: bit `c` of word `[o, r]` says that orientation `o` anchored at `(r, c)`
 is legal. For a placement to be legal every cell must avoid the colour's *forbidden* cells (occupied by anyone,
 edge-adjacent to the colour itself, or off the board) and at least one cell must hit a *corner* cell (diagonal to
 the colour and not forbidden; on the first move, a start cell). Both tests shift whole rows at once, so a mask costs
-about ``O * H * K`` word operations instead of one gather per placement.
+about `O * H * K` word operations instead of one gather per placement.
 
-Everything here is shape-static and works under ``jax.jit`` and ``jax.vmap``.
+Everything here is shape-static and works under `jax.jit` and `jax.vmap`.
 """
 
 from __future__ import annotations
@@ -22,20 +22,35 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 
 
 def pack_rows(cells: jax.Array) -> jax.Array:
-    """``bool[..., H, W]`` -> ``uint32[..., H]`` with bit ``c`` of row ``r`` set where ``cells[r, c]``."""
+    """Pack boolean rows into bitboard words (boards up to 32 columns).
+
+    Args:
+        cells: `bool[..., H, W]`.
+
+    Returns:
+        `uint32[..., H]` with bit `c` of row `r` set where `cells[r, c]`.
+    """
     width = cells.shape[-1]
     weights = jnp.left_shift(jnp.uint32(1), jnp.arange(width, dtype=jnp.uint32))
     return jnp.sum(jnp.where(cells, weights, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
 
 
 def unpack_rows(words: jax.Array, width: int) -> jax.Array:
-    """``uint32[...]`` -> ``bool[..., width]``: the inverse of :func:`pack_rows`."""
+    """Unpack bitboard words into boolean rows: the inverse of `pack_rows`.
+
+    Args:
+        words: `uint32[...]`.
+        width: Columns to unpack.
+
+    Returns:
+        `bool[..., width]`.
+    """
     shifts = jnp.arange(width, dtype=jnp.uint32)
     return (jnp.right_shift(words[..., None], shifts) & jnp.uint32(1)).astype(bool)
 
 
 def _shift_rows(rows: jax.Array, delta: int, fill) -> jax.Array:
-    """Row ``r`` of the result is ``rows[r - delta]`` (``fill`` where that is off the board)."""
+    """Row `r` of the result is `rows[r - delta]` (`fill` where that is off the board)."""
     pad = jnp.full((abs(delta),), fill, rows.dtype)
     if delta > 0:
         return jnp.concatenate([pad, rows[:-delta]])
@@ -47,8 +62,17 @@ def forbidden_and_corners(
 ) -> tuple[jax.Array, jax.Array]:
     """Row masks of the cells a colour may not cover and of the cells that give it corner contact.
 
-    ``own`` and ``occupied`` are ``uint32[H]`` bitboards. Bits at columns >= W are set in ``forbidden`` so pieces
-    cannot hang off the right edge.
+    Bits at columns >= W are set in `forbidden` so pieces cannot hang off the right edge.
+
+    Args:
+        tables: The variant's tables.
+        own: `uint32[H]` bitboard of the colour's squares.
+        occupied: `uint32[H]` bitboard of all occupied squares.
+        first_move: Whether the colour has placed nothing yet (its corner cells are then its start cells).
+        color: The colour (an `int32` scalar).
+
+    Returns:
+        `(forbidden, corners)`, two `uint32[H]` bitboards.
     """
     width = tables.variant.board_shape[1]
     outside = jnp.uint32(ALL_ONES ^ np.uint32((1 << width) - 1))
@@ -61,10 +85,19 @@ def forbidden_and_corners(
 
 
 def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_available: jax.Array) -> jax.Array:
-    """Packed legal placements ``uint32[O, H]`` from the forbidden/corner row masks and ``bool[P]`` availability.
+    """Packed legal placements `uint32[O, H]` from the forbidden/corner row masks and `bool[P]` availability.
 
-    Word ``[o, r]`` is the set of anchor columns where orientation ``o`` fits in rows ``r..`` without touching a
-    forbidden cell and with at least one cell on a corner cell (both tests by :func:`covering_bits`).
+    Word `[o, r]` is the set of anchor columns where orientation `o` fits in rows `r..` without touching a
+    forbidden cell and with at least one cell on a corner cell (both tests by `covering_bits`).
+
+    Args:
+        tables: The variant's tables.
+        forbidden: `uint32[H]`, from `forbidden_and_corners`.
+        corners: `uint32[H]`, from `forbidden_and_corners`.
+        piece_available: `bool[P]`, which pieces the colour still has.
+
+    Returns:
+        Packed `uint32[O, H]` legal placements.
     """
     blocked = covering_bits(tables, forbidden)
     touches = covering_bits(tables, corners)
@@ -74,12 +107,19 @@ def legal_bits(tables: Tables, forbidden: jax.Array, corners: jax.Array, piece_a
 
 
 def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
-    """Packed ``uint32[O, H]``: the anchors where orientation ``o`` would cover at least one set cell of the row
-    bitboard ``cells`` (``uint32[H]``), whether or not the placement is legal.
+    """Packed `uint32[O, H]`: the anchors where orientation `o` would cover at least one set cell of the row
+    bitboard `cells` (`uint32[H]`), whether or not the placement is legal.
 
-    For each cell slot ``k`` (a static loop over the at most 5 cells of a piece) the board row under that cell is
-    gathered for every ``(o, r)`` at once and shifted right by the cell's column offset; OR-ing the slots gives the
+    For each cell slot `k` (a static loop over the at most 5 cells of a piece) the board row under that cell is
+    gathered for every `(o, r)` at once and shifted right by the cell's column offset; OR-ing the slots gives the
     anchors that hit. Slots of smaller pieces repeat their first cell, which is harmless for an OR.
+
+    Args:
+        tables: The variant's tables.
+        cells: `uint32[H]` row bitboard.
+
+    Returns:
+        Packed `uint32[O, H]` anchors.
     """
     rows = tables.variant.board_shape[0]
     offsets = tables.cell_offsets  # [O, K, 2], static
@@ -96,16 +136,31 @@ def covering_bits(tables: Tables, cells: jax.Array) -> jax.Array:
 
 
 def has_placement(bits: jax.Array) -> jax.Array:
-    """``bool[...]``: packed ``uint32[..., O, H]`` legal bits contain at least one placement.
+    """Whether packed legal bits contain at least one placement.
 
-    A max-reduction over words: on XLA:CPU it is ~20x faster than ``jnp.any`` over a boolean array.
+    A max-reduction over words: on XLA:CPU it is ~20x faster than `jnp.any` over a boolean array.
+
+    Args:
+        bits: Packed `uint32[..., O, H]` legal bits.
+
+    Returns:
+        `bool[...]`.
     """
     return jnp.max(bits, axis=(-2, -1)) != 0
 
 
 def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> jax.Array:
-    """``bool[..., O * H * width + 1]``: the legal-action mask of packed ``uint32[..., O, H]`` legal bits, placements
-    in action-id order and the pass last (legal exactly when no placement is); all false where ``done``."""
+    """The legal-action mask of packed legal bits: placements in action-id order and the pass last (legal exactly
+    when no placement is).
+
+    Args:
+        bits: Packed `uint32[..., O, H]` legal bits.
+        width: Board columns.
+        done: Where true (`bool[...]`), nothing is legal.
+
+    Returns:
+        `bool[..., O * H * width + 1]`.
+    """
     placements = unpack_rows(bits, width)
     flat = placements.reshape(*placements.shape[:-3], -1)
     can_pass = ~has_placement(bits)
@@ -114,12 +169,19 @@ def legal_mask(bits: jax.Array, width: int, done: jax.Array | bool = False) -> j
 
 
 def popcount(words: jax.Array) -> jax.Array:
-    """Set bits per ``uint32`` word, as int32."""
+    """The set bits of each word.
+
+    Args:
+        words: `uint32[...]`.
+
+    Returns:
+        `int32[...]` counts.
+    """
     return jax.lax.population_count(words).astype(jnp.int32)
 
 
 def _prefix_sum(counts: jax.Array) -> jax.Array:
-    """Inclusive prefix sum of a short int vector (:func:`_cumulative`), exact for totals below 2**24 (a Blokus mask
+    """Inclusive prefix sum of a short int vector (`_cumulative`), exact for totals below 2**24 (a Blokus mask
     has fewer than 40,000 legal placements)."""
     return _cumulative(counts.astype(jnp.float32)).astype(jnp.int32)
 
@@ -127,7 +189,7 @@ def _prefix_sum(counts: jax.Array) -> jax.Array:
 def _cumulative(values: jax.Array) -> jax.Array:
     """Inclusive prefix sum of a short float32 vector, as a matmul with a triangular matrix.
 
-    XLA:CPU lowers ``cumsum`` to a quadratic reduce-window loop; the matmul vectorises. ``Precision.HIGHEST`` keeps
+    XLA:CPU lowers `cumsum` to a quadratic reduce-window loop; the matmul vectorises. `Precision.HIGHEST` keeps
     it exact on GPUs and TPUs, whose default float32 matmuls round inputs to fewer mantissa bits (TF32 / bfloat16).
     """
     n = values.shape[-1]
@@ -136,14 +198,14 @@ def _cumulative(values: jax.Array) -> jax.Array:
 
 
 def _select_by_rank(counts: jax.Array, rank: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Index ``i`` with ``sum(counts[:i]) <= rank < sum(counts[:i+1])`` and the rank left within entry ``i``."""
+    """Index `i` with `sum(counts[:i]) <= rank < sum(counts[:i+1])` and the rank left within entry `i`."""
     cumulative = _prefix_sum(counts)
     index = jnp.minimum(jnp.sum(cumulative <= rank), counts.shape[0] - 1)
     return index, rank - (cumulative[index] - counts[index])
 
 
 def _nth_set_bit(word: jax.Array, rank: jax.Array) -> jax.Array:
-    """Position of the ``rank``-th (0-based) set bit of a ``uint32`` word, by a branch-free binary search."""
+    """Position of the `rank`-th (0-based) set bit of a `uint32` word, by a branch-free binary search."""
     position = jnp.uint32(0)
     rank = rank.astype(jnp.int32)
     for width in (16, 8, 4, 2, 1):
@@ -156,10 +218,19 @@ def _nth_set_bit(word: jax.Array, rank: jax.Array) -> jax.Array:
 
 
 def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: int) -> jax.Array:
-    """A uniformly random set bit of packed ``uint32[O, H]`` bits as an action index (``pass_action`` if none).
+    """A uniformly random set bit of packed `uint32[O, H]` bits as an action index (`pass_action` if none).
 
     Three-level selection from popcounts: an orientation, then a row, then the bit within the row word; no
-    cumulative sum over all ``O * H`` words and no unpacking.
+    cumulative sum over all `O * H` words and no unpacking.
+
+    Args:
+        key: A JAX PRNG key.
+        bits: Packed `uint32[O, H]` legal bits.
+        width: Board columns.
+        pass_action: The pass's index, returned when no bit is set.
+
+    Returns:
+        An `int32` action index.
     """
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
@@ -174,7 +245,15 @@ def sample_from_bits(key: jax.Array, bits: jax.Array, width: int, pass_action: i
 
 
 def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
-    """``bool[H, W]`` cells covered by placement ``action`` (all False for the pass)."""
+    """The cells a placement covers, as a plane.
+
+    Args:
+        tables: The variant's tables.
+        action: A placement index or the pass (an `int32` scalar).
+
+    Returns:
+        `bool[H, W]`, all False for the pass.
+    """
     rows, cols = tables.variant.board_shape
     o, r, c = tables.split_action(action)
     o = jnp.clip(o, 0, tables.num_orientations - 1)
@@ -188,29 +267,59 @@ def placement_plane(tables: Tables, action: jax.Array) -> jax.Array:
 
 
 def is_first_move(pieces_placed: jax.Array, color=None) -> jax.Array:
-    """``bool``: ``color``'s next placement is its first (it must cover a start cell). ``pieces_placed`` is the
-    ``int32[..., C]`` field of the state (JAX or NumPy); without ``color``, ``bool[..., C]`` for every colour."""
+    """Whether a colour's next placement is its first (it must cover a start cell).
+
+    Args:
+        pieces_placed: `int32[..., C]`, the state's field (JAX or NumPy).
+        color: The colour; `None` for every colour.
+
+    Returns:
+        `bool[...]` for one colour, `bool[..., C]` for every colour.
+    """
     placed = pieces_placed if color is None else pieces_placed[..., color]
     return placed == 0
 
 
 def player_scores(tables: Tables, scores: jax.Array) -> jax.Array:
-    """``int32[..., num_players]`` player scores from the ``int32[..., C]`` colour scores (``State.scores``): the
-    sum over each player's colours (a shared colour counts for nobody)."""
+    """Player scores from colour scores: the sum over each player's colours (a shared colour counts for nobody).
+
+    Args:
+        tables: The variant's tables.
+        scores: `int32[..., C]` colour scores (`State.scores`).
+
+    Returns:
+        `int32[..., num_players]`.
+    """
     return scores @ jnp.asarray(tables.player_color_matrix.T)
 
 
 def win_shares(player_scores: jax.Array) -> jax.Array:
-    """``float32[..., N]`` each player's share of the win: ``1/k`` for each of the ``k`` players with the best score,
-    0 for the others (batched over leading axes). The one definition of winners and ties."""
+    """Each player's share of the win: `1/k` for each of the `k` players with the best score, 0 for the others.
+    The one definition of winners and ties.
+
+    Args:
+        player_scores: `[..., N]` scores, batched over leading axes.
+
+    Returns:
+        `float32[..., N]`.
+    """
     scores = jnp.asarray(player_scores)
     winners = scores == scores.max(axis=-1, keepdims=True)
     return winners.astype(jnp.float32) / jnp.sum(winners, axis=-1, keepdims=True)
 
 
 def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Array) -> jax.Array:
-    """``int32[C]`` standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece
-    placed was the monomino (bonuses only if the variant has them)."""
+    """The standard scores: minus unplaced squares, +15 for placing everything, +5 more if the last piece placed
+    was the monomino (bonuses only if the variant has them).
+
+    Args:
+        tables: The variant's tables.
+        remaining: `int8[C, P]` copies left (`State.remaining`).
+        last_was_monomino: `bool[C]`, whether each colour's last placement was the monomino.
+
+    Returns:
+        `int32[C]`.
+    """
     unplaced = jnp.sum(remaining.astype(jnp.int32) * jnp.asarray(tables.piece_sizes), axis=-1)
     score = -unplaced
     if tables.variant.bonus:
@@ -220,7 +329,7 @@ def color_scores(tables: Tables, remaining: jax.Array, last_was_monomino: jax.Ar
 
 
 # ------------------------------------------------------------------------------------------ why a move is illegal
-#: The reasons :func:`illegal_reason` gives, in the order they are tested.
+#: The reasons `illegal_reason` gives, in the order they are tested.
 ILLEGAL_REASONS = (
     "game_over",
     "out_of_range",
@@ -235,14 +344,22 @@ ILLEGAL_REASONS = (
 
 
 def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
-    """Why ``action`` is not legal for the colour to move in ``state`` (one unbatched state), or ``None`` if it is.
+    """Why `action` is not legal for the colour to move in `state` (one unbatched state), or `None` if it is.
 
-    Host-side diagnosis for error messages, derived from the same bitboards as :func:`legal_bits`: the placement's
+    Host-side diagnosis for error messages, derived from the same bitboards as `legal_bits`: the placement's
     rows are tested against the availability of its piece, the occupied squares, and the colour's
-    :func:`forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
-    start cell). ``tables`` is a :class:`Tables` or anything with a ``.tables`` (an ``Env``). Returns ``(reason,
-    cells)``: a code from :data:`ILLEGAL_REASONS` and ``int32[k, 2]`` cells it concerns (the occupied or
-    edge-touching squares, else the placement's cells; empty for the pass and out-of-range actions).
+    `forbidden_and_corners` masks (edge contact with itself; a corner cell, which on the first move is a
+    start cell).
+
+    Args:
+        tables: A `Tables`, or anything with a `.tables` (an `Env`).
+        state: One unbatched position.
+        action: The action index.
+
+    Returns:
+        `None` when the action is legal, else `(reason, cells)`: a code from `ILLEGAL_REASONS` and `int32[k, 2]`
+        cells it concerns (the occupied or edge-touching squares, else the placement's cells; empty for the pass
+        and out-of-range actions).
     """
     tables = getattr(tables, "tables", tables)
     action = int(action)

@@ -1,7 +1,7 @@
 """The board's diagonal reflection as a symmetry of a variant: where it holds (a square board whose every colour's
 start cells reflect onto themselves, e.g. Duo), a position and its reflection are the same game, so a learner may
-train on both. :func:`reflected_actions` maps action ids, :func:`reflect_legal_bits` packed legal placements and
-:func:`reflect_observation` observations."""
+train on both. `reflected_actions` maps action ids, `reflect_legal_bits` packed legal placements and
+`reflect_observation` observations."""
 
 from __future__ import annotations
 
@@ -18,9 +18,16 @@ from blokus_jax.variants import Variant
 
 
 def is_reflection_symmetric(variant: Variant) -> bool:
-    """Whether reflecting the board in its main diagonal (``(r, c) -> (c, r)``) maps the game onto itself: the board
+    """Whether reflecting the board in its main diagonal (`(r, c) -> (c, r)`) maps the game onto itself: the board
     is square and each colour's start cells are their own reflection (Duo and Junior, not Classic, whose corners
-    swap colours)."""
+    swap colours).
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        Whether the reflection is a symmetry.
+    """
     rows, cols = variant.board_shape
     if rows != cols:
         return False
@@ -57,24 +64,52 @@ def _require(variant: Variant) -> None:
 
 
 def reflected_orientations(variant: Variant) -> np.ndarray:
-    """``int32[O]``: entry ``o`` is the orientation whose cells are orientation ``o``'s reflected in the diagonal
-    (an orientation of the same piece; an involution). Raises ``ValueError`` as :func:`reflected_actions`."""
+    """The orientations reflected in the main diagonal: an involution within each piece.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `int32[O]`, entry `o` the orientation whose cells are orientation `o`'s reflected.
+
+    Raises:
+        ValueError: The reflection is not a symmetry of the variant (`is_reflection_symmetric`).
+    """
     _require(variant)
     return _reflected_orientations(variant)
 
 
 def reflected_actions(variant: Variant) -> np.ndarray:
-    """``int32[num_actions]``: entry ``a`` is the action that plays ``a``'s reflection in the main diagonal (the same
-    piece, reflected, on the reflected cells; the pass onto itself). An involution: ``table[table] == arange``.
-    Raises ``ValueError`` where the reflection is not a symmetry (:func:`is_reflection_symmetric`)."""
+    """The actions reflected in the main diagonal (the same piece, reflected, on the reflected cells; the pass
+    onto itself). An involution: `table[table] == arange`.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `int32[num_actions]`, entry `a` the action that plays `a`'s reflection.
+
+    Raises:
+        ValueError: The reflection is not a symmetry of the variant (`is_reflection_symmetric`).
+    """
     _require(variant)
     return _reflected_actions(variant)
 
 
 def reflect_legal_bits(variant: Variant, bits: jax.Array) -> jax.Array:
-    """Packed legal placements ``uint32[..., O, H]`` of a position -> those of its reflection (orientation ``o``
-    at ``(r, c)`` becomes its reflected orientation at ``(c, r)``). Raises ``ValueError`` as
-    :func:`reflected_actions`."""
+    """The packed legal placements of the reflected position: orientation `o` at `(r, c)` becomes its reflected
+    orientation at `(c, r)`.
+
+    Args:
+        variant: The rules.
+        bits: Packed legal placements `uint32[..., O, H]` of a position.
+
+    Returns:
+        Those of its reflection, same shape.
+
+    Raises:
+        ValueError: The reflection is not a symmetry of the variant (`is_reflection_symmetric`).
+    """
     mirror = jnp.asarray(reflected_orientations(variant))
     width = variant.board_shape[1]
     cells = rules.unpack_rows(bits, width)  # [..., O, H, W]
@@ -82,8 +117,15 @@ def reflect_legal_bits(variant: Variant, bits: jax.Array) -> jax.Array:
 
 
 def reflect_observation(obs: Observation) -> Observation:
-    """The observation of the reflected position: the planes' rows and columns swapped (any leading batch axes);
-    pieces and the colour to move are unchanged (the reflection keeps every colour's start cells)."""
+    """The observation of the reflected position: the planes' rows and columns swapped; pieces and the colour to
+    move are unchanged (the reflection keeps every colour's start cells).
+
+    Args:
+        obs: An `Observation`, with any leading batch axes.
+
+    Returns:
+        The reflected `Observation`.
+    """
     return obs.replace(planes=obs.planes.swapaxes(-3, -2))
 
 

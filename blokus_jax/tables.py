@@ -5,10 +5,10 @@ Action layout (dense, documented contract)::
     action = orientation * (H * W) + row * W + col        for a placement
     action = num_orientations * H * W                      for the pass (the last index)
 
-``orientation`` is a global index over every fixed orientation of every piece (pieces in variant order, each
-piece's orientations in lexicographic order of their normalised cells) and ``(row, col)`` is the top-left corner of
+`orientation` is a global index over every fixed orientation of every piece (pieces in variant order, each
+piece's orientations in lexicographic order of their normalised cells) and `(row, col)` is the top-left corner of
 the orientation's bounding box. Anchors whose piece would stick out of the board exist in the index space but are
-never legal. The layout maps one-to-one onto a ``[num_orientations, H, W]`` logit tensor, so convolutional policy
+never legal. The layout maps one-to-one onto a `[num_orientations, H, W]` logit tensor, so convolutional policy
 heads need no gather.
 """
 
@@ -25,48 +25,65 @@ from blokus_jax.variants import Variant
 
 
 def split_action(action, board_shape: tuple[int, int]):
-    """``(orientation, row, col)`` of placement index ``action`` on a board of ``board_shape``: the one place that
+    """`(orientation, row, col)` of placement index `action` on a board of `board_shape`: the one place that
     unpacks the dense action layout.
 
     Plain integer arithmetic, so it works on Python ints, NumPy arrays and traced JAX arrays alike (elementwise on
-    arrays). No range check: the pass gives orientation ``num_orientations``; :meth:`Tables.decode` is the checked
+    arrays). No range check: the pass gives orientation `num_orientations`; `Tables.decode` is the checked
     host-side version.
+
+    Args:
+        action: Placement index (a Python int, a NumPy or a JAX array).
+        board_shape: `(rows, cols)` of the board.
+
+    Returns:
+        `(orientation, row, col)`, of the same kind as `action`.
     """
     rows, cols = board_shape
     return action // (rows * cols), (action // cols) % rows, action % cols
 
 
 def join_action(orientation, row, col, board_shape: tuple[int, int]):
-    """The placement index of ``orientation`` anchored at ``(row, col)``: the inverse of :func:`split_action`
-    (Python ints, NumPy or JAX arrays; no range check)."""
+    """The placement index of `orientation` anchored at `(row, col)`: the inverse of `split_action` (no range
+    check).
+
+    Args:
+        orientation: Orientation index (a Python int, a NumPy or a JAX array).
+        row: Row of the top-left of the orientation's bounding box.
+        col: Column of the same.
+        board_shape: `(rows, cols)` of the board.
+
+    Returns:
+        The placement index, of the same kind as the arguments.
+    """
     rows, cols = board_shape
     return (orientation * rows + row) * cols + col
 
 
 @dataclass(frozen=True, eq=False)
 class Tables:
-    """NumPy tables derived from a :class:`Variant`; the rules turn them into device constants at trace time."""
+    """NumPy tables derived from a `Variant`; the rules turn them into device constants at trace time."""
 
     variant: Variant
 
     @cached_property
     def orientation_cells(self) -> list[np.ndarray]:
-        """Per orientation, its normalised cells as ``int32[k, 2]``."""
+        """Per orientation, its normalised cells as `int32[k, 2]`."""
         return [np.asarray(o, np.int32) for p in self.variant.pieces for o in p.orientations]
 
     @cached_property
     def orientation_piece(self) -> np.ndarray:
-        """``int32[O]``: piece index of each orientation."""
+        """`int32[O]`: piece index of each orientation."""
         return np.asarray([i for i, p in enumerate(self.variant.pieces) for _ in p.orientations], np.int32)
 
     @cached_property
     def orientation_index_in_piece(self) -> np.ndarray:
-        """``int32[O]``: index of each orientation within its piece's list."""
+        """`int32[O]`: index of each orientation within its piece's list."""
         return np.asarray([j for p in self.variant.pieces for j in range(len(p.orientations))], np.int32)
 
     @cached_property
     def piece_first_orientation(self) -> np.ndarray:
-        """``int32[P]``: global index of each piece's first orientation."""
+        """`int32[P]`: global index of each piece's first orientation."""
         return np.searchsorted(self.orientation_piece, np.arange(self.variant.num_pieces)).astype(np.int32)
 
     @property
@@ -89,7 +106,7 @@ class Tables:
 
     @cached_property
     def cell_offsets(self) -> np.ndarray:
-        """``int32[O, K, 2]``: each orientation's cells, padded by repeating the first cell (idempotent for OR)."""
+        """`int32[O, K, 2]`: each orientation's cells, padded by repeating the first cell (idempotent for OR)."""
         out = np.zeros((self.num_orientations, self.max_cells, 2), np.int32)
         for o, cells in enumerate(self.orientation_cells):
             out[o, :] = cells[0]
@@ -98,12 +115,12 @@ class Tables:
 
     @cached_property
     def orientation_size(self) -> np.ndarray:
-        """``int32[O]``: squares of each orientation's piece."""
+        """`int32[O]`: squares of each orientation's piece."""
         return np.asarray([len(c) for c in self.orientation_cells], np.int32)
 
     @cached_property
     def orientation_corners(self) -> np.ndarray:
-        """``int32[O]``: corner cells of each orientation's shape, the cells that touch it diagonally and not by an
+        """`int32[O]`: corner cells of each orientation's shape, the cells that touch it diagonally and not by an
         edge: on an open board, the new corners a placement of it gives its colour to build on."""
         counts = []
         for cells in self.orientation_cells:
@@ -115,7 +132,7 @@ class Tables:
 
     @cached_property
     def anchor_bits(self) -> np.ndarray:
-        """``uint32[O, H]``: bit ``c`` of word ``[o, r]`` is set when orientation ``o`` anchored at ``(r, c)`` fits
+        """`uint32[O, H]`: bit `c` of word `[o, r]` is set when orientation `o` anchored at `(r, c)` fits
         on the board. The set bits over the whole table count the placements on an empty board."""
         rows, cols = self.variant.board_shape
         out = np.zeros((self.num_orientations, rows), np.uint32)
@@ -132,17 +149,17 @@ class Tables:
 
     @cached_property
     def piece_sizes(self) -> np.ndarray:
-        """``int32[P]``: squares per piece."""
+        """`int32[P]`: squares per piece."""
         return np.asarray([p.size for p in self.variant.pieces], np.int32)
 
     @cached_property
     def piece_copies(self) -> np.ndarray:
-        """``int32[P]``: copies of each piece per colour."""
+        """`int32[P]`: copies of each piece per colour."""
         return np.asarray([p.copies for p in self.variant.pieces], np.int32)
 
     @cached_property
     def start_bits(self) -> np.ndarray:
-        """``uint32[C, H]``: each colour's start cells as row bit masks."""
+        """`uint32[C, H]`: each colour's start cells as row bit masks."""
         rows, _ = self.variant.board_shape
         out = np.zeros((self.variant.num_colors, rows), np.uint32)
         for color, cells in enumerate(self.variant.start_cells):
@@ -152,12 +169,12 @@ class Tables:
 
     @cached_property
     def color_owner(self) -> np.ndarray:
-        """``int32[C]``: owning player of each colour, -1 for a shared colour."""
+        """`int32[C]`: owning player of each colour, -1 for a shared colour."""
         return np.asarray([self.variant.color_owner(c) for c in range(self.variant.num_colors)], np.int32)
 
     @cached_property
     def player_color_matrix(self) -> np.ndarray:
-        """``int32[num_players, C]``: 1 where the player scores the colour."""
+        """`int32[num_players, C]`: 1 where the player scores the colour."""
         v = self.variant
         out = np.zeros((v.num_players, v.num_colors), np.int32)
         for player, colors in enumerate(v.players_to_colors):
@@ -166,16 +183,26 @@ class Tables:
 
     # ----------------------------------------------------------------------------------------------- action codec
     def split_action(self, action):
-        """``(orientation, row, col)`` of placement index ``action`` on this variant's board (see
-        :func:`split_action`)."""
+        """`(orientation, row, col)` of placement index `action` on this variant's board (see
+        `split_action`)."""
         return split_action(action, self.variant.board_shape)
 
     def join_action(self, orientation, row, col):
-        """The placement index of ``orientation`` anchored at ``(row, col)`` (see :func:`join_action`)."""
+        """The placement index of `orientation` anchored at `(row, col)` (see `join_action`)."""
         return join_action(orientation, row, col, self.variant.board_shape)
 
     def decode(self, action: int) -> tuple[int, int, int, int]:
-        """``(piece, orientation_in_piece, row, col)`` of a placement index; raises for the pass or a bad index."""
+        """A placement index split into its parts (checked, host-side).
+
+        Args:
+            action: A placement index.
+
+        Returns:
+            `(piece, orientation_in_piece, row, col)`.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it is the pass.
+        """
         action = self._check_index(action)
         if action == self.pass_action:
             raise IllegalActionError(f"action {action} is the pass; it has no piece or cells")
@@ -183,7 +210,20 @@ class Tables:
         return int(self.orientation_piece[o]), int(self.orientation_index_in_piece[o]), r, c
 
     def encode(self, piece: int, orientation: int, row: int, col: int) -> int:
-        """Action index of ``piece`` in its ``orientation``-th orientation with bounding-box corner ``(row, col)``."""
+        """The action index of `piece` in its `orientation`-th orientation with bounding-box corner `(row, col)`.
+
+        Args:
+            piece: Index of the piece in the variant's piece list.
+            orientation: Index among that piece's distinct orientations.
+            row: Row of the bounding box's top-left corner.
+            col: Column of the same.
+
+        Returns:
+            The action index.
+
+        Raises:
+            IllegalActionError: `piece` or `orientation` is out of range, or the anchor is off the board.
+        """
         rows, cols = self.variant.board_shape
         num_pieces = self.variant.num_pieces
         if not 0 <= piece < num_pieces:
@@ -198,7 +238,18 @@ class Tables:
         return self.join_action(int(self.piece_first_orientation[piece]) + orientation, row, col)
 
     def action_cells(self, action: int) -> np.ndarray:
-        """``int32[k, 2]`` board cells a placement covers (``[0, 2]`` for the pass); raises if off the board."""
+        """The board cells a placement covers.
+
+        Args:
+            action: A placement index, or the pass.
+
+        Returns:
+            `int32[k, 2]` `(row, col)` cells; shape `[0, 2]` for the pass.
+
+        Raises:
+            IllegalActionError: `action` is not one integer in `[0, num_actions)`, or it puts the piece partly off
+                the board.
+        """
         rows, cols = self.variant.board_shape
         action = self._check_index(action)
         if action == self.pass_action:
@@ -213,7 +264,18 @@ class Tables:
         return cells
 
     def action_from_cells(self, cells) -> int:
-        """The placement index covering exactly ``cells`` (any order); raises if no piece has that shape."""
+        """The placement index covering exactly `cells`.
+
+        Args:
+            cells: `(row, col)` pairs in any order.
+
+        Returns:
+            The placement index.
+
+        Raises:
+            IllegalActionError: `cells` are not `(row, col)` pairs, are empty, are off the board, or no piece of the
+                variant has that shape.
+        """
         try:
             arr = np.asarray(cells, np.int64).reshape(-1, 2)
         except (TypeError, ValueError) as exc:
@@ -238,7 +300,7 @@ class Tables:
         return {tuple(map(tuple, c.tolist())): o for o, c in enumerate(self.orientation_cells)}
 
     def _check_index(self, action) -> int:
-        """``action`` as a Python int after checking it is one integer (not a bool or float) in range."""
+        """`action` as a Python int after checking it is one integer (not a bool or float) in range."""
         value = np.asarray(action) if hasattr(action, "dtype") else action
         if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
             value = int(value)

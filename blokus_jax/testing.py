@@ -1,23 +1,23 @@
-"""The environment contract as one reusable check, shipped with the package (as Pgx ships ``pgx.api_test``).
+"""The environment contract as one reusable check, shipped with the package (as Pgx ships `pgx.api_test`).
 
-``check_env(env)`` plays a uniformly random game of ``env`` to its end and asserts, step by step, everything the
+`check_env(env)` plays a uniformly random game of `env` to its end and asserts, step by step, everything the
 public API promises: shapes and dtypes of the state, the observation and the mask; the mask agreeing with
-``is_legal`` and with the packed ``legal_bits``; the pass legal exactly when nothing can be placed; zero rewards
+`is_legal` and with the packed `legal_bits`; the pass legal exactly when nothing can be placed; zero rewards
 before the terminal step and terminal rewards as documented; illegal and finished-game steps; jit against eager and
 vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset.
 
-Run it on any variant, registered or custom, or on a wrapper that keeps the :class:`~blokus_jax.Env` interface (any
-object with the attributes of :data:`ENV_INTERFACE`, e.g. one that delegates to an ``Env``)::
+Run it on any variant, registered or custom, or on a wrapper that keeps the `Env` interface (any
+object with the attributes of `ENV_INTERFACE`, e.g. one that delegates to an `Env`)::
 
     from blokus_jax.testing import check_env
     check_env(blokus_jax.make(my_variant))
 
-It also accepts the adapters' environments: a :class:`blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game loaded
-through :mod:`blokus_jax.adapters.openspiel`. For those it checks the core env inside them with the contract above,
+It also accepts the adapters' environments: a `blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game loaded
+through `blokus_jax.adapters.openspiel`. For those it checks the core env inside them with the contract above,
 then plays a random game through the framework's own API and asserts that every step agrees with the core (player to
 move, legal actions, rewards, termination, observation), plus the framework's own conventions. A failed check raises
-:class:`ContractError` (an ``AssertionError``) whose message names the property, the variant and the step (``setup``
-for what is checked outside the random game), with the original failure chained. Needs ``chex`` (a core dependency),
+`ContractError` (an `AssertionError`) whose message names the property, the variant and the step (`setup`
+for what is checked outside the random game), with the original failure chained. Needs `chex` (a core dependency),
 nothing else.
 """
 
@@ -38,7 +38,7 @@ from blokus_jax import rules
 from blokus_jax.errors import ContractError
 from blokus_jax.wrappers import AutoReset
 
-#: What :func:`check_env` uses of an env: a :class:`~blokus_jax.Env` has it all; a wrapper needs the same names.
+#: What `check_env` uses of an env: a `Env` has it all; a wrapper needs the same names.
 ENV_INTERFACE = (
     "variant",
     "tables",
@@ -61,8 +61,8 @@ ENV_INTERFACE = (
 
 
 class _Checker:
-    """Names every check: ``with check("property", step):`` turns a failure inside (an ``assert``, chex's and
-    NumPy's assertions, or an error the env raised) into a :class:`ContractError` naming the property, the variant
+    """Names every check: `with check("property", step):` turns a failure inside (an `assert`, chex's and
+    NumPy's assertions, or an error the env raised) into a `ContractError` naming the property, the variant
     and the step."""
 
     def __init__(self, variant: str, what: str = "check_env"):
@@ -85,14 +85,29 @@ class _Checker:
 
 def state_size_bound(env: bj.Env) -> int:
     """Most bytes one state may take: the int8 board and piece counts, the packed mask and a few words per colour
-    and player (no unpacked ``num_actions`` mask, no float planes)."""
+    and player (no unpacked `num_actions` mask, no float planes).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        The bound in bytes.
+    """
     rows, cols = env.board_shape
     c, p, n = env.num_colors, env.num_pieces, env.num_players
     return rows * cols + c * p + 4 * env.num_orientations * rows + 16 * c + 4 * n + 64
 
 
 def check_state(env: Any, state: bj.State) -> None:
-    """Shapes and dtypes of one (unbatched) state, its mask and its observation."""
+    """Assert the shapes, dtypes and value ranges of one (unbatched) state and its mask, and its size.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        state: The state.
+
+    Raises:
+        AssertionError: The first broken promise (chex's message, or one naming the field).
+    """
     rows, cols = env.board_shape
     c, p, n, o = env.num_colors, env.num_pieces, env.num_players, env.num_orientations
     chex.assert_shape(state.board, (rows, cols))
@@ -128,7 +143,15 @@ def check_state(env: Any, state: bj.State) -> None:
 
 
 def check_observation(env: bj.Env, obs: bj.Observation) -> None:
-    """Shapes, dtypes and the ``[0, 1]`` range of one (unbatched) observation."""
+    """Assert the shapes, dtypes and the `[0, 1]` range of one (unbatched) observation.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        obs: The observation.
+
+    Raises:
+        AssertionError: The first broken promise.
+    """
     rows, cols = env.board_shape
     c, p = env.num_colors, env.num_pieces
     chex.assert_shape(obs.planes, (rows, cols, 2 * c))
@@ -141,7 +164,15 @@ def check_observation(env: bj.Env, obs: bj.Observation) -> None:
 
 
 def check_terminal_rewards(env: bj.Env, state: bj.State) -> None:
-    """Rewards of the terminal step as the env module documents them."""
+    """Assert the rewards of a terminal step as the env module documents them, in the env's reward mode.
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        state: The state after the terminal step.
+
+    Raises:
+        AssertionError: A reward differs from the documented one.
+    """
     rewards = np.asarray(state.rewards)
     scores = np.asarray(state.scores) @ env.tables.player_color_matrix.T
     if env.reward == "winloss":
@@ -156,7 +187,15 @@ def check_terminal_rewards(env: bj.Env, state: bj.State) -> None:
 
 
 def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
-    """A uniformly random game to its end: all states (the initial one first) and the actions taken."""
+    """Play a uniformly random game to its end (jitted step, one action at a time).
+
+    Args:
+        env: The environment (an `Env` or a wrapper with its interface).
+        seed: Seed of the PRNG key.
+
+    Returns:
+        `(states, actions)`: every state, the initial one first, and the actions taken.
+    """
     step, sample = jax.jit(env.step), jax.jit(env.sample_action)
     limit = env.num_colors * (int(env.tables.piece_copies.sum()) + 1) + 1
     key = jax.random.key(seed)
@@ -171,15 +210,21 @@ def random_game(env: bj.Env, seed: int = 0) -> tuple[list[bj.State], list[int]]:
 
 
 def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
-    """Assert the whole environment contract on ``env`` with one random game (see the module doc).
+    """Assert the whole environment contract on `env` with one random game (see the module doc).
 
-    ``env`` is a :class:`~blokus_jax.Env` (any variant, registered or custom) or a wrapper with its interface
-    (:data:`ENV_INTERFACE`), a :class:`~blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game of
-    :mod:`blokus_jax.adapters.openspiel`; for an adapter the core env inside it is checked first, then the adapter
-    against it. ``eager_steps`` steps are also replayed without ``jit`` (op by op, slow to compile: keep it small);
-    ``vmap_batch`` states of the game are stepped as one batch. Raises :class:`ContractError` (an
-    ``AssertionError``) naming the property, the variant and the step of the first broken promise, and
-    ``TypeError`` for an object without the interface; returns ``None``.
+    For an adapter the core env inside it is checked first, then the adapter against it.
+
+    Args:
+        env: An `Env` (any variant, registered or custom) or a wrapper with its interface (`ENV_INTERFACE`), a
+            `PgxEnv` or an OpenSpiel game of `blokus_jax.adapters.openspiel`.
+        seed: Seed of the random game.
+        eager_steps: Steps also replayed without `jit` (op by op, slow to compile: keep it small).
+        vmap_batch: States of the game stepped as one batch.
+
+    Raises:
+        ContractError: The first broken promise (an `AssertionError`), naming the property, the variant and
+            the step.
+        TypeError: `env` lacks the interface.
     """
     pgx_adapter = sys.modules.get("blokus_jax.adapters.pgx")
     spiel_adapter = sys.modules.get("blokus_jax.adapters.openspiel")
@@ -201,7 +246,17 @@ def check_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4
 
 
 def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: int = 4) -> None:
-    """:func:`check_env` for a core :class:`~blokus_jax.Env` (or a wrapper with its interface)."""
+    """`check_env` for a core `Env` (or a wrapper with its interface).
+
+    Args:
+        env: The environment.
+        seed: Seed of the random game.
+        eager_steps: Steps also replayed without `jit`.
+        vmap_batch: States of the game stepped as one batch.
+
+    Raises:
+        ContractError: The first broken promise, naming the property, the variant and the step.
+    """
     check = _Checker(env.variant.name)
     n_actions, pass_action = env.num_actions, env.pass_action
     key = jax.random.key(seed)
@@ -298,7 +353,7 @@ def check_core_env(env: Any, seed: int = 0, eager_steps: int = 0, vmap_batch: in
 
 
 def _check_illegal_actions(env: Any, check: Any, step: Any, start: Any) -> None:
-    """Part of :func:`check_core_env`: illegal and non-integer actions from the initial position."""
+    """Part of `check_core_env`: illegal and non-integer actions from the initial position."""
     n_actions = env.num_actions
     # illegal actions: out of range (judged before narrowing to int32) or forbidden end the game with the penalty
     # for the mover and the board untouched; a non-integer action is refused when traced
@@ -328,7 +383,7 @@ def _check_illegal_actions(env: Any, check: Any, step: Any, start: Any) -> None:
 
 
 def _check_autoreset(env: Any, check: Any, states: list, actions: list, start: Any) -> None:
-    """Part of :func:`check_core_env`: a finished game restarts from the initial position."""
+    """Part of `check_core_env`: a finished game restarts from the initial position."""
     final = states[-1]
     # auto-reset: a finished game restarts from the initial position, reporting the step that ended it
     last = states[-2]
@@ -343,12 +398,19 @@ def _check_autoreset(env: Any, check: Any, states: list, actions: list, start: A
 
 
 def check_pgx_env(env: Any, seed: int = 0) -> None:
-    """The Pgx adapter against its core env: one random game through ``PgxEnv.init`` / ``step`` (Pgx's own,
+    """The Pgx adapter against its core env: one random game through `PgxEnv.init` / `step` (Pgx's own,
     jitted) beside the core's, asserting at every step Pgx's conventions (dtypes, the stored mask equal to the
-    core's and all True once over, ``_step_count``, the observation equal to the core's planes for the player to
+    core's and all True once over, `_step_count`, the observation equal to the core's planes for the player to
     move, rewards) and, from the start, Pgx's illegal-action rule (the offender gets the penalty, every other player
-    ``(n - 1)`` times its magnitude) for a forbidden and two out-of-range actions. Part of :func:`check_env`; raises
-    :class:`ContractError`."""
+    `(n - 1)` times its magnitude) for a forbidden and two out-of-range actions. Part of `check_env`.
+
+    Args:
+        env: A `PgxEnv`.
+        seed: Seed of the random game.
+
+    Raises:
+        ContractError: The first broken promise.
+    """
     core = env.core
     check = _Checker(core.variant.name, "check_env (Pgx adapter)")
     n = core.num_players
@@ -414,8 +476,16 @@ def check_openspiel_game(game: Any, seed: int = 0) -> None:
     """The OpenSpiel adapter against its core env: the game's type and sizes, then one random core game replayed
     through the OpenSpiel state, asserting at every step the player to move, the sorted legal actions (the core's
     mask), action strings that read back, the observation tensor (the core's features for every player), zero
-    returns until the end and the core's rewards at the end, ``clone`` independence and a serialisation round trip
-    at a few steps. Part of :func:`check_env`; raises :class:`ContractError`."""
+    returns until the end and the core's rewards at the end, `clone` independence and a serialisation round trip
+    at a few steps. Part of `check_env`.
+
+    Args:
+        game: A `BlokusGame` of `blokus_jax.adapters.openspiel`.
+        seed: Seed of the random game.
+
+    Raises:
+        ContractError: The first broken promise.
+    """
     import pyspiel
 
     core = game.core

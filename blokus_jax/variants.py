@@ -1,7 +1,7 @@
 """Variant definitions: board size, colours, players, start cells, piece set and scoring.
 
-A :class:`Variant` is plain static data (hashable, no arrays). The registered names match the Pentobi reference
-engine's variants; ``Variant(...)`` also builds custom games (any board up to 30 columns, any polyomino set).
+A `Variant` is plain static data (hashable, no arrays). The registered names match the Pentobi reference
+engine's variants; `Variant(...)` also builds custom games (any board up to 30 columns, any polyomino set).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from blokus_jax.pieces import JUNIOR_NAMES, Piece, is_int, standard_pieces
 #: Widest board the bitboard rules support (one uint32 word per row, with room for an out-of-board guard bit).
 MAX_BOARD_WIDTH = 30
 
-#: Most colours: the board stores colour ``c`` as ``c + 1`` in an int8.
+#: Most colours: the board stores colour `c` as `c + 1` in an int8.
 MAX_COLORS = 127
 
-#: Bound on ``num_orientations * rows * cols``: action ids are int32 and the sampler's float32 prefix sums over legal
+#: Bound on `num_orientations * rows * cols`: action ids are int32 and the sampler's float32 prefix sums over legal
 #: placements are exact below 2**24.
 MAX_PLACEMENTS = 2**24
 
@@ -34,14 +34,14 @@ class Variant:
 
     Attributes:
         name: identifier shown in records and tables.
-        board_shape: ``(rows, cols)``.
-        num_colors: number of colours; colours move in order ``0, 1, ..., num_colors - 1, 0, ...``.
-        players_to_colors: for each player, the colours it places and scores (``classic_2p``: ``((0, 2), (1, 3))``).
+        board_shape: `(rows, cols)`.
+        num_colors: number of colours; colours move in order `0, 1, ..., num_colors - 1, 0, ...`.
+        players_to_colors: for each player, the colours it places and scores (`classic_2p`: `((0, 2), (1, 3))`).
         start_cells: for each colour, the cells one of which its first piece must cover.
         pieces: the piece set each colour owns (with copy counts).
-        bonus: ``True`` for the standard bonus (+15 for placing every piece, +5 more if the last was the monomino).
-        shared_color: a colour owned by nobody (``classic_3p``): its k-th piece is placed by player ``k mod
-            num_players`` and it is not scored.
+        bonus: `True` for the standard bonus (+15 for placing every piece, +5 more if the last was the monomino).
+        shared_color: a colour owned by nobody (`classic_3p`): its k-th piece is placed by player `k mod
+            num_players` and it is not scored.
     """
 
     name: str
@@ -89,8 +89,8 @@ class Variant:
         self._validate()
 
     def _ints(self, field: str, value, shape: str, depth: int) -> tuple:
-        """``value`` as nested tuples of Python ints (``depth`` levels of lists around the int pairs/list), raising
-        :class:`VariantError` naming ``field`` for anything else (floats, bools and strings are not converted)."""
+        """`value` as nested tuples of Python ints (`depth` levels of lists around the int pairs/list), raising
+        `VariantError` naming `field` for anything else (floats, bools and strings are not converted)."""
 
         def convert(item, level):
             if level < 0:
@@ -200,7 +200,14 @@ class Variant:
         return sum(p.size * p.copies for p in self.pieces)
 
     def color_owner(self, color: int) -> int:
-        """The player who owns ``color`` (-1 for the shared colour)."""
+        """The player who owns a colour.
+
+        Args:
+            color: The colour.
+
+        Returns:
+            The player's index, or -1 for the shared colour.
+        """
         for player, colors in enumerate(self.players_to_colors):
             if color in colors:
                 return player
@@ -260,9 +267,18 @@ GAMES: dict[str, str] = {
 
 
 def get_variant(name: str | Variant, /, **overrides) -> Variant:
-    """The registered variant ``name`` (or a given :class:`Variant`) with fields replaced by ``overrides``.
+    """The registered variant `name` (or a given `Variant`) with fields replaced by `overrides`.
 
-    Raises :class:`VariantError` for an unknown name or field.
+    Args:
+        name: A name from `variant_names()` (`"classic"`, `"duo"`, ...) or a `Variant`.
+        **overrides: `Variant` fields to replace (e.g. `board_shape`, `start_cells`).
+
+    Returns:
+        The `Variant`, checked.
+
+    Raises:
+        VariantError: An unknown name or field, or field values that make no valid variant (the message names
+            the field).
     """
     if isinstance(name, Variant):
         variant = name
@@ -278,5 +294,9 @@ def get_variant(name: str | Variant, /, **overrides) -> Variant:
 
 
 def variant_names() -> Sequence[str]:
-    """Names accepted by :func:`blokus_jax.make`."""
+    """The registered variant names, in registration order.
+
+    Returns:
+        The names `blokus_jax.make` and `get_variant` accept.
+    """
     return tuple(VARIANTS)

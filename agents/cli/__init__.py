@@ -1,5 +1,5 @@
-"""The ``blokus-jax`` command: one module per subcommand (``eval``, ``play``, ``bench``, ``train``, ``view``,
-``replay``, ``gtp``, ``match``) and :func:`main`, which parses the arguments and turns every error into one line.
+"""The `blokus-jax` command: one module per subcommand (`eval`, `play`, `bench`, `train`, `view`,
+`replay`, `gtp`, `match`) and `main`, which parses the arguments and turns every error into one line.
 
 A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
 its registration function: it adds the command's arguments to the ``argparse`` parser it is given and returns the
@@ -29,7 +29,7 @@ from blokus_agents.core.messages import first_line as _first_line
 from blokus_jax import _extras
 from blokus_jax.errors import BlokusError
 
-#: The subcommands, in the order ``blokus-jax --help`` lists them (one module each: ``NAME``, ``HELP``, ``setup``).
+#: The subcommands, in the order `blokus-jax --help` lists them (one module each: `NAME`, `HELP`, `setup`).
 COMMANDS: tuple[ModuleType, ...] = (
     evaluate,
     play,
@@ -41,16 +41,16 @@ COMMANDS: tuple[ModuleType, ...] = (
     match,
 )
 
-#: name -> (help, setup): what :func:`build_parser` adds, built from :data:`COMMANDS`.
+#: name -> (help, setup): what `build_parser` adds, built from `COMMANDS`.
 _COMMANDS = {command.NAME: (command.HELP, command.setup) for command in COMMANDS}
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are short: the message with the nearest valid choice or flag for a typo
-    (``did you mean 'duo'?``) and a pointer to ``--help``, instead of the whole usage (the top-level parser, whose
+    """An `ArgumentParser` whose errors are short: the message with the nearest valid choice or flag for a typo
+    (`did you mean 'duo'?`) and a pointer to `--help`, instead of the whole usage (the top-level parser, whose
     usage is one line, keeps it)."""
 
-    #: The subcommand parsers by name (set on the top-level parser by :func:`build_parser`).
+    #: The subcommand parsers by name (set on the top-level parser by `build_parser`).
     commands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> typing.NoReturn:
@@ -61,7 +61,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
-    """`` (did you mean X?)`` for an argparse error about an invalid choice or an unknown flag, else ``""``."""
+    """` (did you mean X?)` for an argparse error about an invalid choice or an unknown flag, else `""`."""
     choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice:
         word, options = choice.group(1), [o.strip(" '") for o in choice.group(2).split(",")]
@@ -75,7 +75,7 @@ def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``blokus-jax`` argument parser with every registered subcommand."""
+    """The `blokus-jax` argument parser with every registered subcommand."""
     parser = Parser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     parser.add_argument("--no-compile-cache", action="store_true", help=_CACHE_HELP)
@@ -106,7 +106,7 @@ _CACHE_HELP = (
     "~/.cache/blokus-jax; also: BLOKUS_JAX_COMPILE_CACHE=0, or a folder for it)"
 )
 
-#: Optional dependencies of each command, checked before it starts: ``(extra, modules, required)``. A required one
+#: Optional dependencies of each command, checked before it starts: `(extra, modules, required)`. A required one
 #: missing stops the command at once; an optional one is announced and its step skipped (the training plot).
 COMMAND_EXTRAS: dict[str, list[tuple[str, tuple[str, ...], bool]]] = {
     "train": [("train", ("orbax.checkpoint",), True), ("train", ("matplotlib",), False)],
@@ -114,7 +114,7 @@ COMMAND_EXTRAS: dict[str, list[tuple[str, tuple[str, ...], bool]]] = {
 
 
 def _check_extras(command: str) -> None:
-    """Raise :class:`~blokus_jax.errors.MissingExtraError` for a required extra of ``command`` that is missing;
+    """Raise `MissingExtraError` for a required extra of `command` that is missing;
     warn (one line) about an optional one."""
     for extra, modules, required in COMMAND_EXTRAS.get(command, []):
         if required:
@@ -131,8 +131,8 @@ def _debugging(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``blokus-jax`` console command; returns the exit code: 2 with a one-line message on bad
-    input (any error: an unexpected one says so, and ``--debug`` or ``BLOKUS_JAX_DEBUG=1`` shows its traceback)."""
+    """Entry point of the `blokus-jax` console command; returns the exit code: 2 with a one-line message on bad
+    input (any error: an unexpected one says so, and `--debug` or `BLOKUS_JAX_DEBUG=1` shows its traceback)."""
     args = _parse(argv)
     debug = _debugging(args)
     try:

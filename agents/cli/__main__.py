@@ -1,4 +1,4 @@
-"""``python -m blokus_agents.cli``: the ``blokus-jax`` command."""
+"""`python -m blokus_agents.cli`: the `blokus-jax` command."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""``blokus-jax bench``: the environment's throughput on this machine (placements per second)."""
+"""`blokus-jax bench`: the environment's throughput on this machine (placements per second)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ HELP = (
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax bench`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax bench` to `parser`; returns its handler."""
     parser.add_argument(
         "--variants",
         nargs="+",

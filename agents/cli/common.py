@@ -1,4 +1,4 @@
-"""What the ``blokus-jax`` commands share: argument types that check a value before any work starts, the variant of
+"""What the `blokus-jax` commands share: argument types that check a value before any work starts, the variant of
 the agents given, tables, and progress lines."""
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from typing import Any, TextIO
 
 from blokus_jax import _extras
 
-#: A command's handler: ``(parsed arguments) -> exit code``.
+#: A command's handler: `(parsed arguments) -> exit code`.
 Handler = Callable[[argparse.Namespace], int]
 
-#: Environment variable of the CLI's persistent compilation cache: ``0`` turns it off, a path puts it there.
+#: Environment variable of the CLI's persistent compilation cache: `0` turns it off, a path puts it there.
 COMPILE_CACHE_ENV = "BLOKUS_JAX_COMPILE_CACHE"
 
 
 def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) -> str | None:
-    """The folder of JAX's persistent compilation cache for a ``blokus-jax`` command, so that a second run of a
-    command skips most of its compiling: ``None`` (no cache) with ``--no-compile-cache`` (``off``),
-    ``BLOKUS_JAX_COMPILE_CACHE=0``, or when ``JAX_COMPILATION_CACHE_DIR`` is set (JAX then uses that one itself);
-    else the path in ``BLOKUS_JAX_COMPILE_CACHE``, else ``blokus-jax/jax`` under the user's cache folder
-    (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    """The folder of JAX's persistent compilation cache for a `blokus-jax` command, so that a second run of a
+    command skips most of its compiling: `None` (no cache) with `--no-compile-cache` (`off`),
+    `BLOKUS_JAX_COMPILE_CACHE=0`, or when `JAX_COMPILATION_CACHE_DIR` is set (JAX then uses that one itself);
+    else the path in `BLOKUS_JAX_COMPILE_CACHE`, else `blokus-jax/jax` under the user's cache folder
+    (`$XDG_CACHE_HOME` or `~/.cache`)."""
     environ = os.environ if environ is None else environ
     chosen = environ.get(COMPILE_CACHE_ENV, "").strip()
     if off or chosen.lower() in ("0", "off", "false", "no") or environ.get("JAX_COMPILATION_CACHE_DIR"):
@@ -39,8 +39,8 @@ def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) 
 
 
 def use_compile_cache(off: bool = False) -> str | None:
-    """Turn on JAX's persistent compilation cache in :func:`compile_cache_dir` (before anything compiles); returns
-    the folder, or ``None`` when the cache is off or its folder cannot be made (said in one line)."""
+    """Turn on JAX's persistent compilation cache in `compile_cache_dir` (before anything compiles); returns
+    the folder, or `None` when the cache is off or its folder cannot be made (said in one line)."""
     path = compile_cache_dir(off)
     if path is None:
         return None
@@ -112,7 +112,7 @@ def nonnegative_float(text: str) -> float:
 
 
 def _writable_dir_for(path: Path, flag: str) -> None:
-    """Raise ``ArgumentTypeError`` unless ``path`` could be created or written: its nearest existing ancestor must be
+    """Raise `ArgumentTypeError` unless `path` could be created or written: its nearest existing ancestor must be
     a writable directory."""
     ancestor = path.absolute()
     while not ancestor.exists():
@@ -179,8 +179,8 @@ def _target_or_none(spec: str) -> str | None:
 
 
 def _run_config(run_dir: str, spec: str | None = None) -> Any:
-    """The config of a run directory's newest checkpoint (needs the ``train`` extra, checked first), given as agent
-    ``spec`` (default: the path): an ``AgentSpecError`` saying so when it has no checkpoint."""
+    """The config of a run directory's newest checkpoint (needs the `train` extra, checked first), given as agent
+    `spec` (default: the path): an `AgentSpecError` saying so when it has no checkpoint."""
     _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
     from blokus_agents.training import checkpoint, checkpoint_index
 
@@ -189,7 +189,7 @@ def _run_config(run_dir: str, spec: str | None = None) -> Any:
 
 
 def variant_of(args: argparse.Namespace, specs: list[str]) -> str:
-    """``--variant`` when given, else the run directories' own variant, else duo."""
+    """`--variant` when given, else the run directories' own variant, else duo."""
     if args.variant is not None:
         return args.variant
     found = run_variant(specs)
@@ -205,7 +205,7 @@ AGENT_HELP = (
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
-    """Print ``rows`` (header first) as a rich table when rich is installed, else as aligned plain text."""
+    """Print `rows` (header first) as a rich table when rich is installed, else as aligned plain text."""
     try:
         from rich.console import Console
         from rich.table import Table

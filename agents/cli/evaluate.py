@@ -1,4 +1,4 @@
-"""``blokus-jax eval``: a round robin of agents in the arena, printed as tables (win rates, scores, Elo), with
+"""`blokus-jax eval`: a round robin of agents in the arena, printed as tables (win rates, scores, Elo), with
 optional JSON results and sample game records."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ HELP = "play every pair of agents against each other and print win rates, scores
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax eval`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax eval` to `parser`; returns its handler."""
     parser.add_argument(
         "--variant",
         default=None,
@@ -130,7 +130,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     return run
 
 
-#: The most sample games ``eval --save-games`` records (they are played in one batch, and each is a file).
+#: The most sample games `eval --save-games` records (they are played in one batch, and each is a file).
 MAX_SAVED = 10_000
 
 

@@ -1,4 +1,4 @@
-"""``blokus-jax gtp``: an agent as a GTP engine in Pentobi's dialect, for ``twogtp`` and other GTP tools."""
+"""`blokus-jax gtp`: an agent as a GTP engine in Pentobi's dialect, for `twogtp` and other GTP tools."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ HELP = "play an agent as a GTP engine on stdin/stdout (Pentobi's dialect: twogtp
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax gtp`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax gtp` to `parser`; returns its handler."""
     parser.add_argument("--agent", default="mcts", help=f"the agent that answers genmove ({AGENT_HELP})")
     parser.add_argument(
         "--variant",

@@ -1,4 +1,4 @@
-"""``blokus-jax match``: an agent against any GTP Blokus engine, one game at a time, and the ladder of Pentobi's
+"""`blokus-jax match`: an agent against any GTP Blokus engine, one game at a time, and the ladder of Pentobi's
 levels with an Elo estimate on Pentobi's scale."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _levels(text: str) -> list[int]:
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax match`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax match` to `parser`; returns its handler."""
     parser.add_argument("--agent", required=True, help=AGENT_HELP)
     parser.add_argument(
         "--engine",

@@ -1,4 +1,4 @@
-"""``blokus-jax play``: a person against an agent in the terminal (moves typed as piece and cells, hints from an
+"""`blokus-jax play`: a person against an agent in the terminal (moves typed as piece and cells, hints from an
 agent, undo), and the parsing of typed moves."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ e.g. {corner} is the bottom-left corner."""
 
 
 def play_help(env: Env, color: int = 0) -> str:
-    """The ``help`` text of :func:`play_game` with an example that is a legal first move of ``color`` on ``env``'s
+    """The `help` text of `play_game` with an example that is a legal first move of `color` on `env`'s
     board (a piece with several orientations on the colour's start square), written both ways: piece, orientation
     and cell, and the list of its cells."""
     from blokus_jax.io import render
@@ -76,7 +76,7 @@ def _first_moves(env: Env, color: int) -> list[int]:
     return [int(a) for a in np.flatnonzero(mask)]
 
 
-#: The longest line ``play`` reads (a move of the largest piece as cells, with commas, is well under 100
+#: The longest line `play` reads (a move of the largest piece as cells, with commas, is well under 100
 #: characters); a longer one is refused without being echoed.
 MAX_LINE_CHARS = 200
 #: The most words a line may have (the cells of the largest piece, or a command).
@@ -84,7 +84,7 @@ MAX_TOKENS = 32
 #: The most digits an orientation number may have.
 _MAX_ORIENTATION_DIGITS = 3
 
-#: The words ``play`` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
+#: The words `play` understands besides moves (a mistyped one is answered with the nearest, not read as a cell).
 PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
 
 
@@ -113,7 +113,7 @@ def parse_cell(token: str, env: Env) -> tuple[int, int]:
 
 
 def _piece_index(name: str, env: Env) -> int:
-    """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
+    """Index of the piece called `name` (any case); raises `IllegalActionError` listing the pieces."""
     names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
     if name.lower() not in names:
         raise IllegalActionError(
@@ -124,8 +124,8 @@ def _piece_index(name: str, env: Env) -> int:
 
 
 def parse_move(text: str, env: Env) -> int:
-    """The action index of a typed move (``"<piece> <orientation> <cell>"`` or a list of cells); raises
-    ``IllegalActionError`` explaining the expected format, the pieces of the variant or the orientation numbers
+    """The action index of a typed move (`"<piece> <orientation> <cell>"` or a list of cells); raises
+    `IllegalActionError` explaining the expected format, the pieces of the variant or the orientation numbers
     when the text is not a move."""
     from blokus_jax.io import render
 
@@ -202,7 +202,7 @@ HELP = "play a game in the terminal against a bot"
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax play`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax play` to `parser`; returns its handler."""
     parser.add_argument(
         "--variant",
         default=None,
@@ -269,13 +269,13 @@ def _resolve_saying_budget(spec: str, env: Env) -> Policy:
 
 
 def _timed(spec: str) -> bool:
-    """Whether agent ``spec`` has a time budget (``strong``, ``seconds=``), which is calibrated when it is built."""
+    """Whether agent `spec` has a time budget (`strong`, `seconds=`), which is calibrated when it is built."""
     return spec.partition(":")[0] == "strong" or "seconds=" in spec
 
 
 @dataclasses.dataclass(frozen=True)
 class Deferred:
-    """A policy built when it is first needed: ``build() -> Policy`` (``spec`` names it in the line said then)."""
+    """A policy built when it is first needed: `build() -> Policy` (`spec` names it in the line said then)."""
 
     build: Callable[[], Policy]
     spec: str

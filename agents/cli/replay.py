@@ -1,4 +1,4 @@
-"""``blokus-jax replay``: a game record printed move by move in the terminal."""
+"""`blokus-jax replay`: a game record printed move by move in the terminal."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ HELP = "print a recorded game (.blksgf or .json) move by move in the terminal"
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax replay`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax replay` to `parser`; returns its handler."""
     parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
     parser.add_argument("--ansi", action="store_true", help="colour the boards with ANSI escape codes")
     parser.add_argument("--boards", action="store_true", help="print the board after every placement")

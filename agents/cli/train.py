@@ -1,4 +1,4 @@
-"""``blokus-jax train``: a new or resumed PPO or AlphaZero run, its config from the flags, and the summary table at
+"""`blokus-jax train`: a new or resumed PPO or AlphaZero run, its config from the flags, and the summary table at
 the end. The trainer is imported when the command runs."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
-#: ``blokus-jax train``'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
+#: `blokus-jax train`'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
 _TRAIN_DEFAULTS = {
     "eval_every": 25,
     "eval_games": 64,
@@ -40,7 +40,7 @@ HELP = "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl an
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax train`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax train` to `parser`; returns its handler."""
     parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
     parser.add_argument(
         "--algo",
@@ -132,7 +132,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``blokus-jax train`` beyond the algorithm's settings: network size, seed, run directory,
+    """The flags of `blokus-jax train` beyond the algorithm's settings: network size, seed, run directory,
     evaluation and checkpoints, devices and hosts."""
     parser.add_argument(
         "--init-from",
@@ -204,7 +204,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _start_jax(args: argparse.Namespace) -> None:
-    """Before JAX runs anything: one CPU device per core (or ``--cpu-devices``), then, with ``--distributed`` (or
+    """Before JAX runs anything: one CPU device per core (or `--cpu-devices`), then, with `--distributed` (or
     any of its three flags), join the other processes."""
     from blokus_agents.training import scaffold
 
@@ -215,7 +215,7 @@ def _start_jax(args: argparse.Namespace) -> None:
 
 
 def _default_out(algo: str | None, variant: str | None) -> str:
-    """The default run directory: ``runs/<variant>`` for PPO, ``runs/az_<variant>`` for AlphaZero."""
+    """The default run directory: `runs/<variant>` for PPO, `runs/az_<variant>` for AlphaZero."""
     return f"runs/{'az_' if algo == 'alphazero' else ''}{variant or 'simple'}"
 
 
@@ -241,7 +241,7 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _resumed_config(args: argparse.Namespace, out: str) -> Any:
-    """The config of the run in ``out`` with the flags' changes (only ``--total-steps`` may differ; the trainer
+    """The config of the run in `out` with the flags' changes (only `--total-steps` may differ; the trainer
     lists any other difference)."""
     from blokus_agents.training import checkpoint
 
@@ -254,7 +254,7 @@ def _resumed_config(args: argparse.Namespace, out: str) -> Any:
     return saved.replace(**_known_fields(saved, _given_fields(args), "--resume"))
 
 
-#: ``--init-from baseline:NAME`` starts from shipped baseline ``NAME``; any other value is a run directory.
+#: `--init-from baseline:NAME` starts from shipped baseline `NAME`; any other value is a run directory.
 BASELINE_PREFIX = "baseline:"
 
 
@@ -326,8 +326,8 @@ def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
 
 
 def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) -> None:
-    """The end of ``blokus-jax train``: a short table (updates, steps, time, speed, final win rates with their 95 %
-    intervals), the run directory, and the summary as JSON in ``json_path`` when given."""
+    """The end of `blokus-jax train`: a short table (updates, steps, time, speed, final win rates with their 95 %
+    intervals), the run directory, and the summary as JSON in `json_path` when given."""
     opponents = [k.removeprefix("win_rate_vs_") for k in summary if k.startswith("win_rate_vs_")]
     seconds = summary["seconds"]
     rows = [
@@ -356,13 +356,13 @@ def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) 
     )
 
 
-#: Config fields that fix the network's shape (copied from an ``--init-from`` run unless given).
+#: Config fields that fix the network's shape (copied from an `--init-from` run unless given).
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 
 def _known_fields(config: Any, given: dict[str, Any], context: str) -> dict[str, Any]:
-    """``given`` restricted to fields of ``config``; a flag that ``config``'s algorithm does not take (``--sims``
-    for PPO) is a ``ConfigError`` naming it."""
+    """`given` restricted to fields of `config`; a flag that `config`'s algorithm does not take (`--sims`
+    for PPO) is a `ConfigError` naming it."""
     fields = set(config.to_dict())
     unknown = sorted(set(given) - fields)
     if unknown:

@@ -1,4 +1,4 @@
-"""``blokus-jax view``: a game record as a self-contained HTML viewer page."""
+"""`blokus-jax view`: a game record as a self-contained HTML viewer page."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ HELP = "write (and optionally open) a self-contained HTML viewer for a .blksgf o
 
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
-    """Add the arguments of ``blokus-jax view`` to ``parser``; returns its handler."""
+    """Add the arguments of `blokus-jax view` to `parser`; returns its handler."""
     parser.add_argument("file", help="a .blksgf (Pentobi) or .json game record")
     parser.add_argument("--out", help="where to write the page, ending in .html (default: FILE with the suffix .html)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
@@ -78,7 +78,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 
 
 def _open_in_browser(uri: str) -> bool:
-    """Open ``uri`` in the default browser; ``False`` when there is none (``webbrowser`` finds no usable one, as on
+    """Open `uri` in the default browser; `False` when there is none (`webbrowser` finds no usable one, as on
     a server without a display)."""
     try:
         webbrowser.get()

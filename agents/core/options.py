@@ -1,4 +1,4 @@
-"""Declared options of agent specs: a type and a range for every ``name:key=value`` option, and memory estimates.
+"""Declared options of agent specs: a type and a range for every `name:key=value` option, and memory estimates.
 
 Design notes: ``docs/design.md``.
 """
@@ -14,12 +14,12 @@ from typing import Any
 
 import jax
 
-#: The largest magnitude of an int option without a declared range: an ``int32`` (JAX's default integer).
+#: The largest magnitude of an int option without a declared range: an `int32` (JAX's default integer).
 INT32_MAX = 2**31 - 1
 
 
 def PLACEMENTS(env: Any) -> int:
-    """Bound: the number of placement actions of ``env``'s variant (every action but the pass)."""
+    """Bound: the number of placement actions of `env`'s variant (every action but the pass)."""
     return int(env.pass_action)
 
 
@@ -40,9 +40,9 @@ def _describe(bound: Bound, env: Any) -> str:
 
 @dataclass(frozen=True)
 class Option:
-    """The declaration of one agent-spec option: its ``kind`` (``int``, ``float``, ``bool`` or ``str``), an
-    inclusive range ``[low, high]`` (numbers or ``env -> number`` functions such as :data:`PLACEMENTS`; ``None``
-    for no bound), the allowed ``choices`` of a text option, and ``doc``, one line shown in error messages."""
+    """The declaration of one agent-spec option: its `kind` (`int`, `float`, `bool` or `str`), an
+    inclusive range `[low, high]` (numbers or `env -> number` functions such as `PLACEMENTS`; `None`
+    for no bound), the allowed `choices` of a text option, and `doc`, one line shown in error messages."""
 
     kind: type
     low: Bound = None
@@ -51,8 +51,8 @@ class Option:
     doc: str = ""
 
     def check(self, value: Any, env: Any) -> str | None:
-        """``None`` when ``value`` (already of ``kind``) is allowed for ``env``, else what is wrong with it (a phrase
-        such as ``"must be at most 100000"``)."""
+        """`None` when `value` (already of `kind`) is allowed for `env`, else what is wrong with it (a phrase
+        such as `"must be at most 100000"`)."""
         if self.choices is not None and value not in self.choices:
             return f"must be one of {list(self.choices)}"
         if self.kind not in (int, float) or isinstance(value, bool):
@@ -68,8 +68,8 @@ class Option:
 
 
 def default_check(kind: type, value: Any) -> str | None:
-    """The check of an undeclared option of a number type: ints must fit an ``int32`` (a 20-digit number would end
-    in an ``OverflowError`` deep inside JAX), floats must be finite (checked when the text is converted)."""
+    """The check of an undeclared option of a number type: ints must fit an `int32` (a 20-digit number would end
+    in an `OverflowError` deep inside JAX), floats must be finite (checked when the text is converted)."""
     if kind is int and not isinstance(value, bool) and abs(value) > INT32_MAX:
         return f"must be between {-INT32_MAX} and {INT32_MAX}"
     return None
@@ -78,7 +78,7 @@ def default_check(kind: type, value: Any) -> str | None:
 # ------------------------------------------------------------------------------------------------------- memory
 @functools.lru_cache(maxsize=64)
 def state_bytes(env: Any) -> int:
-    """Bytes of one game state of ``env`` (from the shapes of ``env.init()``, nothing is computed)."""
+    """Bytes of one game state of `env` (from the shapes of `env.init()`, nothing is computed)."""
     shapes = jax.eval_shape(env.init)
     return int(sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes)))
 
@@ -95,22 +95,22 @@ XLA_OVERHEAD = 2
 
 
 def search_bytes(env: Any, sims: int, k: int, playouts: int = 0) -> int:
-    """Estimated bytes of one batched-search tree for one game: mctx holds ``sims + 1`` nodes, each with its
-    embedding (an exact game state plus the ``k`` candidate slots) and six ``k``-wide child arrays; the rollout
-    evaluator adds ``playouts`` game copies at a time."""
+    """Estimated bytes of one batched-search tree for one game: mctx holds `sims + 1` nodes, each with its
+    embedding (an exact game state plus the `k` candidate slots) and six `k`-wide child arrays; the rollout
+    evaluator adds `playouts` game copies at a time."""
     node = state_bytes(env) + 5 * k + 6 * 4 * k + 64
     return XLA_OVERHEAD * ((sims + 1) * node + playouts * (state_bytes(env) + legal_bits_bytes(env)))
 
 
 def lookahead_bytes(env: Any, positions: int) -> int:
-    """Estimated bytes of a bot that evaluates ``positions`` child positions at once (each a state plus every
-    colour's legal placements, as ``mobility`` and ``minimax`` build)."""
+    """Estimated bytes of a bot that evaluates `positions` child positions at once (each a state plus every
+    colour's legal placements, as `mobility` and `minimax` build)."""
     return XLA_OVERHEAD * positions * (state_bytes(env) + legal_bits_bytes(env))
 
 
 @functools.lru_cache(maxsize=1)
 def machine_memory() -> tuple[int, str]:
-    """``(bytes, what)``: the memory of the device JAX computes on: an accelerator's own memory limit, else the
+    """`(bytes, what)`: the memory of the device JAX computes on: an accelerator's own memory limit, else the
     host's physical memory."""
     device = jax.devices()[0]
     if device.platform != "cpu":
@@ -124,7 +124,7 @@ def machine_memory() -> tuple[int, str]:
 
 
 def gib(n: float) -> str:
-    """``n`` bytes as a short text in GiB (or MiB below one GiB)."""
+    """`n` bytes as a short text in GiB (or MiB below one GiB)."""
     return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
 
 

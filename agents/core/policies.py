@@ -25,9 +25,9 @@ from blokus_jax import _extras
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, CheckpointError
 
-#: A policy: a pure function from a PRNG key and one (unbatched) state to an ``int32`` action.
+#: A policy: a pure function from a PRNG key and one (unbatched) state to an `int32` action.
 Policy = Callable[[jax.Array, State], jax.Array]
-#: ``factory(env, **options) -> Policy``: how a registered agent is built.
+#: `factory(env, **options) -> Policy`: how a registered agent is built.
 AgentFactory = Callable[..., Policy]
 
 
@@ -37,9 +37,14 @@ class AgentSpecError(BlokusError, ValueError):
 
 @dataclass(frozen=True, eq=False)
 class ParamPolicy:
-    """A policy split into a static function ``fn(params, key, state) -> action`` and its ``params`` (e.g. network
-    weights). Callable like any policy (and ``jax.jit``-able); the arena passes ``params`` into its compiled match as
-    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it."""
+    """A policy split into a static function `fn(params, key, state) -> action` and its `params` (e.g. network
+    weights). Callable like any policy (and `jax.jit`-able); the arena passes `params` into its compiled match as
+    an argument, so new params (a network during training) reuse the compiled match instead of recompiling it.
+
+    Attributes:
+        fn: `fn(params, key, state) -> int32` for one unbatched state; static (hashable) so compilations are shared.
+        params: The parameters `fn` is called with (any pytree).
+    """
 
     fn: Callable[[Any, jax.Array, State], jax.Array]
     params: Any
@@ -49,9 +54,17 @@ class ParamPolicy:
 
 
 def network_policy(env: Env, network: Any, params: Any, greedy: bool = True) -> ParamPolicy:
-    """A pure policy ``(key, state) -> int32`` for one (unbatched) state of ``env`` from a network and its params:
-    argmax of the masked logits when ``greedy``, else a masked sample. The action is always legal. It is a
-    :class:`ParamPolicy`, so evaluating new params reuses the arena's compiled match."""
+    """The policy of a network: the argmax of its masked logits, or a masked sample. The action is always legal.
+
+    Args:
+        env: The environment.
+        network: A flax module whose `apply(params, observation)` returns `(logits, value)`.
+        params: Its parameters.
+        greedy: Play the argmax; `False` samples from the masked softmax.
+
+    Returns:
+        A `ParamPolicy` for one unbatched state, so evaluating new params reuses the arena's compiled match.
+    """
     return ParamPolicy(_network_policy_fn(env, network, greedy), params)
 
 
@@ -79,7 +92,7 @@ class _Declared:
 
 _AGENTS: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Policy]] = {}
-#: The declarations of the factories in ``_AGENTS`` and ``_PREFIXES``, keyed on the factory itself.
+#: The declarations of the factories in `_AGENTS` and `_PREFIXES`, keyed on the factory itself.
 _DECLARED: dict[Callable, _Declared] = {}
 _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
 #: The module that registers the built-in agents. The registry imports it on its first use (any lookup or
@@ -116,7 +129,7 @@ def register_agent(
     options: dict[str, Option] | None = None,
     memory: Callable[[Env, dict[str, Any]], int] | None = None,
 ) -> None:
-    """Make ``name`` (optionally ``name:key=value,...``) resolve to ``factory(env, **options)``.
+    """Make `name` (optionally `name:key=value,...`) resolve to `factory(env, **options)`.
 
     ``options`` declares the type and range of each option (:class:`~blokus_agents.core.options.Option`); a spec's
     options are checked against it before ``factory`` runs. ``memory(env, options) -> bytes`` estimates what one
@@ -187,7 +200,7 @@ def agent_names() -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------ resolver
 def resolve_agent(spec: str, env: Env) -> Policy:
-    """The policy named by agent ``spec`` for ``env`` (see the module docstring for the spec language).
+    """The policy named by agent `spec` for `env` (see the module docstring for the spec language).
 
     Every option is checked against its declaration (type and range, see :mod:`blokus_agents.core.options`) and the
     agent's memory estimate against this machine before anything is built. Raises :class:`AgentSpecError` for an
@@ -200,10 +213,18 @@ def resolve_agent(spec: str, env: Env) -> Policy:
 
 
 def check_agent(spec: str, env: Env) -> None:
-    """Check agent ``spec`` for ``env`` as :func:`resolve_agent` would (the name, each option's type and range, the
-    search budget rule, the memory estimate) without building it, raising the same :class:`AgentSpecError`: for an
-    agent built later (``play``'s hint bot, whose time budget is calibrated at the first hint), so that a bad spec
-    is refused at once. A run directory is only checked to exist."""
+    """Check agent `spec` for `env` as `resolve_agent` would (the name, each option's type and range, the
+    search budget rule, the memory estimate) without building it: for an agent built later (`play`'s hint bot,
+    whose time budget is calibrated at the first hint), so that a bad spec is refused at once. A run directory is
+    only checked to exist.
+
+    Args:
+        spec: The agent spec.
+        env: The environment the agent will play.
+
+    Raises:
+        AgentSpecError: What `resolve_agent` would raise for the spec, but for a run directory's checkpoint.
+    """
     _resolve(spec, env, build=False)
 
 
@@ -247,16 +268,16 @@ def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
 
 
 def did_you_mean(word: str, choices: Any) -> str:
-    """``" (did you mean 'greedy'?)"`` naming the choice nearest to a mistyped ``word`` (``difflib``), or ``""``
+    """`" (did you mean 'greedy'?)"` naming the choice nearest to a mistyped `word` (`difflib`), or `""`
     when none is close."""
     close = difflib.get_close_matches(word.lower(), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def split_target(spec: str) -> tuple[str, str | None]:
-    """``(target, option text or None)`` of a prefix spec ``prefix:TARGET[,key=value,...]``. A target that
-    contains a comma (a run directory ``runs/a,b``) is written in double quotes: ``az:"runs/a,b",sims=8``; an
-    unquoted one ends at the first comma. Raises :class:`AgentSpecError` for an empty or unterminated target."""
+    """`(target, option text or None)` of a prefix spec `prefix:TARGET[,key=value,...]`. A target that
+    contains a comma (a run directory `runs/a,b`) is written in double quotes: `az:"runs/a,b",sims=8`; an
+    unquoted one ends at the first comma. Raises `AgentSpecError` for an empty or unterminated target."""
     name, _, rest = spec.partition(":")
     if rest.startswith('"'):
         close = rest.find('"', 1)
@@ -282,7 +303,7 @@ def split_target(spec: str) -> tuple[str, str | None]:
 
 
 def spec_paths(spec: str) -> list[str]:
-    """The run directories an agent spec reads (a run directory itself, the target of ``az:``), existing or not;
+    """The run directories an agent spec reads (a run directory itself, the target of `az:`), existing or not;
     empty for a registered agent or a shipped baseline. Used to key caches on the checkpoint, see
     :func:`spec_identity`."""
     load_builtins()
@@ -299,9 +320,9 @@ def spec_paths(spec: str) -> list[str]:
 
 
 def spec_identity(spec: str) -> tuple:
-    """A hashable identity of what ``spec`` would load now: for each run directory it reads (:func:`spec_paths`),
+    """A hashable identity of what `spec` would load now: for each run directory it reads (`spec_paths`),
     its absolute path and the names and modification times of its checkpoint folders. Equal identities load the
-    same parameters, so a cache keyed on ``(spec, spec_identity(spec))`` reloads a run that was retrained."""
+    same parameters, so a cache keyed on `(spec, spec_identity(spec))` reloads a run that was retrained."""
     identity = []
     for path in spec_paths(spec):
         root = os.path.join(path, "checkpoints")
@@ -332,15 +353,15 @@ _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 
 def _parameters(factory: Callable, skip: int) -> tuple[dict[str, inspect.Parameter], bool]:
-    """The keyword parameters of ``factory`` after its first ``skip`` (env, target), and whether it takes
-    ``**kwargs``."""
+    """The keyword parameters of `factory` after its first `skip` (env, target), and whether it takes
+    `**kwargs`."""
     signature = list(inspect.signature(factory).parameters.values())[skip:]
     params = {p.name: p for p in signature if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return params, any(p.kind is p.VAR_KEYWORD for p in signature)
 
 
 def _declared(factory: Callable) -> _Declared:
-    """The declaration registered with ``factory``; none (types from the defaults, no ranges) for a factory placed in
+    """The declaration registered with `factory`; none (types from the defaults, no ranges) for a factory placed in
     the tables directly."""
     try:
         return _DECLARED.get(factory, _Declared({}, None))
@@ -351,8 +372,8 @@ def _declared(factory: Callable) -> _Declared:
 def _typed_options(
     spec: str, name: str, factory: Callable, entry: _Declared, env: Env, options: dict[str, str], targets: int = 0
 ) -> dict[str, Any]:
-    """The ``options`` of ``spec`` converted to their declared types (else the type of the factory's default) and
-    checked against their declared ranges; raises :class:`AgentSpecError` naming the first bad one."""
+    """The `options` of `spec` converted to their declared types (else the type of the factory's default) and
+    checked against their declared ranges; raises `AgentSpecError` naming the first bad one."""
     params, open_ended = _parameters(factory, 1 + targets)
     described = ", ".join(f"{k}={p.default!r}" for k, p in params.items()) or "none"
     typed = {}
@@ -406,9 +427,9 @@ def _build(
     *target: str,
     build: bool = True,
 ) -> Policy | None:
-    """``factory(env, *target, **typed options)``, each option converted to its declared type (else the type of the
+    """`factory(env, *target, **typed options)`, each option converted to its declared type (else the type of the
     factory's default) and checked against its declared range, and the memory estimate checked, first (only those
-    checks, returning ``None``, when not ``build``)."""
+    checks, returning `None`, when not `build`)."""
     params, _ = _parameters(factory, 1 + len(target))
     typed = _typed_options(spec, name, factory, entry, env, options, len(target))
     try:
@@ -496,15 +517,29 @@ def _reader(run_dir: str | os.PathLike) -> RunReader:
 
 
 def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
-    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path); an
-    :class:`AgentSpecError` when it has no checkpoint."""
+    """The newest update of `run_dir` given as an agent (`spec`, e.g. `"az:runs/duo"`; default the path); an
+    `AgentSpecError` when it has no checkpoint."""
     return _reader(run_dir).require(run_dir, spec)
 
 
 def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
-    """The policy of the newest checkpoint in ``run_dir``, dispatched on the run's algorithm (see
-    :func:`register_run_kind`); raises ``CheckpointError`` when there is no usable checkpoint and
-    :class:`~blokus_jax.errors.MissingExtraError` when the ``train`` extra (orbax) that reads it is missing."""
+    """The policy of the newest checkpoint in a run directory, dispatched on the run's algorithm (see
+    `register_run_kind`).
+
+    Args:
+        run_dir: The `--out` of `blokus-jax train`.
+        env: The environment; its variant must be the run's.
+        **options: Options of the run's kind (e.g. `sims=64` for an AlphaZero run).
+
+    Returns:
+        The run's policy.
+
+    Raises:
+        AgentSpecError: The directory has no checkpoint, or no checkpoint reader is registered.
+        CheckpointError: The checkpoint is corrupt, for another variant, or of an algorithm this version cannot
+            play.
+        MissingExtraError: The `train` extra (orbax) that reads checkpoints is not installed.
+    """
     reader = _reader(run_dir)
     reader.require(run_dir, None)  # an AgentSpecError saying what a run directory agent needs
     algorithm = reader.read_meta(run_dir).get("algorithm", "ppo")
@@ -524,8 +559,20 @@ def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
 
 
 def load_policy(run_dir: str | os.PathLike, env: Env, greedy: bool = True) -> ParamPolicy:
-    """The PPO policy of the newest checkpoint in ``run_dir`` for ``env``: argmax of the masked policy when
-    ``greedy``, else a sample. Raises ``CheckpointError`` as :func:`load_network` does."""
+    """The network policy of the newest checkpoint in a run directory.
+
+    Args:
+        run_dir: The run directory.
+        env: The environment.
+        greedy: Play the argmax of the masked policy; `False` samples from it.
+
+    Returns:
+        A `ParamPolicy` (see `network_policy`).
+
+    Raises:
+        CheckpointError: As `load_network`.
+        MissingExtraError: As `load_network`.
+    """
     network, params = load_network(run_dir, env)
     return network_policy(env, network, params, greedy)
 

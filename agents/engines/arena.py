@@ -31,9 +31,15 @@ Z95 = 1.959963984540054
 
 
 def seat_patterns(num_players: int) -> np.ndarray:
-    """``int32[n, num_players]`` seat patterns of a two-policy match (0 = policy A, 1 = policy B): the rotations of
-    ``A..AB..B`` (``ceil(num_players / 2)`` A's) and of its complement, without repeats. Every seat holds A in
-    exactly half of the patterns."""
+    """The seat patterns of a two-policy match: the rotations of `A..AB..B` (`ceil(num_players / 2)` A's) and of
+    its complement, without repeats. Every seat holds A in exactly half of the patterns.
+
+    Args:
+        num_players: Players in a game of the variant.
+
+    Returns:
+        `int32[n, num_players]`, 0 for policy A and 1 for policy B in each seat.
+    """
     base = np.asarray([0] * ((num_players + 1) // 2) + [1] * (num_players // 2), np.int32)
     patterns = [np.roll(b, s) for b in (base, 1 - base) for s in range(num_players)]
     unique = sorted({tuple(p.tolist()) for p in patterns})
@@ -42,15 +48,15 @@ def seat_patterns(num_players: int) -> np.ndarray:
 
 @dataclass
 class MatchResult:
-    """Per-game outcome of a match between policies ``names[0]`` (A) and ``names[1]`` (B).
+    """Per-game outcome of a match between policies `names[0]` (A) and `names[1]` (B).
 
     Attributes:
         names: the two policies' names.
-        seats: ``int32[games, num_players]`` policy (0 or 1) in each seat.
-        scores: ``int32[games, num_players]`` final player scores.
-        credit: ``float64[games, 2]`` win credit of A and B per game (sums to 1).
-        forfeits: ``int32[2]`` games each policy lost by an illegal move.
-        steps: ``int32[games]`` steps each game took.
+        seats: `int32[games, num_players]` policy (0 or 1) in each seat.
+        scores: `int32[games, num_players]` final player scores.
+        credit: `float64[games, 2]` win credit of A and B per game (sums to 1).
+        forfeits: `int32[2]` games each policy lost by an illegal move.
+        steps: `int32[games]` steps each game took.
     """
 
     names: tuple[str, str]
@@ -62,20 +68,35 @@ class MatchResult:
 
     @property
     def games(self) -> int:
+        """Games played."""
         return int(self.seats.shape[0])
 
     def policy_scores(self, index: int) -> np.ndarray:
-        """``float64[games]`` mean score of policy ``index``'s seats in each game."""
+        """The mean score of one policy's seats in each game.
+
+        Args:
+            index: 0 for policy A, 1 for policy B.
+
+        Returns:
+            `float64[games]`.
+        """
         mine = self.seats == index
         return (self.scores * mine).sum(1) / mine.sum(1)
 
     def margins(self, index: int) -> np.ndarray:
-        """``float64[games]`` mean score of policy ``index``'s seats minus the mean of the other policy's seats."""
+        """The mean score of one policy's seats minus the mean of the other policy's seats, in each game.
+
+        Args:
+            index: 0 for policy A, 1 for policy B.
+
+        Returns:
+            `float64[games]`.
+        """
         return self.policy_scores(index) - self.policy_scores(1 - index)
 
 
 def _split(policy: Policy) -> tuple[Callable, Any]:
-    """``(static fn(params, key, state), params)`` of a policy; plain policies have no params."""
+    """`(static fn(params, key, state), params)` of a policy; plain policies have no params."""
     if isinstance(policy, ParamPolicy):
         return policy.fn, policy.params
     return _without_params(policy), None
@@ -87,19 +108,19 @@ def _without_params(policy: Policy) -> Callable:
 
 
 def _capacity(games: int) -> int:
-    """Games each policy searches in one round of :func:`_match_runner`: half of them (rounded up), its share of the
-    movers, as the seat patterns give each policy exactly half of all seats (:func:`seat_patterns`)."""
+    """Games each policy searches in one round of `_match_runner`: half of them (rounded up), its share of the
+    movers, as the seat patterns give each policy exactly half of all seats (`seat_patterns`)."""
     return max(1, -(-int(games) // 2))
 
 
 @functools.lru_cache(maxsize=16)
 def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
-    """A jitted ``(states, key, seats, forfeited, params) -> (states, forfeited)`` advancing the games ``chunk``
-    rounds, each move chosen by the policy in the seat of the player to move (``seats``: ``int32[N, num_players]``).
+    """A jitted `(states, key, seats, forfeited, params) -> (states, forfeited)` advancing the games `chunk`
+    rounds, each move chosen by the policy in the seat of the player to move (`seats`: `int32[N, num_players]`).
     Cached per (env, policy functions, chunk): repeated matches between the same functions compile once.
 
-    A round searches each policy only on the games where it is to move, not on all of them: policy ``i`` gets a
-    fixed batch of :func:`_capacity` games (static shapes), filled with its live games that have taken the fewest
+    A round searches each policy only on the games where it is to move, not on all of them: policy `i` gets a
+    fixed batch of `_capacity` games (static shapes), filled with its live games that have taken the fewest
     steps; a live game that does not fit waits for the next round, finished games are never searched. With two
     players this halves the cost of a match against computing both policies on every game."""
     batched = [jax.vmap(f, in_axes=(None, 0, 0)) for f in fns]
@@ -144,8 +165,8 @@ def _match_runner(env: Env, fns: tuple[Callable, Callable], chunk: int):
 
 @functools.lru_cache(maxsize=16)
 def _opening_runner(env: Env, moves: int, group: int):
-    """A jitted ``(states, key) -> states`` playing ``moves`` uniformly random legal moves in every game, the same
-    moves in each run of ``group`` consecutive games (one seat rotation), so that every seat order starts from the
+    """A jitted `(states, key) -> states` playing `moves` uniformly random legal moves in every game, the same
+    moves in each run of `group` consecutive games (one seat rotation), so that every seat order starts from the
     same position."""
     step, sample = jax.vmap(env.step), jax.vmap(env.sample_action)
 
@@ -164,15 +185,33 @@ def _opening_runner(env: Env, moves: int, group: int):
 
 
 def max_game_moves(env: Env) -> int:
-    """An upper bound on the moves (placements and passes) of a game of ``env``: every colour places each of its
-    pieces once and passes once (fewer under ``max_steps``)."""
+    """An upper bound on the moves (placements and passes) of a game: every colour places each of its pieces once
+    and passes once (fewer under `max_steps`).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        The bound, in moves.
+    """
     bound = env.num_colors * (int(np.asarray(env.tables.piece_copies, np.int64).sum()) + 1)
     return bound if env.max_steps is None else min(bound, int(env.max_steps))
 
 
 def check_opening(env: Env, opening: Any) -> int:
-    """``opening`` as an int after checking it is a whole number of random moves that leaves a game unfinished:
-    at least 0 and below :func:`max_game_moves`. Raises ``ValueError`` saying the limit otherwise."""
+    """Check a number of random opening moves: a whole number that leaves a game unfinished.
+
+    Args:
+        env: The environment.
+        opening: The number of moves.
+
+    Returns:
+        `opening` as an int.
+
+    Raises:
+        ValueError: `opening` is not an int, is negative, or is not below `max_game_moves` (the message says the
+            limit).
+    """
     if isinstance(opening, bool) or not isinstance(opening, (int, np.integer)) or int(opening) < 0:
         raise ValueError(f"opening must be a non-negative number of random moves, got {opening!r}")
     limit = max_game_moves(env)
@@ -201,8 +240,8 @@ _COMPILED: dict[Any, Any] = {}
 
 
 def _compiled(run: Callable, args: tuple, label: str, log: Callable[[str], None] | None) -> Callable:
-    """``run`` compiled ahead of time for ``args`` (cached), announcing the compilation and its time through
-    ``log`` (the first match of a search agent compiles for minutes; nothing else would say so)."""
+    """`run` compiled ahead of time for `args` (cached), announcing the compilation and its time through
+    `log` (the first match of a search agent compiles for minutes; nothing else would say so)."""
     leaves, tree = jax.tree_util.tree_flatten(args)
     signature = (
         run,
@@ -233,17 +272,33 @@ def play_match(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> MatchResult:
-    """Play ``games`` games (rounded up to a multiple of the seat patterns) between ``policies[0]`` and
-    ``policies[1]`` in one batch, with seat rotation; returns the per-game :class:`MatchResult`.
+    """Play `games` games between `policies[0]` and `policies[1]` in one batch, with seat rotation.
 
-    ``opening``: each game first plays that many uniformly random legal moves, the same ones for every seat order
-    of a rotation, so that two deterministic agents play many different games (without it they play one game per
-    seat order, repeated) and neither side gets the better openings; it must leave every game unfinished
-    (``ValueError`` otherwise, see :func:`check_opening`). Deterministic for a given ``key``. Games are advanced
-    ``chunk`` steps per compiled call until all are over; when ``progress`` is true a tqdm bar counts the moves
-    played by the batch against an upper bound of the moves left (so its ETA is a bound that tightens as games
-    end) and shows the games finished. ``log(line)``, when given, is told when the match compiles and how long
-    that took (the CLI prints it even without a bar).
+    Deterministic for a given `key`. Games are advanced `chunk` steps per compiled call until all are over. An
+    illegal action forfeits: that seat ranks below everyone in the game.
+
+    Args:
+        env: The environment.
+        policies: Two policies, A and B (plain `(key, state) -> action` functions or `ParamPolicy`s; a
+            `ParamPolicy`'s params are an argument of the compiled match, so new params do not recompile it).
+        names: Their two names, for the result and the progress bar.
+        games: Games to play, rounded up to a multiple of the seat patterns (`seat_patterns`).
+        key: A JAX PRNG key.
+        chunk: Steps per compiled call.
+        progress: Show a tqdm bar counting the moves played against an upper bound of the moves left (so its
+            ETA is a bound that tightens as games end) and the games finished.
+        opening: Each game first plays that many uniformly random legal moves, the same ones for every seat
+            order of a rotation, so that two deterministic agents play many different games and neither side
+            gets the better openings; it must leave every game unfinished (see `check_opening`).
+        log: `log(line)` is told when the match compiles and how long that took (the CLI prints it even
+            without a bar).
+
+    Returns:
+        The per-game `MatchResult`.
+
+    Raises:
+        ValueError: Not exactly two policies and two names, `games` not a positive int, or an `opening` that is
+            negative, not an int, or ends a game before the agents play.
     """
     opening = check_opening(env, opening)
     if len(policies) != 2 or len(names) != 2:
@@ -307,7 +362,16 @@ def _result(
 
 # ----------------------------------------------------------------------------------------------------- statistics
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval ``(lo, hi)`` for a proportion ``successes / n`` (ties may count as half)."""
+    """The Wilson score interval of a proportion `successes / n`.
+
+    Args:
+        successes: Successes (ties may count as half).
+        n: Trials; `(0, 1)` is returned when there are none.
+        z: The normal quantile; the default gives a 95 % interval.
+
+    Returns:
+        `(lo, hi)`, within `[0, 1]` and around `successes / n`.
+    """
     if n <= 0:
         return (0.0, 1.0)
     p = successes / n
@@ -318,7 +382,15 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 
 def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
-    """Normal-approximation interval ``(lo, hi)`` of the mean of ``values``."""
+    """The normal-approximation interval of a mean.
+
+    Args:
+        values: The samples; one sample gives an interval of width 0.
+        z: The normal quantile; the default gives a 95 % interval.
+
+    Returns:
+        `(lo, hi)`.
+    """
     values = np.asarray(values, np.float64)
     mean = float(values.mean())
     half = z * float(values.std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else 0.0
@@ -328,10 +400,18 @@ def mean_interval(values: np.ndarray, z: float = Z95) -> tuple[float, float]:
 def bradley_terry_elo(
     wins: np.ndarray, games: np.ndarray, prior_games: float = 1.0, iterations: int = 2000, anchor: int = 0
 ) -> np.ndarray:
-    """Elo-scale ratings (agent ``anchor`` at 0) from ``wins[i, j]`` (credit of i against j) and ``games[i, j]``.
+    """Elo-scale ratings from pairwise results: a Bradley-Terry model fitted by minorisation-maximisation.
 
-    Fits a Bradley-Terry model by minorisation-maximisation with ``prior_games`` virtual drawn games per played
-    pairing, which keeps ratings finite when an agent wins every game.
+    Args:
+        wins: `float[M, M]`, `wins[i, j]` the win credit of agent `i` against agent `j`.
+        games: `float[M, M]`, the games `i` and `j` played.
+        prior_games: Virtual drawn games added to every played pairing, which keeps ratings finite when an agent
+            wins every game.
+        iterations: Iterations of the fit.
+        anchor: The agent rated 0.
+
+    Returns:
+        `float64[M]` ratings on the Elo scale (400 points for odds of 10 to 1).
     """
     played = games > 0
     w = wins + 0.5 * prior_games * played
@@ -348,7 +428,20 @@ def bradley_terry_elo(
 # -------------------------------------------------------------------------------------------------------- reports
 @dataclass
 class AgentStats:
-    """One agent's aggregate over all its games of a round robin."""
+    """One agent's aggregate over all its games of a round robin.
+
+    Attributes:
+        name: The agent's name.
+        games: Games it played.
+        win_rate: Its win credit per game (a tie counts as a share).
+        win_rate_ci: The 95 % Wilson interval of `win_rate`.
+        mean_score: Its mean score (the mean over its seats in each game).
+        mean_score_ci: The 95 % interval of `mean_score`.
+        mean_margin: Its mean score minus its opponents' mean.
+        mean_margin_ci: The 95 % interval of `mean_margin`.
+        elo: Its Bradley-Terry rating on the Elo scale.
+        forfeits: Games it lost by an illegal move.
+    """
 
     name: str
     games: int
@@ -364,7 +457,15 @@ class AgentStats:
 
 @dataclass
 class ArenaReport:
-    """Result of :func:`round_robin`: per-agent stats, the matches played, and the settings that reproduce it."""
+    """Result of `round_robin`: per-agent stats, the matches played, and the settings that reproduce it.
+
+    Attributes:
+        variant: The variant's name.
+        games_per_pairing: Games asked for per pairing.
+        seed: The seed of the round robin.
+        agents: One `AgentStats` an agent.
+        matches: The `MatchResult` of every pairing.
+    """
 
     variant: str
     games_per_pairing: int
@@ -373,7 +474,7 @@ class ArenaReport:
     matches: list[MatchResult] = field(repr=False)
 
     def to_dict(self) -> dict:
-        """A JSON-ready summary: ``{"variant", "games", "seed", "agents": [...], "pairings": [...]}``."""
+        """A JSON-ready summary: `{"variant", "games", "seed", "agents": [...], "pairings": [...]}`."""
         pairings = []
         for m in self.matches:
             credit = float(m.credit[:, 0].sum())
@@ -442,7 +543,7 @@ class ArenaReport:
         return "\n".join(lines)
 
     def head_to_head(self) -> np.ndarray:
-        """``float64[M, M]``: win rate of agent ``i`` against agent ``j`` (NaN on the diagonal)."""
+        """`float64[M, M]`: win rate of agent `i` against agent `j` (NaN on the diagonal)."""
         names = [a.name for a in self.agents]
         out = np.full((len(names), len(names)), np.nan)
         for m in self.matches:
@@ -462,11 +563,27 @@ def round_robin(
     opening: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> ArenaReport:
-    """Play every pair of ``policies`` (name -> policy) against each other for ``games`` games (rounded up to the
-    seat rotation, each starting with ``opening`` shared random moves, see :func:`play_match`) and return an
-    :class:`ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
-    ratings (``random`` at 0). Pairing ``k`` uses key ``fold_in(PRNGKey(seed), k)``; ``log`` is told about
-    compilations (see :func:`play_match`)."""
+    """Play every pair of `policies` against each other and rate them.
+
+    Pairing `k` (in the order of `itertools.combinations`) uses key `fold_in(key(seed), k)`.
+
+    Args:
+        env: The environment.
+        policies: Agent name -> policy, at least two.
+        games: Games per pairing, rounded up to the seat rotation (see `play_match`).
+        seed: Seed of the PRNG keys.
+        chunk: Steps per compiled call (see `play_match`).
+        progress: Show a progress bar per pairing.
+        opening: Shared random opening moves of each game (see `play_match`).
+        log: Told about compilations (see `play_match`).
+
+    Returns:
+        An `ArenaReport` with win rates (ties half), mean scores, margins, 95 % intervals and Bradley-Terry Elo
+        ratings (`random` at 0, or the first agent when there is no `random`).
+
+    Raises:
+        ValueError: Fewer than two policies, or a bad `games` or `opening` (see `play_match`).
+    """
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least two agents, got {names}")
@@ -491,8 +608,19 @@ def round_robin(
 
 
 def summarize(variant: str, games: int, seed: int, names: Sequence[str], matches: Sequence[MatchResult]) -> ArenaReport:
-    """Aggregate ``matches`` into an :class:`ArenaReport` (per-agent stats over all its games, Elo ratings with
-    ``random`` at 0, or the first agent when ``random`` is not among ``names``)."""
+    """Aggregate matches into an `ArenaReport`: per-agent stats over all its games and Elo ratings.
+
+    Args:
+        variant: The variant's name, for the report.
+        games: Games asked for per pairing, for the report.
+        seed: The seed of the round robin, for the report.
+        names: The agents, in the report's order.
+        matches: The matches played between them.
+
+    Returns:
+        The report, with Elo ratings that put `random` at 0, or the first agent when `random` is not among
+        `names`.
+    """
     index = {n: i for i, n in enumerate(names)}
     credit = {n: [] for n in names}
     scores = {n: [] for n in names}

@@ -7,8 +7,8 @@ points joined by commas (``e10,e9,f9``: column letters from ``a`` on the left, r
 there is no pass move: a colour without a legal placement is skipped. ``genmove`` for such a colour answers
 ``pass`` and changes nothing.
 
-Every malformed or illegal command gets a GTP error reply (``? message``) and leaves the position as it was; the
-engine only stops on ``quit`` or the end of its input. Lines are capped at :data:`MAX_LINE` characters.
+Every malformed or illegal command gets a GTP error reply (`? message`) and leaves the position as it was; the
+engine only stops on `quit` or the end of its input. Lines are capped at `MAX_LINE` characters.
 """
 
 from __future__ import annotations
@@ -45,12 +45,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class GtpError(BlokusError, ValueError):
-    """A GTP command that cannot be carried out; its message is the text of the ``? ...`` reply."""
+    """A GTP command that cannot be carried out; its message is the text of the `? ...` reply."""
 
 
 # --------------------------------------------------------------------------------------------- the dialect
 def color_words(variant: Variant) -> tuple[tuple[str, ...], ...]:
-    """The accepted words of each colour of ``variant`` (lower case; the first is what the engine writes)."""
+    """The accepted words of each colour of a variant.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One tuple of lower-case words a colour; the first is what the engine writes.
+    """
     if variant.num_colors == 2:
         return _TWO_COLORS
     if variant.num_colors <= 4:
@@ -59,12 +66,31 @@ def color_words(variant: Variant) -> tuple[tuple[str, ...], ...]:
 
 
 def color_text(variant: Variant, color: int) -> str:
-    """The GTP word of ``color`` (``b``/``w`` or ``1``..``4``)."""
+    """The GTP word of a colour.
+
+    Args:
+        variant: The rules.
+        color: The colour index.
+
+    Returns:
+        `b`/`w` with two colours, else `1`..`4`.
+    """
     return color_words(variant)[color][0]
 
 
 def parse_color(variant: Variant, text: str) -> int:
-    """The colour index named by ``text`` (case-insensitive). Raises :class:`GtpError` naming the valid words."""
+    """The colour index a GTP word names.
+
+    Args:
+        variant: The rules.
+        text: The word, case-insensitive.
+
+    Returns:
+        The colour index.
+
+    Raises:
+        GtpError: `text` names no colour of the variant (the message lists the valid words).
+    """
     word = text.strip().lower()
     for color, words in enumerate(color_words(variant)):
         if word in words:
@@ -74,13 +100,35 @@ def parse_color(variant: Variant, text: str) -> int:
 
 
 def move_text(env: Env, action: int) -> str:
-    """A placement ``action`` as Pentobi's move text (its cells as points, bottom row first)."""
+    """A placement as Pentobi's move text.
+
+    Args:
+        env: The environment.
+        action: A placement index.
+
+    Returns:
+        Its cells as points joined by commas, bottom row first (`"e10,e9,f9"`).
+
+    Raises:
+        IllegalActionError: `action` is out of range or puts the piece off the board.
+    """
     return cells_text(env.variant, env.action_cells(int(action)))
 
 
 def parse_move(env: Env, text: str) -> int:
-    """The placement action id of a Pentobi move text (points in any order). Raises :class:`GtpError` for a
-    malformed point, a shape that is no piece of the variant or the word ``pass``."""
+    """The placement a Pentobi move text names.
+
+    Args:
+        env: The environment.
+        text: Points joined by commas, in any order (`"e10,e9,f9"`).
+
+    Returns:
+        The placement's action index.
+
+    Raises:
+        GtpError: A malformed point, more points than the largest piece, a shape that is no piece of the variant,
+            or the word `pass` (Blokus has no pass move in GTP).
+    """
     text = text.strip()
     if text.lower() in ("pass", "null"):
         raise GtpError("play pass not supported: Blokus has no pass move (a colour without a move is skipped)")
@@ -96,8 +144,18 @@ def parse_move(env: Env, text: str) -> int:
 
 
 def variant_of_game(text: str, current: Variant) -> str:
-    """The project's variant name for a ``set_game`` argument (Pentobi's ``GM`` names, e.g. ``Blokus Duo``, or a
-    project variant name). Raises :class:`GtpError` listing the games this engine can play."""
+    """The project's variant name for a `set_game` argument.
+
+    Args:
+        text: Pentobi's `GM` name (`Blokus Duo`) or a project variant name, case-insensitive.
+        current: The variant played now, accepted by name too.
+
+    Returns:
+        The variant name.
+
+    Raises:
+        GtpError: An unknown game (the message lists the games this engine can play).
+    """
     wanted = " ".join(text.split()).lower()
     for name, game in GAMES.items():
         if wanted in (game.lower(), name):
@@ -118,7 +176,7 @@ class _Entry:
 
 
 class GtpEngine:
-    """A Blokus position and an agent behind GTP commands: :meth:`handle` answers one command line.
+    """A Blokus position and an agent behind GTP commands: `handle` answers one command line.
 
     ``agent`` is an agent spec (see :func:`blokus_agents.core.policies.resolve_agent`), built for ``variant`` when the
     engine starts (a time-budgeted spec calibrates then) and again when ``set_game`` changes the variant.
@@ -154,7 +212,7 @@ class GtpEngine:
 
     # ---------------------------------------------------------------------------------------- set-up
     def _setup(self, variant: str) -> None:
-        """Build the env, the agent and the compiled functions for ``variant`` and start a new game."""
+        """Build the env, the agent and the compiled functions for `variant` and start a new game."""
         env = make(variant)
         if env.variant.name not in GAMES or env.variant != make(env.variant.name).variant:
             raise GtpError(f"variant {variant!r} has no Pentobi game; GTP engines play {sorted(GAMES)}")
@@ -173,8 +231,15 @@ class GtpEngine:
 
     # --------------------------------------------------------------------------------------- protocol
     def handle(self, line: str) -> str | None:
-        """The full reply (``= ...`` or ``? ...``, ending in a blank line) to one command line, or ``None`` for a
-        line that holds no command (empty or a comment)."""
+        """Answer one command line; a bad command gets an error reply and changes nothing.
+
+        Args:
+            line: The command line (an optional numeric id, the command, its arguments; `#` starts a comment).
+
+        Returns:
+            The full reply (`= ...` or `? ...`, ending in a blank line), or `None` for a line that holds no
+            command (empty or a comment).
+        """
         if len(line) > MAX_LINE:
             return f"? command line longer than {MAX_LINE} characters\n\n"
         line = _CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
@@ -197,7 +262,16 @@ class GtpEngine:
         return f"={ident} {result}\n\n"  # "= " even when empty: twogtp requires the space
 
     def serve(self, stdin: TextIO, stdout: TextIO) -> int:
-        """Answer commands from ``stdin`` on ``stdout`` until ``quit`` or the end of input; returns 0."""
+        """Answer commands until `quit` or the end of input; an over-long line is read in bounded chunks and
+        refused.
+
+        Args:
+            stdin: Where the commands come from.
+            stdout: Where the replies go (flushed after each).
+
+        Returns:
+            0, the process's exit status.
+        """
         while not self.quit:
             line = stdin.readline(MAX_LINE + 1)
             if not line:
@@ -303,9 +377,9 @@ class GtpEngine:
 
     # ---------------------------------------------------------------------------------------- helpers
     def _turn_of(self, color: int, skip_mover: bool = False) -> State | None:
-        """The position with ``color`` to move: colours before it without a legal placement pass (Pentobi skips
-        them). Raises :class:`GtpError` when the game is over or a colour with a move would be skipped; with
-        ``skip_mover``, returns ``None`` when ``color`` itself has no placement (``genmove`` answers ``pass``)."""
+        """The position with `color` to move: colours before it without a legal placement pass (Pentobi skips
+        them). Raises `GtpError` when the game is over or a colour with a move would be skipped; with
+        `skip_mover`, returns `None` when `color` itself has no placement (`genmove` answers `pass`)."""
         state = self.state
         names = render.color_names(self.env.variant)
         for _ in range(self.env.num_colors + 1):
@@ -328,7 +402,7 @@ class GtpEngine:
         raise GtpError(f"colour {color_text(self.env.variant, color)} does not move in this game")
 
     def _choose(self, state: State) -> int:
-        """The agent's placement in ``state`` (timed into :attr:`genmove_seconds`)."""
+        """The agent's placement in `state` (timed into `genmove_seconds`)."""
         self._key, sub = jax.random.split(self._key)
         start = time.perf_counter()
         action = int(self._policy(sub, state))
@@ -352,7 +426,7 @@ def _one_line(text: str) -> str:
 
 
 def _cpu_seconds() -> float:
-    """CPU seconds used by this process and its finished children (what twogtp's ``cputime`` asks for)."""
+    """CPU seconds used by this process and its finished children (what twogtp's `cputime` asks for)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
@@ -360,7 +434,7 @@ def _cpu_seconds() -> float:
 def run_engine(
     agent: str, variant: str, seed: int = 0, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run a GTP engine for ``agent`` on ``variant`` over ``stdin``/``stdout`` (the process's by default).
+    """Run a GTP engine for `agent` on `variant` over `stdin`/`stdout` (the process's by default).
 
     While it runs, anything else written to ``sys.stdout`` (a library's print) goes to stderr, so that the protocol
     stream carries replies only. Raises :class:`~blokus_agents.core.policies.AgentSpecError` for a bad spec before

@@ -1,5 +1,5 @@
-"""A GTP engine run as a child process, seen from the controller's side: :class:`GtpClient` sends one command and
-returns its reply, bounded in time and size; :class:`EngineError` says how an engine failed."""
+"""A GTP engine run as a child process, seen from the controller's side: `GtpClient` sends one command and
+returns its reply, bounded in time and size; `EngineError` says how an engine failed."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from typing import Any
 
 from blokus_jax.errors import BlokusError
 
-#: Longest reply read from an engine (characters); Classic's first ``all_legal`` is well under it.
+#: Longest reply read from an engine (characters); Classic's first `all_legal` is well under it.
 MAX_REPLY = 4_000_000
-#: Kinds of engine failure; a game that ends in one is an ``error`` game.
+#: Kinds of engine failure; a game that ends in one is an `error` game.
 FAILURES = ("crash", "timeout", "garbage", "refused", "illegal", "disagreement")
 
 
 class EngineError(BlokusError, RuntimeError):
     """A GTP engine that died, timed out, answered garbage, played an illegal move or disagreed on the rules.
 
-    ``kind`` is one of :data:`FAILURES`."""
+    `kind` is one of `FAILURES`."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -34,11 +34,11 @@ class MatchError(BlokusError, ValueError):
 
 # ------------------------------------------------------------------------------------------- GTP client
 class GtpClient:
-    """A GTP engine run as a child process: :meth:`send` one command, get its reply text.
+    """A GTP engine run as a child process: `send` one command, get its reply text.
 
-    The engine's stderr goes to ``stderr`` (a file object, default: discarded). Every reply must come within
-    ``timeout`` seconds and hold at most :data:`MAX_REPLY` characters; otherwise, or when the process dies, an
-    :class:`EngineError` is raised and the engine is stopped."""
+    The engine's stderr goes to `stderr` (a file object, default: discarded). Every reply must come within
+    `timeout` seconds and hold at most `MAX_REPLY` characters; otherwise, or when the process dies, an
+    `EngineError` is raised and the engine is stopped."""
 
     def __init__(self, command: str, timeout: float = 60.0, stderr: Any = subprocess.DEVNULL):
         self.command = command
@@ -71,8 +71,8 @@ class GtpClient:
         return self._process.poll() is None
 
     def send(self, command: str) -> str:
-        """The reply to ``command`` (the text after ``=``, stripped). Raises :class:`EngineError` ``refused`` for a
-        ``?`` reply and ``crash``/``timeout``/``garbage`` for a dead, slow or incomprehensible engine."""
+        """The reply to `command` (the text after `=`, stripped). Raises `EngineError` `refused` for a
+        `?` reply and `crash`/`timeout`/`garbage` for a dead, slow or incomprehensible engine."""
         if not self.alive:
             raise EngineError("crash", f"the engine exited (code {self._process.returncode}) before {command!r}")
         try:
@@ -114,7 +114,7 @@ class GtpClient:
         return body
 
     def known(self, command: str) -> bool:
-        """Whether the engine knows ``command`` (``known_command``; False if it does not answer that)."""
+        """Whether the engine knows `command` (`known_command`; False if it does not answer that)."""
         try:
             return self.send(f"known_command {command}").strip().lower() == "true"
         except EngineError as exc:
@@ -123,7 +123,7 @@ class GtpClient:
             raise
 
     def close(self) -> None:
-        """Stop the engine (``quit``, then terminate, then kill)."""
+        """Stop the engine (`quit`, then terminate, then kill)."""
         if self.alive:
             try:
                 assert self._process.stdin is not None

@@ -1,14 +1,14 @@
 """Matches between a project agent and any GTP Blokus engine, and the ladder of Pentobi's levels with an Elo estimate.
 
-:func:`play_match` plays one game at a time (the way engines are compared), alternating seats, from the start
-position or after ``opening`` random moves (both seatings of a pair play the same opening). At every move it checks
-that the engine's legal moves equal the project's (``all_legal``, where the engine knows it), times both sides, and
-saves each game as ``.blksgf``. Each finished game is one JSON line in the results file, so an interrupted match
+`play_match` plays one game at a time (the way engines are compared), alternating seats, from the start
+position or after `opening` random moves (both seatings of a pair play the same opening). At every move it checks
+that the engine's legal moves equal the project's (`all_legal`, where the engine knows it), times both sides, and
+saves each game as `.blksgf`. Each finished game is one JSON line in the results file, so an interrupted match
 resumes where it stopped. A dead or misbehaving engine (a crash, a timeout, an illegal move, a garbage reply or a
 disagreement on the legal moves) ends that game with a message; such games are counted apart, never as a win.
 
-:func:`ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table,
-:data:`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval.
+`ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table,
+`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from blokus_jax.env import Env, State, make
 from blokus_jax.io.sgf import result_value, write
 from blokus_jax.variants import GAMES
 
-#: Pentobi's rating of its levels 1-9 per board (``libpentobi_mcts/Player.cpp``, ``get_rating``): the Duo board
-#: (Duo, Junior) and the Classic board (measured on ``classic_2``, used for every Classic variant).
+#: Pentobi's rating of its levels 1-9 per board (`libpentobi_mcts/Player.cpp`, `get_rating`): the Duo board
+#: (Duo, Junior) and the Classic board (measured on `classic_2`, used for every Classic variant).
 PENTOBI_ELO: dict[str, tuple[int, ...]] = {
     "duo": (1000, 1189, 1378, 1567, 1755, 1945, 2134, 2185, 2209),
     "classic": (1000, 1142, 1283, 1425, 1567, 1708, 1850, 1951, 2030),
@@ -112,7 +112,18 @@ def _weighted(pairs: list[tuple[float, int]]) -> float:
 
 # ----------------------------------------------------------------------------------------------- Elo
 def level_elo(variant: str, level: int) -> float:
-    """Pentobi's Elo rating of ``level`` (1-9) on ``variant``'s board. Raises :class:`MatchError` otherwise."""
+    """Pentobi's Elo rating of one of its levels.
+
+    Args:
+        variant: A variant Pentobi rates (its board's ratings are used).
+        level: The level, 1-9.
+
+    Returns:
+        The rating on Pentobi's scale.
+
+    Raises:
+        MatchError: A variant Pentobi rates no levels for, or a level out of range.
+    """
     board = _BOARD_OF.get(variant)
     if board is None:
         raise MatchError(f"Pentobi rates no levels for variant {variant!r}; rated variants: {sorted(_BOARD_OF)}")
@@ -122,9 +133,19 @@ def level_elo(variant: str, level: int) -> float:
 
 
 def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float, float]:
-    """Maximum-likelihood Elo from ``(opponent_elo, wins, games)`` triples (ties as half wins) under the logistic
-    Elo model, with a likelihood-ratio 95 % interval ``(estimate, low, high)``; a bound is infinite where the
-    results never lose (or never win) against the strongest (weakest) opponent."""
+    """The maximum-likelihood Elo rating of results against rated opponents, under the logistic Elo model.
+
+    Args:
+        points: `(opponent_elo, wins, games)` triples, ties counted as half wins; triples without games are
+            skipped.
+
+    Returns:
+        `(estimate, low, high)`, with a likelihood-ratio 95 % interval; a bound is infinite where the results
+        never lose (or never win) against the strongest (weakest) opponent.
+
+    Raises:
+        MatchError: No games at all.
+    """
     data = [(float(e), float(w), int(n)) for e, w, n in points if n > 0]
     if not data:
         raise MatchError("no finished games to estimate an Elo rating from")
@@ -143,7 +164,17 @@ def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float
 
 
 def parse_levels(text: str) -> list[int]:
-    """Levels from ``"1-5"``, ``"2,4"`` or ``"3"`` (each 1-9, no repeats). Raises :class:`MatchError`."""
+    """The levels a `--levels` argument names.
+
+    Args:
+        text: A range, a list or one level: `"1-5"`, `"2,4"`, `"3"` (each 1-9).
+
+    Returns:
+        The levels in the order given, repeats dropped.
+
+    Raises:
+        MatchError: A part that is not a level or an upward range of levels 1-9.
+    """
     levels: list[int] = []
     for part in str(text).split(","):
         first, dash, last = part.strip().partition("-")
@@ -172,7 +203,7 @@ class MatchSettings:
 
 
 class _Game:
-    """One game between the agent (in ``seat``) and the engine over GTP, on the env's exact rules."""
+    """One game between the agent (in `seat`) and the engine over GTP, on the env's exact rules."""
 
     def __init__(self, runner: MatchRunner, engine: GtpClient, seat: int, opening: list[int]):
         self.r, self.engine, self.seat, self.opening = runner, engine, seat, opening
@@ -229,7 +260,7 @@ class _Game:
         return state
 
     def _tell(self, state: State, action: int) -> None:
-        """Play our ``action`` on the engine's board."""
+        """Play our `action` on the engine's board."""
         color = int(state.current_color)
         text = move_text(self.env, action)
         try:
@@ -240,7 +271,7 @@ class _Game:
             raise
 
     def _check_legal(self, color: int, mask: np.ndarray) -> None:
-        """The engine's ``all_legal`` for ``color`` must be our legal placements (compared as sets of points)."""
+        """The engine's `all_legal` for `color` must be our legal placements (compared as sets of points)."""
         if not self.r.engine_has_all_legal:
             return
         reply = self.engine.send(f"all_legal {color_text(self.env.variant, color)}")
@@ -263,7 +294,7 @@ def _point_set(text: str) -> str:
 
 # ------------------------------------------------------------------------------------------- matches
 class MatchRunner:
-    """Plays an agent spec against GTP engine commands and writes results; see :func:`play_match`."""
+    """Plays an agent spec against GTP engine commands and writes results; see `play_match`."""
 
     def __init__(
         self,
@@ -289,7 +320,7 @@ class MatchRunner:
         self._warm_up()
 
     def point_set(self, action: int) -> str:
-        """The canonical point list of placement ``action`` (see :func:`_point_set`), cached."""
+        """The canonical point list of placement `action` (see `_point_set`), cached."""
         text = self._point_sets.get(action)
         if text is None:
             text = self._point_sets[action] = _point_set(move_text(self.env, action))
@@ -316,7 +347,7 @@ class MatchRunner:
         return engine
 
     def opening(self, key: jax.Array, moves: int) -> list[int]:
-        """``moves`` uniformly random legal placements from the start (fewer if the game ends first)."""
+        """`moves` uniformly random legal placements from the start (fewer if the game ends first)."""
         state, actions = self.env.init(), []
         for _ in range(moves):
             while not bool(state.terminated) and not bool(np.asarray(state.legal_bits).any()):
@@ -330,7 +361,7 @@ class MatchRunner:
         return actions
 
     def game(self, engine: GtpClient, index: int, level: int | None, settings: MatchSettings, games_dir: Path | None):
-        """Play game ``index`` (seat ``index % players``); returns its :class:`GameResult` (an error game when the
+        """Play game `index` (seat `index % players`); returns its `GameResult` (an error game when the
         engine fails)."""
         players = self.env.num_players
         seat = index % players
@@ -373,7 +404,7 @@ class MatchRunner:
 
 
 def _read_results(path: Path, settings: MatchSettings) -> list[GameResult]:
-    """The games already in results file ``path`` (empty if it does not exist). Raises :class:`MatchError` for a
+    """The games already in results file `path` (empty if it does not exist). Raises `MatchError` for a
     file of another match or a malformed line."""
     if not path.exists():
         return []
@@ -418,10 +449,10 @@ def play_match(
     log: Callable[[str], None] | None = None,
     engine_stderr: Any = subprocess.DEVNULL,
 ) -> dict[int | None, list[GameResult]]:
-    """Play ``games`` games of ``agent`` against the GTP engine started by ``engine``, per level when ``levels`` is
-    given (``{level}`` in ``engine`` is replaced by each level). Results are appended to ``results`` (JSON lines;
+    """Play `games` games of `agent` against the GTP engine started by `engine`, per level when `levels` is
+    given (`{level}` in `engine` is replaced by each level). Results are appended to `results` (JSON lines;
     games already there are kept and skipped, so an interrupted match resumes) and games saved under
-    ``games_dir``. Returns the games of each level (key ``None`` without levels).
+    `games_dir`. Returns the games of each level (key `None` without levels).
 
     Raises :class:`MatchError` for bad settings and :class:`~blokus_agents.core.policies.AgentSpecError` for a bad spec,
     before any game is played."""
@@ -494,7 +525,7 @@ def _play_level(runner, command, level, todo, settings, results_path, games_dir,
 
 def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tuple[list[LevelSummary], tuple | None]:
     """Per-level summaries and, when levels were played and Pentobi rates the variant's board, the Elo estimate
-    ``(elo, low, high)`` on Pentobi's scale."""
+    `(elo, low, high)` on Pentobi's scale."""
     summaries = [LevelSummary.of(level, rows) for level, rows in by_level.items()]
     rated = [s for s in summaries if s.level is not None and s.games]
     if not rated or variant not in _BOARD_OF:

@@ -1,4 +1,4 @@
-"""Heuristic bots: pure JAX policies ``(key, state) -> action`` that work under ``jax.jit`` and ``jax.vmap``.
+"""Heuristic bots: pure JAX policies `(key, state) -> action` that work under `jax.jit` and `jax.vmap`.
 
 Design notes: ``docs/design.md``.
 """
@@ -23,38 +23,52 @@ from blokus_jax.errors import VariantError
 
 # ------------------------------------------------------------------------------------------------- shared helpers
 def _noisy_scores(key: jax.Array, scores: jax.Array, legal: jax.Array) -> jax.Array:
-    """Integer-valued ``scores`` plus uniform noise in ``[0, 0.5)`` where ``legal``, ``-inf`` elsewhere, so an argmax
+    """Integer-valued `scores` plus uniform noise in `[0, 0.5)` where `legal`, `-inf` elsewhere, so an argmax
     or top-k picks a best legal entry with ties broken uniformly at random."""
     noise = 0.5 * jax.random.uniform(key, scores.shape)
     return jnp.where(legal, scores.astype(jnp.float32) + noise, -jnp.inf)
 
 
 def _placement_mask(env: Env, state: State) -> jax.Array:
-    """``bool[O * H * W]`` legal placements of the colour to move (the mask without the pass entry)."""
+    """`bool[O * H * W]` legal placements of the colour to move (the mask without the pass entry)."""
     return state.legal_action_mask[: env.pass_action]
 
 
 def _all_legal_bits(env: Env, state: State) -> jax.Array:
-    """``uint32[C, O, H]`` packed legal placements of every colour in ``state`` (as if it were that colour's turn)."""
+    """`uint32[C, O, H]` packed legal placements of every colour in `state` (as if it were that colour's turn)."""
     colors = jnp.arange(env.num_colors, dtype=jnp.int32)
     return jax.vmap(lambda c: env.placement_bits(state, c))(colors)
 
 
 def _mobility_balance(env: Env, state: State, weights: jax.Array) -> jax.Array:
-    """``int32``: legal placements of every colour, weighted by ``weights`` (own minus opponents')."""
+    """`int32`: legal placements of every colour, weighted by `weights` (own minus opponents')."""
     counts = jnp.sum(rules.popcount(_all_legal_bits(env, state)), axis=(1, 2))
     return jnp.sum(weights * counts).astype(jnp.int32)
 
 
 # ----------------------------------------------------------------------------------------------------------- bots
 def random_bot(env: Env) -> Policy:
-    """A policy that plays a uniformly random legal action; returns ``policy(key, state) -> int32``."""
+    """The bot `random`: a uniformly random legal action.
+
+    Args:
+        env: The environment.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     return env.sample_action
 
 
 def greedy_bot(env: Env) -> Policy:
-    """A policy that places a largest placeable piece, choosing uniformly among all legal placements of that size
-    (every piece, orientation and cell); returns ``policy(key, state) -> int32``."""
+    """The bot `greedy`: a largest placeable piece, chosen uniformly among all legal placements of that size
+    (every piece, orientation and cell).
+
+    Args:
+        env: The environment.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     sizes = jnp.asarray(env.tables.orientation_size)
     cols = env.board_shape[1]
 
@@ -68,8 +82,16 @@ def greedy_bot(env: Env) -> Policy:
 
 
 def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
-    """A policy maximising the corner-balance change of :func:`corner_scores` plus ``size_weight`` times the piece
-    size (integer ``size_weight`` keeps ties exact); returns ``policy(key, state) -> int32``."""
+    """The bot `corners`: the placement maximising the corner-balance change of `corner_scores` plus
+    `size_weight` times the piece size (ties random).
+
+    Args:
+        env: The environment.
+        size_weight: Weight of the piece size; an integer keeps ties exact.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     scores = corner_move_scores(env, size_weight)
 
     def policy(key: jax.Array, state: State) -> jax.Array:
@@ -83,7 +105,7 @@ def corners_bot(env: Env, size_weight: float = 1.0) -> Policy:
 def _top_candidates(
     env: Env, scores: Callable[[State], jax.Array], k: int, key: jax.Array, state: State
 ) -> tuple[jax.Array, jax.Array]:
-    """The ``k`` best legal placements by ``scores`` (ties random) and which of them exist: ``(int32[k], bool[k])``.
+    """The `k` best legal placements by `scores` (ties random) and which of them exist: `(int32[k], bool[k])`.
     When nothing can be placed, candidate 0 is the pass and marked valid."""
     legal = _placement_mask(env, state)
     values, actions = jax.lax.top_k(_noisy_scores(key, scores(state), legal), k)
@@ -95,14 +117,23 @@ def _top_candidates(
 
 
 def _pick(key: jax.Array, actions: jax.Array, valid: jax.Array, values: jax.Array) -> jax.Array:
-    """The valid candidate with the highest integer ``values`` (ties random)."""
+    """The valid candidate with the highest integer `values` (ties random)."""
     return actions[jnp.argmax(_noisy_scores(key, values, valid))]
 
 
 def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
-    """A one-ply lookahead policy: among the ``k`` best placements by the ``corners`` score, play the one after
-    which own legal placements minus opponents' legal placements (all colours, from the packed legal masks) is
-    largest; returns ``policy(key, state) -> int32``."""
+    """The bot `mobility`, a one-ply lookahead: among the `k` best placements by the `corners` score, play the
+    one after which own legal placements minus opponents' legal placements (all colours, from the packed legal
+    masks) is largest.
+
+    Args:
+        env: The environment.
+        k: Candidate placements looked at, at most the variant's placements.
+        size_weight: Weight of the piece size in the `corners` score.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+    """
     scores = corner_move_scores(env, size_weight)
     step = jax.vmap(env.step, in_axes=(None, 0))
 
@@ -118,10 +149,23 @@ def mobility_bot(env: Env, k: int = 16, size_weight: float = 1.0) -> Policy:
 
 
 def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, size_weight: float = 1.0) -> Policy:
-    """A two-player depth-``depth`` minimax policy over the ``k`` best placements by the ``corners`` score at each
-    ply (``depth`` 1 or 2). Leaves are valued, for the player to move at the root, as ``score_weight`` times the
-    score difference plus the legal-placement difference; a finished game is worth +-10**6 plus the score
-    difference. Returns ``policy(key, state) -> int32``; raises ``VariantError`` for other than two players."""
+    """The bot `minimax`: a two-player minimax search over the `k` best placements by the `corners` score at
+    each ply. Leaves are valued, for the player to move at the root, as `score_weight` times the score
+    difference plus the legal-placement difference; a finished game is worth +-10**6 plus the score difference.
+
+    Args:
+        env: The environment.
+        k: Candidate placements looked at each ply, at most the variant's placements.
+        depth: Plies searched, 1 or 2.
+        score_weight: Weight of the score difference at the leaves.
+        size_weight: Weight of the piece size in the `corners` score.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state; it always plays a legal action.
+
+    Raises:
+        VariantError: The variant has other than two players, or `depth` is not 1 or 2.
+    """
     if env.num_players != 2:
         raise VariantError(f"minimax is a two-player bot; variant {env.variant.name!r} has {env.num_players} players")
     if depth not in (1, 2):
@@ -162,7 +206,7 @@ def minimax_bot(env: Env, k: int = 8, depth: int = 2, score_weight: int = 4, siz
     return policy
 
 
-#: Bot factories by name: ``BOTS[name](env, **options) -> Policy``.
+#: Bot factories by name: `BOTS[name](env, **options) -> Policy`.
 BOTS: dict[str, Callable[..., Policy]] = {
     "random": random_bot,
     "greedy": greedy_bot,
@@ -188,8 +232,8 @@ BOT_OPTIONS: dict[str, dict[str, Option]] = {
     },
 }
 
-#: Memory estimates of the bots that look ahead (bytes for one game, the options filled in): ``mobility`` holds
-#: ``k`` child positions, ``minimax`` ``k + k**depth``.
+#: Memory estimates of the bots that look ahead (bytes for one game, the options filled in): `mobility` holds
+#: `k` child positions, `minimax` `k + k**depth`.
 BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
     "mobility": lambda env, o: lookahead_bytes(env, min(o["k"], env.pass_action)),
     "minimax": lambda env, o: lookahead_bytes(
@@ -199,8 +243,20 @@ BOT_MEMORY: dict[str, Callable[[Env, dict], int]] = {
 
 
 def get_bot(name: str, env: Env, **options) -> Policy:
-    """The bot ``name`` from :data:`BOTS` bound to ``env`` (``options`` go to its factory, e.g. ``k=8``); returns a
-    pure ``policy(key, state) -> int32``. Raises ``ValueError`` naming the valid bots for an unknown name."""
+    """The bot `name` from `BOTS` bound to `env`, without the option checks of `resolve_agent`.
+
+    Args:
+        name: A key of `BOTS` (`"random"`, `"greedy"`, `"corners"`, `"mobility"`, `"minimax"`).
+        env: The environment.
+        **options: Keyword arguments of the bot's factory (e.g. `k=8`).
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state.
+
+    Raises:
+        ValueError: An unknown name (the message lists the valid bots).
+        VariantError: `minimax` on a variant without two players, or a bad `depth`.
+    """
     if name not in BOTS:
         raise ValueError(f"unknown bot {name!r}; valid bots are {sorted(BOTS)}")
     return BOTS[name](env, **options)

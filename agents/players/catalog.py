@@ -30,7 +30,7 @@ from blokus_agents.training import checkpoint, checkpoint_index
 
 
 def _alphazero_run(run_dir, env, **options):
-    """An AlphaZero run directory given as an agent (``runs/az``) plays with its search, like ``az:runs/az``."""
+    """An AlphaZero run directory given as an agent (`runs/az`) plays with its search, like `az:runs/az`."""
     return az_policy(env, run_dir, **options)
 
 

@@ -16,14 +16,14 @@ from blokus_jax.observe import Observation
 
 
 def orientation_centres(env: Env) -> tuple[tuple[int, int], ...]:
-    """Per orientation, the ``(row, col)`` offset of the centre cell of its bounding box from the top-left corner
-    (rounded down); :class:`PolicyValueNet` reads each placement's logit there."""
+    """Per orientation, the `(row, col)` offset of the centre cell of its bounding box from the top-left corner
+    (rounded down); `PolicyValueNet` reads each placement's logit there."""
     return tuple((int(c[:, 0].max()) // 2, int(c[:, 1].max()) // 2) for c in env.tables.orientation_cells)
 
 
 def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: int) -> tuple[np.ndarray, int]:
-    """The gather table of the policy head and the padding it needs: ``(int32[O * H * W], pad)``. Entry ``a`` of the
-    table is the flat index, into a ``[H + pad, W + pad, O]`` logit tensor, of placement ``a``'s orientation plane at
+    """The gather table of the policy head and the padding it needs: `(int32[O * H * W], pad)`. Entry `a` of the
+    table is the flat index, into a `[H + pad, W + pad, O]` logit tensor, of placement `a`'s orientation plane at
     the centre cell of its bounding box."""
     offsets = np.asarray(centres, np.int64)  # [O, 2]
     pad = int(offsets.max(initial=0))
@@ -32,7 +32,7 @@ def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: i
     return ((rr * (cols + pad) + cc) * len(offsets) + o).reshape(-1).astype(np.int32), pad
 
 
-#: The convolution implementations of :class:`Conv3x3` ("auto" picks one from the JAX backend at build time).
+#: The convolution implementations of `Conv3x3` ("auto" picks one from the JAX backend at build time).
 CONV_CHOICES = ("auto", "im2col", "native")
 
 #: Backends on which "auto" picks the native convolution.
@@ -40,9 +40,9 @@ NATIVE_CONV_BACKENDS = ("gpu", "cuda", "rocm", "tpu")
 
 
 def resolve_conv(conv: str = "auto", backend: str | None = None) -> str:
-    """The concrete convolution form for ``conv``: "im2col" or "native" unchanged; "auto" is "native" on an
-    accelerator backend (``backend``, default ``jax.default_backend()``, in :data:`NATIVE_CONV_BACKENDS`) and
-    "im2col" on CPU. Raises ``ConfigError`` for any other value."""
+    """The concrete convolution form for `conv`: "im2col" or "native" unchanged; "auto" is "native" on an
+    accelerator backend (`backend`, default `jax.default_backend()`, in `NATIVE_CONV_BACKENDS`) and
+    "im2col" on CPU. Raises `ConfigError` for any other value."""
     if conv not in CONV_CHOICES:
         raise ConfigError(f"unknown convolution form conv={conv!r}; use one of {list(CONV_CHOICES)}")
     if conv != "auto":
@@ -52,8 +52,8 @@ def resolve_conv(conv: str = "auto", backend: str | None = None) -> str:
 
 
 class _DenseParams(nn.Module):
-    """The parameters of an ``nn.Dense(features)`` over ``in_features`` inputs (same names, shapes and
-    initialisers), returned instead of applied: the native form of :class:`Conv3x3` reshapes them into a conv
+    """The parameters of an `nn.Dense(features)` over `in_features` inputs (same names, shapes and
+    initialisers), returned instead of applied: the native form of `Conv3x3` reshapes them into a conv
     kernel, so that both forms share one parameter tree."""
 
     features: int
@@ -66,14 +66,14 @@ class _DenseParams(nn.Module):
 
 
 class Conv3x3(nn.Module):
-    """A 3x3 'same' convolution whose parameters are one dense layer ``Dense_0`` (``kernel [9 * Cin, Cout]``, bias)
-    over the nine shifted copies of the input, concatenated in row-major ``(i, j)`` order.
+    """A 3x3 'same' convolution whose parameters are one dense layer `Dense_0` (`kernel [9 * Cin, Cout]`, bias)
+    over the nine shifted copies of the input, concatenated in row-major `(i, j)` order.
 
-    ``conv="im2col"`` computes it that way (nine shifted copies and one matmul): its gradient stays fast on XLA:CPU
-    inside ``lax.scan`` (the trainer's minibatch loop), where the native convolution's backward pass measured ~30x
-    slower. ``conv="native"`` reshapes the same kernel to ``[3, 3, Cin, Cout]`` (HWIO) and calls
-    ``lax.conv_general_dilated``, which is the fast path on GPU/TPU. Both forms compute the same function with the
-    same parameter tree, so checkpoints move freely between them; "auto" picks by backend (:func:`resolve_conv`).
+    `conv="im2col"` computes it that way (nine shifted copies and one matmul): its gradient stays fast on XLA:CPU
+    inside `lax.scan` (the trainer's minibatch loop), where the native convolution's backward pass measured ~30x
+    slower. `conv="native"` reshapes the same kernel to `[3, 3, Cin, Cout]` (HWIO) and calls
+    `lax.conv_general_dilated`, which is the fast path on GPU/TPU. Both forms compute the same function with the
+    same parameter tree, so checkpoints move freely between them; "auto" picks by backend (`resolve_conv`).
     """
 
     features: int
@@ -112,13 +112,13 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyValueNet(nn.Module):
-    """Residual conv policy-value network for one variant; ``__call__(obs) -> (logits f32[..., A], value)`` with
-    ``value`` ``f32[...]`` when ``value_dim`` is 1 and ``f32[..., value_dim]`` (per seat, egocentric) otherwise.
+    """Residual conv policy-value network for one variant; `__call__(obs) -> (logits f32[..., A], value)` with
+    `value` `f32[...]` when `value_dim` is 1 and `f32[..., value_dim]` (per seat, egocentric) otherwise.
 
-    ``logits`` covers every action (``A = num_orientations * H * W + 1``, pass last) *before* masking (see
-    :func:`masked_logits`). Build it with :func:`make_network` so that the orientation centres match the variant.
-    ``conv`` chooses how the 3x3 convolutions are computed (:class:`Conv3x3`); it does not change the parameters.
-    ``value_dim`` only changes the shape of the value head's last layer (``[value_hidden, value_dim]``).
+    `logits` covers every action (`A = num_orientations * H * W + 1`, pass last) *before* masking (see
+    `masked_logits`). Build it with `make_network` so that the orientation centres match the variant.
+    `conv` chooses how the 3x3 convolutions are computed (`Conv3x3`); it does not change the parameters.
+    `value_dim` only changes the shape of the value head's last layer (`[value_hidden, value_dim]`).
     """
 
     centres: tuple[tuple[int, int], ...]
@@ -156,10 +156,10 @@ class PolicyValueNet(nn.Module):
 def make_network(
     env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64, conv: str = "auto", value_dim: int = 1
 ) -> PolicyValueNet:
-    """A :class:`PolicyValueNet` for ``env``'s variant with ``channels`` conv channels and ``blocks`` residual
-    blocks; returns the (unbound) flax module. ``conv`` ("auto", "im2col" or "native", see :class:`Conv3x3`) is
+    """A `PolicyValueNet` for `env`'s variant with `channels` conv channels and `blocks` residual
+    blocks; returns the (unbound) flax module. `conv` ("auto", "im2col" or "native", see `Conv3x3`) is
     resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads.
-    ``value_dim`` is 1 (a scalar value head) or ``env.num_players`` (a value per seat); ``ConfigError`` otherwise."""
+    `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise."""
     value_dim = int(value_dim)
     if value_dim not in (1, env.num_players):
         raise ConfigError(

@@ -21,7 +21,7 @@ from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
-#: An evaluator: ``(params, key, state, root_player) -> (logits f32[num_actions - 1], value f32)``; logits over
+#: An evaluator: `(params, key, state, root_player) -> (logits f32[num_actions - 1], value f32)`; logits over
 #: the placements (illegal entries are ignored), value from the view of the side of the player to move.
 Evaluator = Callable[[Any, jax.Array, State, jax.Array], tuple[jax.Array, jax.Array]]
 
@@ -32,9 +32,9 @@ class Node:
 
     Attributes:
         state: the game position.
-        actions: ``int32[k]`` full action id of each candidate slot.
-        valid: ``bool[k]`` slots that hold a legal action (slot 0 is the pass in a pass-only position).
-        root_player: ``int32`` the player to move at the root, whose side the paranoid reduction plays.
+        actions: `int32[k]` full action id of each candidate slot.
+        valid: `bool[k]` slots that hold a legal action (slot 0 is the pass in a pass-only position).
+        root_player: `int32` the player to move at the root, whose side the paranoid reduction plays.
     """
 
     state: State
@@ -61,8 +61,8 @@ class SearchOutput(NamedTuple):
 
 # ------------------------------------------------------------------------------------------------ values and signs
 def root_utility(rewards: jax.Array, root_player: jax.Array) -> jax.Array:
-    """``float32``: the result for the root's side in the paranoid reduction, ``(r_root - max_{q != root} r_q) / 2``
-    (``r_root`` alone for one player); 0 for the all-zero rewards of a non-final step."""
+    """`float32`: the result for the root's side in the paranoid reduction, `(r_root - max_{q != root} r_q) / 2`
+    (`r_root` alone for one player); 0 for the all-zero rewards of a non-final step."""
     n = rewards.shape[-1]
     if n == 1:
         return rewards[root_player]
@@ -71,40 +71,40 @@ def root_utility(rewards: jax.Array, root_player: jax.Array) -> jax.Array:
 
 
 def egocentric_seats(values: jax.Array, player: jax.Array) -> jax.Array:
-    """``values`` (``f32[..., num_players]``, indexed by absolute seat, e.g. the env's final rewards) in ``player``'s
-    egocentric seat order: entry ``i`` is seat ``(player + i) % num_players`` (``player`` itself first, then the
-    next players in turn order, the order of :func:`blokus_jax.observe.observe`'s colours whenever a player places
-    its own colour). The value targets of AlphaZero's per-seat head; :func:`absolute_seats` is its inverse."""
+    """`values` (`f32[..., num_players]`, indexed by absolute seat, e.g. the env's final rewards) in `player`'s
+    egocentric seat order: entry `i` is seat `(player + i) % num_players` (`player` itself first, then the
+    next players in turn order, the order of `blokus_jax.observe.observe`'s colours whenever a player places
+    its own colour). The value targets of AlphaZero's per-seat head; `absolute_seats` is its inverse."""
     n = values.shape[-1]
     return jnp.take(values, (player + jnp.arange(n)) % n, axis=-1)
 
 
 def absolute_seats(values: jax.Array, player: jax.Array) -> jax.Array:
-    """The inverse of :func:`egocentric_seats`: ``values`` in ``player``'s egocentric seat order back by absolute
-    seat (entry ``q`` is egocentric entry ``(q - player) % num_players``)."""
+    """The inverse of `egocentric_seats`: `values` in `player`'s egocentric seat order back by absolute
+    seat (entry `q` is egocentric entry `(q - player) % num_players`)."""
     n = values.shape[-1]
     return jnp.take(values, (jnp.arange(n) - player) % n, axis=-1)
 
 
 def network_side_value(value: jax.Array, mover: jax.Array, root_player: jax.Array) -> jax.Array:
-    """``float32``: a value head's output for a position whose player to move is ``mover``, as the value of the
-    mover's side in the paranoid reduction of the search rooted at ``root_player``. A scalar ``value`` (two
-    players, or a head that predicts the mover's result) is that value as it is; a per-seat ``value``
-    (``f32[num_players]``, ``mover``'s egocentric order) is :func:`root_utility` of it in absolute seats, signed for
-    the mover's side (:func:`side_sign`)."""
+    """`float32`: a value head's output for a position whose player to move is `mover`, as the value of the
+    mover's side in the paranoid reduction of the search rooted at `root_player`. A scalar `value` (two
+    players, or a head that predicts the mover's result) is that value as it is; a per-seat `value`
+    (`f32[num_players]`, `mover`'s egocentric order) is `root_utility` of it in absolute seats, signed for
+    the mover's side (`side_sign`)."""
     if value.ndim == 0:
         return value
     return side_sign(mover, root_player) * root_utility(absolute_seats(value, mover), root_player)
 
 
 def side_sign(player: jax.Array, root_player: jax.Array) -> jax.Array:
-    """``float32``: +1 when ``player`` is on the root's side (is the root's player), -1 otherwise."""
+    """`float32`: +1 when `player` is on the root's side (is the root's player), -1 otherwise."""
     return jnp.where(player == root_player, 1.0, -1.0)
 
 
 def transition_signs(state: State, child: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(reward, discount)`` of the tree edge ``state -> child`` from the view of ``state``'s mover: the reward is
-    the final result for the mover's side when ``child`` ends the game (else 0); the discount is 0 into a finished
+    """`(reward, discount)` of the tree edge `state -> child` from the view of `state`'s mover: the reward is
+    the final result for the mover's side when `child` ends the game (else 0); the discount is 0 into a finished
     game, +1 when the child's mover is on the same side (the same player moves again, or in the paranoid reduction
     another opponent of the root), -1 when the side to move changes."""
     mover = side_sign(state.current_player, root_player)
@@ -116,8 +116,8 @@ def transition_signs(state: State, child: State, root_player: jax.Array) -> tupl
 
 # ------------------------------------------------------------------------------------------------------ candidates
 def top_candidates(env: Env, k: int, key: jax.Array, state: State, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The ``k`` legal placements with the largest ``logits`` (``f32[num_actions - 1]``; ties broken at random with
-    ``key``) as ``(actions int32[k], valid bool[k])``. When nothing can be placed (or the game is over), slot 0 is
+    """The `k` legal placements with the largest `logits` (`f32[num_actions - 1]`; ties broken at random with
+    `key`) as `(actions int32[k], valid bool[k])`. When nothing can be placed (or the game is over), slot 0 is
     the pass and the only valid slot. Legality comes from the state's mask alone: NaN or infinite logits rank
     lowest or highest among the legal placements but never make a legal placement invalid or an illegal one
     valid."""
@@ -137,19 +137,19 @@ LOGIT_BOUND = 1e4
 
 
 def finite_logits(logits: jax.Array) -> jax.Array:
-    """``logits`` with NaN mapped to ``-LOGIT_BOUND`` and everything clipped to ``[-LOGIT_BOUND, LOGIT_BOUND]``, so a
+    """`logits` with NaN mapped to `-LOGIT_BOUND` and everything clipped to `[-LOGIT_BOUND, LOGIT_BOUND]`, so a
     diverged network or an underflowing temperature cannot turn the search's arithmetic into NaN."""
     return jnp.clip(jnp.nan_to_num(logits, nan=-LOGIT_BOUND), -LOGIT_BOUND, LOGIT_BOUND)
 
 
 def finite_value(value: jax.Array) -> jax.Array:
-    """A leaf value in ``[-1, 1]`` (the range of every result the search scores; NaN reads as 0)."""
+    """A leaf value in `[-1, 1]` (the range of every result the search scores; NaN reads as 0)."""
     return jnp.clip(jnp.nan_to_num(value, nan=0.0), -1.0, 1.0)
 
 
 def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array, num_actions: int) -> jax.Array:
-    """Map candidate ``weights`` (``f32[..., k]``) back to ``f32[..., num_actions]`` over full action ids (invalid
-    slots dropped); the inverse of reading ``full[actions]``."""
+    """Map candidate `weights` (`f32[..., k]`) back to `f32[..., num_actions]` over full action ids (invalid
+    slots dropped); the inverse of reading `full[actions]`."""
     weights = jnp.where(valid, weights, 0.0)
 
     def one(a, w):
@@ -160,9 +160,9 @@ def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array
 
 
 # ------------------------------------------------------------------------------------------------------ evaluators
-#: The ``local`` playout draws a placement with probability in proportion to this base to the power of its size.
+#: The `local` playout draws a placement with probability in proportion to this base to the power of its size.
 LOCAL_SIZE_BASE = 3.0
-#: The ``attach`` playout (``local`` with Pentobi's attach-point weight) also weighs a placement by this base to the
+#: The `attach` playout (`local` with Pentobi's attach-point weight) also weighs a placement by this base to the
 #: power of its shape's corner cells less one.
 ATTACH_BASE = 1.8
 
@@ -262,7 +262,7 @@ def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
     """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value)`` (a
     :class:`~blokus_agents.players.networks.PolicyValueNet`'s ``apply``; ``value`` a scalar or ``f32[num_players]`` per
     seat) on the mover's egocentric observation; logits of the placements as the prior, the value head as the
-    mover's side value (:func:`network_side_value`). Returns an :data:`Evaluator`."""
+    mover's side value (`network_side_value`). Returns an `Evaluator`."""
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
         del key
@@ -282,12 +282,12 @@ def mixed_evaluator(
     margin: float = 0.5,
     margin_scale: float = 10.0,
 ) -> Evaluator:
-    """The ``network`` evaluator whose leaf value mixes in playouts (AlphaGo's lambda): prior = the network's logits,
-    value = ``(1 - mix) * value head + mix * playout result``, the playout result being :func:`playout_value` (the
-    ``rollout`` evaluator's value, with its ``margin`` blend) of ``playouts`` games by the ``playout`` policy.
-    ``mix=0`` is exactly :func:`network_evaluator` (no playouts are run); ``mix=1`` values leaves by playouts alone
-    under the network's prior. Raises ``VariantError`` for a ``mix`` outside ``[0, 1]``. Returns an
-    :data:`Evaluator`."""
+    """The `network` evaluator whose leaf value mixes in playouts (AlphaGo's lambda): prior = the network's logits,
+    value = `(1 - mix) * value head + mix * playout result`, the playout result being `playout_value` (the
+    `rollout` evaluator's value, with its `margin` blend) of `playouts` games by the `playout` policy.
+    `mix=0` is exactly `network_evaluator` (no playouts are run); `mix=1` values leaves by playouts alone
+    under the network's prior. Raises `VariantError` for a `mix` outside `[0, 1]`. Returns an
+    `Evaluator`."""
     mix = float(mix)
     if not 0.0 <= mix <= 1.0:
         raise VariantError(f"mix must be a weight between 0 and 1, got {mix!r}")
@@ -316,16 +316,16 @@ def make_search(
     root_alpha: float = 0.3,
     value_scale: float = 0.1,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
-    """A batched search ``(params, key, states) -> SearchOutput`` (``states`` with a leading batch axis) running
-    ``sims`` simulations of Gumbel MuZero over the top-``k`` candidates of every node, with sequential halving over
-    ``considered`` root candidates and Gumbel noise scaled by ``gumbel_scale`` (0: deterministic given the
-    priors). ``params`` go to the evaluator (network weights; ``None`` for ``rollout``). ``value_scale`` is mctx's
-    ``completed Q`` scale (:func:`mctx.qtransform_completed_by_mix_value`, default 0.1): a child's Q enters the
-    improved policy as ``(50 + max visits) * value_scale * Q`` (Q rescaled to [0, 1] among the node's children)
+    """A batched search `(params, key, states) -> SearchOutput` (`states` with a leading batch axis) running
+    `sims` simulations of Gumbel MuZero over the top-`k` candidates of every node, with sequential halving over
+    `considered` root candidates and Gumbel noise scaled by `gumbel_scale` (0: deterministic given the
+    priors). `params` go to the evaluator (network weights; `None` for `rollout`). `value_scale` is mctx's
+    `completed Q` scale (`mctx.qtransform_completed_by_mix_value`, default 0.1): a child's Q enters the
+    improved policy as `(50 + max visits) * value_scale * Q` (Q rescaled to [0, 1] among the node's children)
     against the prior logits, so larger values let the values overrule the prior after fewer visits.
 
-    ``root_noise`` (self-play exploration, 0 to play): the root's prior becomes ``(1 - root_noise) * p + root_noise
-    * Dirichlet(root_alpha)`` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
+    `root_noise` (self-play exploration, 0 to play): the root's prior becomes `(1 - root_noise) * p + root_noise
+    * Dirichlet(root_alpha)` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
     once a trained network's logits are far apart (on small boards self-play then collapses to one game); the
     mixture keeps every candidate's prior probability bounded below."""
     import mctx  # the search library (and chex) load only when a search is built
@@ -403,9 +403,9 @@ def make_search(
 
 
 def _batched(fn: Callable, in_axes: tuple) -> Callable:
-    """``jax.vmap(fn, in_axes)``, except that a batch of one calls ``fn`` directly on the unbatched arguments (then
-    adds the batch axis back): the same result for the same keys, but the batch-1 search that ``play`` and matches
-    against outside engines use avoids vmap's batched gathers and runs ``lax.cond`` branches as real branches."""
+    """`jax.vmap(fn, in_axes)`, except that a batch of one calls `fn` directly on the unbatched arguments (then
+    adds the batch axis back): the same result for the same keys, but the batch-1 search that `play` and matches
+    against outside engines use avoids vmap's batched gathers and runs `lax.cond` branches as real branches."""
     vmapped = jax.vmap(fn, in_axes=in_axes)
 
     def call(*args):
@@ -419,8 +419,8 @@ def _batched(fn: Callable, in_axes: tuple) -> Callable:
 
 
 def _mix_dirichlet(key: jax.Array, logits: jax.Array, valid: jax.Array, fraction: float, alpha: float) -> jax.Array:
-    """Prior logits ``[B, k]`` whose softmax is ``(1 - fraction) * softmax(logits) + fraction * Dirichlet(alpha)``
-    over the ``valid`` slots (invalid slots stay masked)."""
+    """Prior logits `[B, k]` whose softmax is `(1 - fraction) * softmax(logits) + fraction * Dirichlet(alpha)`
+    over the `valid` slots (invalid slots stay masked)."""
     probs = jax.nn.softmax(jnp.where(valid, logits, MASKED_LOGIT), axis=-1)
     noise = jax.random.dirichlet(key, jnp.full(logits.shape, alpha))
     noise = jnp.where(valid, noise, 0.0)
@@ -430,7 +430,7 @@ def _mix_dirichlet(key: jax.Array, logits: jax.Array, valid: jax.Array, fraction
 
 
 def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable[[Any, jax.Array, State], jax.Array]:
-    """``(params, key, state) -> action`` for one unbatched state from a batched search."""
+    """`(params, key, state) -> action` for one unbatched state from a batched search."""
 
     def act(params, key: jax.Array, state: State) -> jax.Array:
         return search(params, key, jax.tree_util.tree_map(lambda x: x[None], state)).action[0]

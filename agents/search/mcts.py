@@ -38,7 +38,7 @@ from blokus_agents.search.settings import SearchSettings, setting_options, takes
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
-#: The search settings of ``mcts`` (all but ``mix``: its leaves are valued by playouts alone) and their defaults.
+#: The search settings of `mcts` (all but `mix`: its leaves are valued by playouts alone) and their defaults.
 MCTS_SETTINGS = SearchSettings(sims=128)
 _MCTS_NAMES = ("sims", "k", "playouts", "playout", "considered", "margin", "gumbel_scale", "seconds")
 
@@ -52,15 +52,29 @@ def mcts_policy(
     value_scale: float = 0.1,
     centre: float = 0.0,
 ) -> Policy:
-    """The agent ``mcts`` (``mcts:sims=128,k=32``): Gumbel MuZero search over the exact env with the ``rollout``
-    evaluator (see the module doc for the options). Returns a pure ``policy(key, state) -> int32``.
+    """The agent `mcts` (`mcts:sims=128,k=32`): Gumbel MuZero search over the exact env with the `rollout`
+    evaluator, no network.
 
-    ``seconds=S > 0`` replaces ``sims`` by a time budget: in each phase of the game, the number of simulations that
-    one batch-1 search on this machine runs in at most ``S`` seconds (:func:`calibrate_budget`; the policy then plays
-    that fixed budget, also batched in the arena, so a match against it plays as its moves would one at a time).
+    Defaults chosen on Duo against `minimax` (see `benchmarks/RESULTS.md`, "Search"): 128 simulations, 8 greedy
+    playouts per leaf blended with the score margin, no Gumbel noise when playing.
 
-    Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
-    playouts per leaf blended with the score margin, no Gumbel noise when playing."""
+    Args:
+        env: The environment.
+        settings: The search settings, given to the call as keyword arguments (`sims`, `k`, `playouts`,
+            `playout`, `considered`, `margin`, `gumbel_scale`, `seconds`, defaults `MCTS_SETTINGS`); the
+            decorator gathers them into one `SearchSettings`. `seconds=S > 0` replaces `sims` by a time budget:
+            in each phase of the game, the simulations one batch-1 search on this machine runs in at most `S`
+            seconds (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
+        temperature: Divides the prior's move scores.
+        value_scale: Weight of Q against the prior in the tree (mctx's `value_scale`).
+        centre: Prior weight of moving towards the centre, per cell; 0 turns it off.
+
+    Returns:
+        A pure `policy(key, state) -> int32` for one unbatched state.
+
+    Raises:
+        ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+    """
     o = settings
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
@@ -108,30 +122,30 @@ STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per mo
 AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds")}
 
 
-#: The most simulations a ``seconds=`` budget calibrates to (the memory estimate of such an agent assumes it).
+#: The most simulations a `seconds=` budget calibrates to (the memory estimate of such an agent assumes it).
 MAX_BUDGET_SIMS = 1 << 15
-#: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
+#: The share of a `seconds=` budget that calibration aims at, leaving room for the machine's load to vary.
 BUDGET_SHARE = 0.75
-#: A ``seconds=`` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
+#: A `seconds=` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
 #: the cheap phases search more than the slowest one allows.
 BUDGET_PHASES = 3
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Simulations a move by phase of the game: phase ``i`` starts once ``starts[i]`` pieces are on the board (all
-    colours together; ``starts[0]`` is 0) and searches ``sims[i]`` simulations."""
+    """Simulations a move by phase of the game: phase `i` starts once `starts[i]` pieces are on the board (all
+    colours together; `starts[0]` is 0) and searches `sims[i]` simulations."""
 
     starts: tuple[int, ...]
     sims: tuple[int, ...]
 
     def phase(self, state: State) -> jax.Array:
-        """``int32``: the phase of ``state`` (unbatched)."""
+        """`int32`: the phase of `state` (unbatched)."""
         placed = state.pieces_placed.sum()
         return sum((placed >= start).astype(jnp.int32) for start in self.starts[1:]) + jnp.int32(0)
 
     def describe(self) -> str:
-        """The budget in words (``"312 simulations a move"``, or one figure per phase)."""
+        """The budget in words (`"312 simulations a move"`, or one figure per phase)."""
         if len(set(self.sims)) == 1:
             return f"{self.sims[0]} simulations a move"
         phases = ", ".join(f"{n} from {start} pieces on the board" for start, n in zip(self.starts, self.sims))
@@ -147,13 +161,13 @@ calibration_log = logging.getLogger("blokus_agents.search.mcts.calibration")
 
 
 def calibrated_sims() -> list[int]:
-    """The simulation counts that the ``seconds=`` budgets calibrated so far in this process came to, oldest first
-    (the largest phase's count of a phased budget; :func:`calibrated_budgets` has every phase)."""
+    """The simulation counts that the `seconds=` budgets calibrated so far in this process came to, oldest first
+    (the largest phase's count of a phased budget; `calibrated_budgets` has every phase)."""
     return [max(budget.sims) for budget in _CALIBRATED.values()]
 
 
 def calibrated_budgets() -> list[Budget]:
-    """The :class:`Budget` of every ``seconds=`` budget calibrated so far in this process, oldest first (what a
+    """The `Budget` of every `seconds=` budget calibrated so far in this process, oldest first (what a
     time-budgeted agent actually searched, for a match's record)."""
     return list(_CALIBRATED.values())
 
@@ -163,9 +177,9 @@ _PHASED: dict[tuple[Callable, Budget], Callable] = {}
 
 
 def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
-    """The search of ``budget``: ``build(sims)`` is a search function whose last argument is the (unbatched) state;
-    the result calls the one of the state's phase (:func:`jax.lax.switch`: at batch 1 only that branch runs; under
-    ``vmap``, as in the arena, every branch runs and the phase's result is kept)."""
+    """The search of `budget`: `build(sims)` is a search function whose last argument is the (unbatched) state;
+    the result calls the one of the state's phase (`jax.lax.switch`: at batch 1 only that branch runs; under
+    `vmap`, as in the arena, every branch runs and the phase's result is kept)."""
     if (build, budget) in _PHASED:  # the same function object: its compilation (by the calibration) is reused
         return _PHASED[build, budget]
     branches = [build(n) for n in budget.sims]
@@ -192,7 +206,7 @@ def _calibration_positions(env: Env) -> list[State]:
 
 
 def _move_times(policy: Callable[[jax.Array, State], jax.Array], states: list[State]) -> list[float]:
-    """Seconds a move of the batch-1 ``policy`` at each of ``states`` after compiling it (median of three)."""
+    """Seconds a move of the batch-1 `policy` at each of `states` after compiling it (median of three)."""
     act = jax.jit(policy)
     jax.block_until_ready(act(jax.random.key(1), states[0]))  # compile
     medians = []
@@ -221,8 +235,8 @@ def calibrate_sims(
     probe: int = 32,
     max_sims: int = MAX_BUDGET_SIMS,
 ) -> int:
-    """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
-    this machine in every phase of a game: :func:`calibrate_budget` with a single phase."""
+    """The simulations a batch-1 search built by `build(sims) -> policy` runs in `BUDGET_SHARE * seconds` on
+    this machine in every phase of a game: `calibrate_budget` with a single phase."""
     return calibrate_budget(env, build, seconds, cache_key, probe, max_sims, phases=1).sims[0]
 
 
@@ -235,13 +249,13 @@ def calibrate_budget(
     max_sims: int = MAX_BUDGET_SIMS,
     phases: int = BUDGET_PHASES,
 ) -> Budget:
-    """The :class:`Budget` of ``phases`` phases whose batch-1 search (:func:`phased` over ``build(sims) ->
-    policy``) takes at most ``BUDGET_SHARE * seconds`` a move on this machine in each phase, measured after
+    """The `Budget` of `phases` phases whose batch-1 search (`phased` over `build(sims) ->
+    policy`) takes at most `BUDGET_SHARE * seconds` a move on this machine in each phase, measured after
     compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
-    moves return at once): a probe search of ``probe`` simulations gives the time per simulation at each position,
+    moves return at once): a probe search of `probe` simulations gives the time per simulation at each position,
     each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
-    overruns is shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``.
-    Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
+    overruns is shrunk once more. Cached per `cache_key`, variant, budget, `probe`, `max_sims` and `phases`.
+    Raises `VariantError` for a budget that is not a positive finite number of seconds."""
     seconds = _check_seconds(seconds)
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
@@ -286,9 +300,9 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
     sampling). ``mix > 0`` mixes playouts into the leaf values (:func:`mixed_evaluator` with ``playouts``,
     ``playout`` and ``margin``; unused at ``mix=0``).
 
-    ``seconds=S > 0`` replaces ``sims`` by a time budget, as for :func:`mcts_policy`: the simulations one batch-1
-    search with these ``params`` runs in at most ``S`` seconds on this machine in each phase of the game
-    (:func:`calibrate_budget`, cached per network architecture and options)."""
+    `seconds=S > 0` replaces `sims` by a time budget, as for `mcts_policy`: the simulations one batch-1
+    search with these `params` runs in at most `S` seconds on this machine in each phase of the game
+    (`calibrate_budget`, cached per network architecture and options)."""
     o = settings
     evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
 
@@ -315,20 +329,20 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
 
 @takes_settings()
 def az_policy(env: Env, run_dir: str, *, settings: SearchSettings) -> ParamPolicy:
-    """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``, ``az:runs/duo,mix=0.5``): the newest checkpoint of a
-    training run directory played with :func:`network_search_policy` and these options (the play budget; independent
-    of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
-    values; ``seconds=S`` a time budget a move instead of ``sims``). An AlphaZero run directory given as an agent
-    plays the same way. Raises ``CheckpointError`` when the run's checkpoint is corrupt or was trained on another
-    variant, and ``AgentSpecError`` when there is none."""
+    """The agent `az:RUN_DIR` (`az:runs/duo,sims=64`, `az:runs/duo,mix=0.5`): the newest checkpoint of a
+    training run directory played with `network_search_policy` and these options (the play budget; independent
+    of the `sims` an AlphaZero run trained with; `mix` the weight of `playouts` playout results in the leaf
+    values; `seconds=S` a time budget a move instead of `sims`). An AlphaZero run directory given as an agent
+    plays the same way. Raises `CheckpointError` when the run's checkpoint is corrupt or was trained on another
+    variant, and `AgentSpecError` when there is none."""
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
     return network_search_policy(env, network.apply, params, **settings.options())
 
 
 def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
-    """Every :func:`mcts_policy` setting of a teacher spec (the spec's options over the defaults), checked as
-    :func:`teacher_search` documents; raises ``AgentSpecError``."""
+    """Every `mcts_policy` setting of a teacher spec (the spec's options over the defaults), checked as
+    `teacher_search` documents; raises `AgentSpecError`."""
     name, options = agent_options(spec, env)
     if name != "mcts":
         raise AgentSpecError(
@@ -349,12 +363,12 @@ def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
 def teacher_search(
     env: Env, spec: str, *, k: int, gumbel_scale: float, root_noise: float, root_alpha: float
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
-    """The batched search of an AlphaZero run's ``teacher`` (an ``mcts`` agent spec, ``mcts:sims=64,playouts=4``):
-    :func:`make_search` with the ``rollout`` evaluator and the spec's settings (the defaults of :func:`mcts_policy`
-    for those not given), ``(params, key, states) -> SearchOutput`` like the network's search (``params`` unused).
-    The run's ``k`` sizes the stored targets and its ``gumbel_scale``, ``root_noise`` and ``root_alpha`` explore, so
-    the spec may not set ``k`` or ``gumbel_scale``, nor ``seconds`` (a time budget would make the run depend on the
-    machine). Raises ``AgentSpecError`` for any other agent or a bad option."""
+    """The batched search of an AlphaZero run's `teacher` (an `mcts` agent spec, `mcts:sims=64,playouts=4`):
+    `make_search` with the `rollout` evaluator and the spec's settings (the defaults of `mcts_policy`
+    for those not given), `(params, key, states) -> SearchOutput` like the network's search (`params` unused).
+    The run's `k` sizes the stored targets and its `gumbel_scale`, `root_noise` and `root_alpha` explore, so
+    the spec may not set `k` or `gumbel_scale`, nor `seconds` (a time budget would make the run depend on the
+    machine). Raises `AgentSpecError` for any other agent or a bad option."""
     o = _teacher_settings(env, spec)
     evaluator = rollout_evaluator(
         env,
@@ -385,37 +399,37 @@ def teacher_memory(env: Env, spec: str, k: int) -> int:
     return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
 
 
-#: The search settings of the agent ``strong`` (its budget is ``seconds``), chosen by the matches of
-#: ``benchmarks/RESULTS.md`` ("Search that scales"): today's default settings, except where a variant has measured
-#: better ones at the same time a move (:data:`STRONG_BY_VARIANT`, :data:`STRONG_SPECS`).
+#: The search settings of the agent `strong` (its budget is `seconds`), chosen by the matches of
+#: `benchmarks/RESULTS.md` ("Search that scales"): today's default settings, except where a variant has measured
+#: better ones at the same time a move (`STRONG_BY_VARIANT`, `STRONG_SPECS`).
 STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
-#: Variant name -> the ``mcts`` settings of ``strong`` there. Duo: 64 candidates a node, 32 at the root and the centre
-#: prior, the setting whose strength rises with its simulations, which beat :data:`STRONG` at the same 2 s a move.
+#: Variant name -> the `mcts` settings of `strong` there. Duo: 64 candidates a node, 32 at the root and the centre
+#: prior, the setting whose strength rises with its simulations, which beat `STRONG` at the same 2 s a move.
 #: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
-#: default settings at 2 s a move where :data:`STRONG` with the same budget did not. Classic for two players: the
-#: same again, which measured above :data:`STRONG` against Pentobi's ``classic_2`` at 2 s a move (docs/strength.md).
+#: default settings at 2 s a move where `STRONG` with the same budget did not. Classic for two players: the
+#: same again, which measured above `STRONG` against Pentobi's `classic_2` at 2 s a move (docs/strength.md).
 STRONG_BY_VARIANT = {
     "duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0},
     "classic": {**STRONG, "k": 64, "considered": 32},
     "classic_2p": {**STRONG, "k": 64, "considered": 32},
 }
-#: Variant name -> an agent spec that ``strong`` plays there instead of ``mcts``, with ``strong``'s time budget
-#: added (``seconds=S``): a shipped network guiding the search where that beat the network-free search at the same
-#: time a move. Duo: ``baseline:duo`` (its network's prior and half its value head, half 8 ``local`` playouts, which
+#: Variant name -> an agent spec that `strong` plays there instead of `mcts`, with `strong`'s time budget
+#: added (`seconds=S`): a shipped network guiding the search where that beat the network-free search at the same
+#: time a move. Duo: `baseline:duo` (its network's prior and half its value head, half 8 `local` playouts, which
 #: measured stronger against Pentobi than greedy ones at the same 2 s a move) over 64 candidates a node, 32 at the
 #: root.
 STRONG_SPECS = {"duo": "baseline:duo,k=64,considered=32,playout=local"}
 
 
 def strong_settings(env: Env) -> dict[str, Any]:
-    """The :func:`mcts_policy` settings of the agent ``strong`` on ``env``'s variant (budget aside) where it plays
-    ``mcts``; a fresh dict, so a caller that edits it does not change ``strong`` for the rest of the process."""
+    """The `mcts_policy` settings of the agent `strong` on `env`'s variant (budget aside) where it plays
+    `mcts`; a fresh dict, so a caller that edits it does not change `strong` for the rest of the process."""
     return dict(STRONG_BY_VARIANT.get(env.variant.name, STRONG))
 
 
 def strong_spec(env: Env, seconds: float = 2.0) -> str:
-    """The agent spec that ``strong:seconds=S`` plays on ``env``'s variant: :data:`STRONG_SPECS`'s with the budget
-    added, else ``mcts`` with :func:`strong_settings` and the budget."""
+    """The agent spec that `strong:seconds=S` plays on `env`'s variant: `STRONG_SPECS`'s with the budget
+    added, else `mcts` with `strong_settings` and the budget."""
     if env.variant.name in STRONG_SPECS:
         return f"{STRONG_SPECS[env.variant.name]},seconds={float(seconds)!r}"
     options = {**strong_settings(env), "seconds": float(seconds)}
@@ -423,9 +437,9 @@ def strong_spec(env: Env, seconds: float = 2.0) -> str:
 
 
 def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
-    """The agent ``strong`` (``strong``, ``strong:seconds=5``): the best player of the project at ``seconds`` a move
-    on this machine, on every variant: the agent of :func:`strong_spec` (on Duo the shipped network's search, else
-    :func:`mcts_policy` with :func:`strong_settings`) with that time budget (the simulations are calibrated once per
+    """The agent `strong` (`strong`, `strong:seconds=5`): the best player of the project at `seconds` a move
+    on this machine, on every variant: the agent of `strong_spec` (on Duo the shipped network's search, else
+    `mcts_policy` with `strong_settings`) with that time budget (the simulations are calibrated once per
     process, which costs two extra compilations)."""
     if env.variant.name in STRONG_SPECS:
         return resolve_agent(strong_spec(env, seconds), env)
@@ -433,8 +447,8 @@ def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
 
 
 def strong_memory(env: Env, options: dict) -> int:
-    """Estimated bytes of one game of ``strong`` with ``options`` where it plays ``mcts``; 0 where it plays an agent
-    of :data:`STRONG_SPECS`, whose own estimate is checked when :func:`strong_policy` resolves it."""
+    """Estimated bytes of one game of `strong` with `options` where it plays `mcts`; 0 where it plays an agent
+    of `STRONG_SPECS`, whose own estimate is checked when `strong_policy` resolves it."""
     if env.variant.name in STRONG_SPECS:
         return 0
     return search_memory(env, {**strong_settings(env), **options})
@@ -450,7 +464,7 @@ def search_memory(env: Env, options: dict) -> int:
 
 
 def az_memory(env: Env, options: dict) -> int:
-    """Estimated bytes of one game's ``az:`` search with ``options``: the tree, and playouts only when ``mix > 0``."""
+    """Estimated bytes of one game's `az:` search with `options`: the tree, and playouts only when `mix > 0`."""
     return search_memory(env, {**options, "playouts": options["playouts"] if options["mix"] else 0})
 
 

@@ -1,6 +1,6 @@
-"""The settings of a search agent, declared once: :class:`SearchSettings` (the nine options every search agent
-takes, with their defaults) and :data:`SETTING_OPTIONS` (their types and ranges, checked when a spec is resolved).
-The agents ``mcts``, ``az:``, ``baseline:`` and ``strong``, the AlphaZero config and the spec parser all read them
+"""The settings of a search agent, declared once: `SearchSettings` (the nine options every search agent
+takes, with their defaults) and `SETTING_OPTIONS` (their types and ranges, checked when a spec is resolved).
+The agents `mcts`, `az:`, `baseline:` and `strong`, the AlphaZero config and the spec parser all read them
 here."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ PLAYOUTS = ("greedy", "random", "block", "local", "attach")
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """The settings of one search agent: ``sims`` simulations a move over the top ``k`` candidates of every node,
-    sequential halving over ``considered`` root candidates, Gumbel noise ``gumbel_scale`` (0 plays the search's best
-    move), ``mix`` the weight of ``playouts`` playout results (by the ``playout`` policy, blended with the score
-    ``margin``) in a network's leaf values, and ``seconds`` a time budget a move that replaces ``sims`` (0: off).
-    The defaults are those of a network's search (``az:RUN_DIR``)."""
+    """The settings of one search agent: `sims` simulations a move over the top `k` candidates of every node,
+    sequential halving over `considered` root candidates, Gumbel noise `gumbel_scale` (0 plays the search's best
+    move), `mix` the weight of `playouts` playout results (by the `playout` policy, blended with the score
+    `margin`) in a network's leaf values, and `seconds` a time budget a move that replaces `sims` (0: off).
+    The defaults are those of a network's search (`az:RUN_DIR`)."""
 
     sims: int = 64
     k: int = 16
@@ -37,11 +37,11 @@ class SearchSettings:
     seconds: float = 0.0
 
     def options(self) -> dict[str, Any]:
-        """The settings as keyword arguments (``{"sims": 64, "k": 16, ...}``)."""
+        """The settings as keyword arguments (`{"sims": 64, "k": 16, ...}`)."""
         return dataclasses.asdict(self)
 
     def replace(self, **changes: Any) -> SearchSettings:
-        """A copy with ``changes`` applied."""
+        """A copy with `changes` applied."""
         return dataclasses.replace(self, **changes)
 
 
@@ -50,7 +50,7 @@ SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings)
 
 _TYPES = {field.name: field.type for field in dataclasses.fields(SearchSettings)}
 
-#: The type and range of every search setting (and of the ``mcts`` agent's prior and value settings).
+#: The type and range of every search setting (and of the `mcts` agent's prior and value settings).
 SETTING_OPTIONS: dict[str, Option] = {
     "sims": Option(int, 1, 10**6, doc="simulations per move"),
     "k": Option(int, 1, PLACEMENTS, doc="candidate placements per node"),
@@ -65,15 +65,15 @@ SETTING_OPTIONS: dict[str, Option] = {
 
 
 def setting_options(*names: str) -> dict[str, Option]:
-    """The declared options of the search settings ``names`` (all nine when none are given)."""
+    """The declared options of the search settings `names` (all nine when none are given)."""
     return {name: SETTING_OPTIONS[name] for name in (names or SETTING_NAMES)}
 
 
 def takes_settings(defaults: SearchSettings = SearchSettings(), names: tuple[str, ...] = SETTING_NAMES) -> Callable:
-    """Decorator: ``fn(..., settings: SearchSettings, **extra)`` becomes a function that takes the search settings
-    ``names`` as keyword arguments with the defaults of ``defaults`` (its signature says so, which is what the spec
-    resolver reads to type an agent's options) and passes them to ``fn`` as one :class:`SearchSettings`; settings not
-    in ``names`` keep ``defaults``' values."""
+    """Decorator: `fn(..., settings: SearchSettings, **extra)` becomes a function that takes the search settings
+    `names` as keyword arguments with the defaults of `defaults` (its signature says so, which is what the spec
+    resolver reads to type an agent's options) and passes them to `fn` as one `SearchSettings`; settings not
+    in `names` keep `defaults`' values."""
 
     def wrap(fn: Callable) -> Callable:
         signature = inspect.signature(fn)

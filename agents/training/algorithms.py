@@ -14,7 +14,7 @@ from typing import Any
 
 from blokus_agents.training import alphazero, ppo
 
-#: name -> (config class, ``make_train(config, mesh=None)``)
+#: name -> (config class, `make_train(config, mesh=None)`)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
     "ppo": (ppo.PPOConfig, ppo.make_train),
     "alphazero": (alphazero.AZConfig, alphazero.make_train),

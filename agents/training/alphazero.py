@@ -76,10 +76,10 @@ class AZTrainer:
 
 
 def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[Callable, Callable | None]:
-    """``(search, teacher)`` of a run: the network's batched self-play search with ``config``'s settings and
-    exploration, and the teacher's network-free search (``None`` without a teacher). Raises ``ConfigError`` for a
-    bad teacher spec, a ``k`` above the variant's placements (the replay buffer's targets are ``k`` wide) or a
-    ``root_value`` blend with a per-seat value head."""
+    """`(search, teacher)` of a run: the network's batched self-play search with `config`'s settings and
+    exploration, and the teacher's network-free search (`None` without a teacher). Raises `ConfigError` for a
+    bad teacher spec, a `k` above the variant's placements (the replay buffer's targets are `k` wide) or a
+    `root_value` blend with a per-seat value head."""
     c = config
     check_candidates(c, env)
     o = c.search_settings()
@@ -110,14 +110,14 @@ def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[
 
 
 def make_loss(config: AZConfig, network: PolicyValueNet, width: int) -> Callable[..., tuple[jax.Array, dict]]:
-    """Step 3 of :func:`make_train`: the AlphaZero loss ``loss(params, batch)`` of ``config`` on ``network`` (boards
-    ``width`` cells wide, to unpack the stored legal moves)."""
+    """Step 3 of `make_train`: the AlphaZero loss `loss(params, batch)` of `config` on `network` (boards
+    `width` cells wide, to unpack the stored legal moves)."""
     c = config
 
     def loss(params: Any, batch: Sample) -> tuple[jax.Array, dict[str, jax.Array]]:
         """AlphaZero loss on a batch (any leading shape): policy cross-entropy against the search weights over the
-        candidates (positions with a choice only) plus ``value_coef`` times the value head's squared error (a
-        per-seat head: its mean over the seats). Returns ``(total, terms)``; ``policy_kl`` is the cross-entropy
+        candidates (positions with a choice only) plus `value_coef` times the value head's squared error (a
+        per-seat head: its mean over the seats). Returns `(total, terms)`; `policy_kl` is the cross-entropy
         minus the targets' entropy."""
         logits, value = network.apply(params, batch.obs)
         mask = rules.legal_mask(batch.legal_bits, width)
@@ -143,10 +143,10 @@ def make_loss(config: AZConfig, network: PolicyValueNet, width: int) -> Callable
 
 
 def make_reflect(config: AZConfig, env: Env) -> Callable[[jax.Array, Sample], Sample] | None:
-    """The augmentation of replayed batches that ``config.reflect`` asks for: ``reflect(key, batch)`` trains each
-    position as its reflection in the board's diagonal with probability ``reflect`` (observation, packed legal
-    moves and candidate ids reflected; weights and values unchanged), or ``None`` at ``reflect=0``. Raises
-    ``ConfigError`` on a variant where that reflection is not a symmetry of the game."""
+    """The augmentation of replayed batches that `config.reflect` asks for: `reflect(key, batch)` trains each
+    position as its reflection in the board's diagonal with probability `reflect` (observation, packed legal
+    moves and candidate ids reflected; weights and values unchanged), or `None` at `reflect=0`. Raises
+    `ConfigError` on a variant where that reflection is not a symmetry of the game."""
     if not config.reflect:
         return None
     if not symmetry.is_reflection_symmetric(env.variant):
@@ -175,9 +175,9 @@ def make_reflect(config: AZConfig, env: Env) -> Callable[[jax.Array, Sample], Sa
 def make_optimise(
     config: AZConfig, optimizer: optax.GradientTransformation, loss: Callable, reflect: Callable | None
 ) -> Callable:
-    """Step 2 of :func:`make_train`: ``optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)``, the
-    ``train_steps`` optimiser steps of one update, each on ``batch_size`` positions replayed evenly from every env's
-    finished games (reflected by ``reflect``, :func:`make_reflect`, where it is given); ``terms`` are the loss terms
+    """Step 2 of `make_train`: `optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)`, the
+    `train_steps` optimiser steps of one update, each on `batch_size` positions replayed evenly from every env's
+    finished games (reflected by `reflect`, `make_reflect`, where it is given); `terms` are the loss terms
     of every step."""
     c = config
     per_env = c.batch_size // c.num_envs
@@ -201,9 +201,9 @@ def make_optimise(
 
 
 def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
-    """The :class:`AZTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested functions below are one
+    """The `AZTrainer` of `config`; `make_train(config)(key)` trains. The nested functions below are one
     update in order: self-play (search, store, step), then the optimiser steps on replayed positions (the loss
-    is :func:`make_loss`, the searches :func:`make_searches`)."""
+    is `make_loss`, the searches `make_searches`)."""
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts
@@ -220,9 +220,9 @@ def make_train(config: AZConfig, mesh: Mesh | None = None) -> AZTrainer:
         )
 
     def play_step(params: Any, key: jax.Array, states: State, buf: Buffer, by: Callable | None = None):
-        """One self-play move of every game: search (the network's, or the search ``by``, e.g. the teacher's), store
-        the position and its targets, step (auto-reset), and finish the games that ended. Returns ``(states, buffer,
-        rewards, done, root_value)``."""
+        """One self-play move of every game: search (the network's, or the search `by`, e.g. the teacher's), store
+        the position and its targets, step (auto-reset), and finish the games that ended. Returns `(states, buffer,
+        rewards, done, root_value)`."""
         out = (by or search)(params, key, states)
         buf = jax.vmap(buffer_write)(
             buf,

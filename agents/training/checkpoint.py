@@ -43,13 +43,13 @@ if TYPE_CHECKING:
 
 #: Version of the checkpoint layout described above; bump it when the layout changes.
 FORMAT_VERSION = 3
-#: Older formats that :func:`load_params` still reads (format 1 for play only).
+#: Older formats that `load_params` still reads (format 1 for play only).
 PLAYABLE_FORMATS = (1, 2, 3)
-#: Formats that :func:`restore` resumes (format 2: the replay buffer inside ``state``).
+#: Formats that `restore` resumes (format 2: the replay buffer inside `state`).
 RESUMABLE_FORMATS = (2, 3)
 #: Runner fields saved as their own item and kept only in the newest checkpoint (resuming needs them, playing not).
 NEWEST_ONLY = ("buffer",)
-#: What a ``NEWEST_ONLY`` item folder is renamed to before it is deleted (a kill mid-delete leaves no half item).
+#: What a `NEWEST_ONLY` item folder is renamed to before it is deleted (a kill mid-delete leaves no half item).
 _DROPPED = ".dropped"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _log = logging.getLogger(__name__)
@@ -82,12 +82,12 @@ def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = Fa
             manager.close()
 
 
-#: ``repr(value)`` cut to 40 characters (for messages about edited metadata).
+#: `repr(value)` cut to 40 characters (for messages about edited metadata).
 _brief = functools.partial(brief, limit=40)
 
 
 def content_hash(config: Any, tree: Any) -> str:
-    """sha256 (hex) of ``config`` (as sorted JSON) and every array of ``tree`` (dtype, shape and bytes, in leaf
+    """sha256 (hex) of `config` (as sorted JSON) and every array of `tree` (dtype, shape and bytes, in leaf
     order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
     from blokus_agents.training.scaffold import host_array  # the trainer's scaffold (and optax) load only here
 
@@ -101,20 +101,20 @@ def content_hash(config: Any, tree: Any) -> str:
 
 
 def _state_item(runner: Any, legacy: bool = False) -> dict[str, Any]:
-    """Every field of a runner but ``params`` and the :data:`NEWEST_ONLY` ones, by name (the checkpoint's ``state``
-    item); ``legacy``: with those too, as format 2 saved it."""
+    """Every field of a runner but `params` and the `NEWEST_ONLY` ones, by name (the checkpoint's `state`
+    item); `legacy`: with those too, as format 2 saved it."""
     skip = ("params",) if legacy else ("params", *NEWEST_ONLY)
     return {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name not in skip}
 
 
 def _newest_items(runner: Any) -> dict[str, Any]:
-    """The :data:`NEWEST_ONLY` fields that ``runner`` has (an AlphaZero runner's ``buffer``; none for PPO)."""
+    """The `NEWEST_ONLY` fields that `runner` has (an AlphaZero runner's `buffer`; none for PPO)."""
     return {name: getattr(runner, name) for name in NEWEST_ONLY if name in runner.__dataclass_fields__}
 
 
 def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None = 3) -> int:
-    """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
-    ``keep``), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
+    """Write `runner` and `config` as checkpoint `runner.update` under `run_dir` (keeping the newest
+    `keep`), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
     returns the update number saved. Saving the same update twice is a no-op."""
     import orbax.checkpoint as ocp
 
@@ -148,7 +148,7 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
 
 
 def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
-    """Delete the :data:`NEWEST_ONLY` items of every checkpoint but the newest (each folder is renamed first, so that
+    """Delete the `NEWEST_ONLY` items of every checkpoint but the newest (each folder is renamed first, so that
     a kill part-way leaves a checkpoint without the item rather than with half of it; leftovers of such a kill are
     deleted too). A folder that cannot be deleted is left with a warning: it costs disk space, not the run."""
     steps = _steps(run_dir)
@@ -167,10 +167,10 @@ def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
 
 
 def _read_meta(run_dir: str | os.PathLike, step: int, shown: str | None = None) -> dict:
-    """The checked metadata of checkpoint ``step``: a dict with a known format, this observation layout, a valid
-    config and (format 2) both hashes; raises ``CheckpointError`` otherwise. The file is read directly (a regular
-    file of at most :data:`MAX_META_BYTES`, JSON nested at most a few levels), not through orbax. Messages name
-    the run as ``shown`` (default ``run_dir``)."""
+    """The checked metadata of checkpoint `step`: a dict with a known format, this observation layout, a valid
+    config and (format 2) both hashes; raises `CheckpointError` otherwise. The file is read directly (a regular
+    file of at most `MAX_META_BYTES`, JSON nested at most a few levels), not through orbax. Messages name
+    the run as `shown` (default `run_dir`)."""
     where = f"checkpoint {step} in {shown or str(run_dir)!r}"
     try:
         text = fileio.read_bytes(_meta_path(run_dir, step), MAX_META_BYTES, what="metadata", error=CheckpointError)
@@ -216,8 +216,8 @@ def _read_meta(run_dir: str | os.PathLike, step: int, shown: str | None = None) 
 
 
 def read_meta(run_dir: str | os.PathLike, step: int | None = None) -> dict:
-    """The checked metadata of checkpoint ``step`` (default: the newest) of ``run_dir``: ``format_version``,
-    ``obs_version``, ``algorithm``, ``config`` (that algorithm's config) and, from format 2, ``sha256``. Read once per
+    """The checked metadata of checkpoint `step` (default: the newest) of `run_dir`: `format_version`,
+    `obs_version`, `algorithm`, `config` (that algorithm's config) and, from format 2, `sha256`. Read once per
     file version (the CLI asks for a run's variant, kind and config before loading its params)."""
     step = _require_step(run_dir, step)
     try:
@@ -242,7 +242,7 @@ def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
 
 
 def _target(trainer: Any) -> Any:
-    """Abstract arrays (shape, dtype, sharding) of a runner for ``trainer`` (either algorithm's), the restore
+    """Abstract arrays (shape, dtype, sharding) of a runner for `trainer` (either algorithm's), the restore
     target."""
     abstract = jax.eval_shape(trainer.init_pure, jax.random.PRNGKey(0))
     if trainer.shardings is None:
@@ -254,8 +254,8 @@ def _target(trainer: Any) -> Any:
 
 
 def _params_target(config: Any) -> Any:
-    """Abstract arrays (shape, dtype, default device) of the network parameters of ``config`` (either algorithm),
-    the restore target of :func:`load_params`; no trainer is built."""
+    """Abstract arrays (shape, dtype, default device) of the network parameters of `config` (either algorithm),
+    the restore target of `load_params`; no trainer is built."""
     env = make(config.variant)
     network = config_network(config, env)
     obs = jax.tree.map(lambda x: x[None], env.observe(env.init()))
@@ -265,8 +265,8 @@ def _params_target(config: Any) -> Any:
 
 
 def _check_stored_shapes(run_dir: str | os.PathLike, step: int, items: dict[str, Any], where: str) -> None:
-    """Raise ``CheckpointError`` naming the first array whose stored shape or dtype differs from the targets in
-    ``items`` (a checkpoint of another network or batch), from orbax's metadata alone, before any array is read: a
+    """Raise `CheckpointError` naming the first array whose stored shape or dtype differs from the targets in
+    `items` (a checkpoint of another network or batch), from orbax's metadata alone, before any array is read: a
     restore that fails part-way leaves orbax's other TensorStore reads pending on a closed event loop, which then
     print pages of "Exception ignored" tracebacks. Unreadable metadata is left for the restore to report."""
     import orbax.checkpoint as ocp
@@ -298,7 +298,7 @@ def _check_stored_shapes(run_dir: str | os.PathLike, step: int, items: dict[str,
 def _restore_items(
     manager: ocp.CheckpointManager, run_dir: str | os.PathLike, step: int, meta: dict, items: dict[str, Any]
 ) -> dict[str, Any]:
-    """Restore ``items`` (name -> target) of checkpoint ``step`` and verify their hashes (format 2)."""
+    """Restore `items` (name -> target) of checkpoint `step` and verify their hashes (format 2)."""
     import orbax.checkpoint as ocp
 
     where = f"checkpoint {step} in {str(run_dir)!r}"
@@ -330,7 +330,7 @@ def _restore_items(
 
 def _cause(exc: BaseException) -> str:
     """What went wrong inside orbax or TensorStore, without their internal file names: the exception type, its
-    status code (``DATA_LOSS``) when it has one, and its first line only when that names no file."""
+    status code (`DATA_LOSS`) when it has one, and its first line only when that names no file."""
     text = _short(exc)
     if "/" not in text and "\\" not in text:
         return text
@@ -339,8 +339,8 @@ def _cause(exc: BaseException) -> str:
 
 
 def check_finite(params: Any, where: str) -> None:
-    """Raise ``CheckpointError`` when any floating-point array of ``params`` holds a NaN or an infinity (a diverged
-    run, or an edited file whose hash was recomputed): such a network plays nonsense. ``where`` names the source."""
+    """Raise `CheckpointError` when any floating-point array of `params` holds a NaN or an infinity (a diverged
+    run, or an edited file whose hash was recomputed): such a network plays nonsense. `where` names the source."""
     for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
         array = np.asarray(jax.device_get(leaf))
         if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
@@ -356,7 +356,7 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     checkpoint ``step`` (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over
     ``trainer.mesh`` if any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt, of format 1 or
     without its replay buffer (an AlphaZero checkpoint older than the newest, see the module doc), or its config
-    differs from ``trainer.config`` (listing the differences) in anything but ``total_steps``, which may change to
+    differs from `trainer.config` (listing the differences) in anything but `total_steps`, which may change to
     extend a run (the learning-rate horizon stays as saved)."""
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
@@ -393,8 +393,8 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
 
 
 def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: Any) -> dict[str, Any]:
-    """The items (name -> restore target) that resuming checkpoint ``step`` reads for the runner ``target``: params,
-    state and the :data:`NEWEST_ONLY` items (inside ``state`` in format 2). Raises ``CheckpointError`` when one of
+    """The items (name -> restore target) that resuming checkpoint `step` reads for the runner `target`: params,
+    state and the `NEWEST_ONLY` items (inside `state` in format 2). Raises `CheckpointError` when one of
     those is gone (an older checkpoint, whose replay buffer was deleted when a newer one was saved)."""
     if meta["format_version"] == 2:
         return {"params": target.params, "state": _state_item(target, legacy=True)}
@@ -419,8 +419,8 @@ def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: A
 
 
 def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[Any, Any]:
-    """``(config, params)`` of checkpoint ``step`` (default: the newest) of ``run_dir``, on the default device, for
-    playing or evaluating a trained agent. Opens the checkpoint once; raises ``CheckpointError`` as :func:`restore`
+    """`(config, params)` of checkpoint `step` (default: the newest) of `run_dir`, on the default device, for
+    playing or evaluating a trained agent. Opens the checkpoint once; raises `CheckpointError` as `restore`
     does. A format 1 checkpoint loads unverified, with a one-line warning."""
     step = _require_step(run_dir, step)
     meta = read_meta(run_dir, step)
@@ -438,8 +438,8 @@ def load_params(run_dir: str | os.PathLike, step: int | None = None) -> tuple[An
 
 
 def load_network(run_dir: str | os.PathLike, env: Any) -> tuple[Any, Any]:
-    """``(network, params)`` of the newest checkpoint of ``run_dir``, built for ``env``: what a run directory given as
-    an agent plays. Raises ``CheckpointError`` as :func:`load_params` does, and when the run was trained on another
+    """`(network, params)` of the newest checkpoint of `run_dir`, built for `env`: what a run directory given as
+    an agent plays. Raises `CheckpointError` as `load_params` does, and when the run was trained on another
     variant."""
     config, params = load_params(run_dir)
     if config.variant != env.variant.name:
@@ -451,9 +451,9 @@ def load_network(run_dir: str | os.PathLike, env: Any) -> tuple[Any, Any]:
 
 
 def upgrade(run_dir: str | os.PathLike) -> list[int]:
-    """Rewrite every format 1 checkpoint of ``run_dir`` in the current format, so that the run can be resumed: the
-    optimiser state moves into the optax schedule (step count ``update * optimizer_steps_per_update``, the saved
-    learning-rate horizon) and content hashes are added. The old checkpoints are moved to ``checkpoints_format1/``.
+    """Rewrite every format 1 checkpoint of `run_dir` in the current format, so that the run can be resumed: the
+    optimiser state moves into the optax schedule (step count `update * optimizer_steps_per_update`, the saved
+    learning-rate horizon) and content hashes are added. The old checkpoints are moved to `checkpoints_format1/`.
     Returns the upgraded update numbers (empty when there was nothing to do)."""
     import optax
 

@@ -1,4 +1,4 @@
-"""Which checkpoints a run directory holds, read without orbax: the update folders under ``checkpoints/`` (each
+"""Which checkpoints a run directory holds, read without orbax: the update folders under `checkpoints/` (each
 named after the update its metadata records), the newest one, and what to say when there is none. The reading and
 writing of checkpoints is :mod:`blokus_agents.training.checkpoint`.
 """
@@ -23,15 +23,15 @@ MAX_META_BYTES = 1 << 20
 #: How a checkpoint folder is named: its update number in plain ASCII digits, without leading zeros.
 _STEP_NAME = re.compile(r"0|[1-9][0-9]{0,17}")
 
-#: ``repr(value)`` cut to 40 characters.
+#: `repr(value)` cut to 40 characters.
 _brief = functools.partial(brief, limit=40)
 
 
 def _steps(run_dir: str | os.PathLike) -> list[int]:
-    """Saved update numbers under ``run_dir`` (finished checkpoints only), ascending; no orbax needed. Only folders
-    named as :func:`save` names them count (``7``, not ``0007``, ``²`` or ``7.orbax-checkpoint-tmp``). A folder whose
+    """Saved update numbers under `run_dir` (finished checkpoints only), ascending; no orbax needed. Only folders
+    named as `save` names them count (`7`, not `0007`, `²` or `7.orbax-checkpoint-tmp`). A folder whose
     metadata records another update than its name (a copy or a renamed checkpoint, which would otherwise pass for
-    the newest) is a ``CheckpointError`` naming it."""
+    the newest) is a `CheckpointError` naming it."""
     root = Path(run_dir) / SUBDIR
     try:
         names = [p.name for p in root.iterdir() if _STEP_NAME.fullmatch(p.name) and p.is_dir()]
@@ -48,7 +48,7 @@ def _steps(run_dir: str | os.PathLike) -> list[int]:
 
 
 def _recorded_update(run_dir: str | os.PathLike, step: int) -> int | None:
-    """The update recorded in the metadata of checkpoint folder ``step`` (``None`` when the metadata has none, as
+    """The update recorded in the metadata of checkpoint folder `step` (`None` when the metadata has none, as
     before format 3 recorded it, or cannot be read: reading the checkpoint reports that)."""
     try:
         text = fileio.read_bytes(_meta_path(run_dir, step), MAX_META_BYTES, what="metadata", error=CheckpointError)
@@ -60,7 +60,7 @@ def _recorded_update(run_dir: str | os.PathLike, step: int) -> int | None:
 
 
 def _misnamed(run_dir: str | os.PathLike, step: int, recorded: int) -> CheckpointError:
-    """The error for checkpoint folder ``step`` that holds update ``recorded``."""
+    """The error for checkpoint folder `step` that holds update `recorded`."""
     folder = f"{SUBDIR}/{step}"
     return CheckpointError(
         f"checkpoint folder {folder!r} of {str(run_dir)!r} holds update {recorded}, not {step} (a copied or renamed "
@@ -70,8 +70,8 @@ def _misnamed(run_dir: str | os.PathLike, step: int, recorded: int) -> Checkpoin
 
 
 def check_run_dir(run_dir: str | os.PathLike) -> None:
-    """Refuse (``CheckpointError``) a run directory whose checkpoints could not be listed or written: its
-    ``checkpoints`` is not a folder (a file, a broken link), or a checkpoint folder is misnamed (:func:`_steps`).
+    """Refuse (`CheckpointError`) a run directory whose checkpoints could not be listed or written: its
+    `checkpoints` is not a folder (a file, a broken link), or a checkpoint folder is misnamed (`_steps`).
     Training calls this before any work, so that nothing is compiled or trained for a run that cannot be saved."""
     root = Path(run_dir) / SUBDIR
     if os.path.lexists(root) and not root.is_dir():
@@ -83,13 +83,13 @@ def check_run_dir(run_dir: str | os.PathLike) -> None:
 
 
 def latest_step(run_dir: str | os.PathLike) -> int | None:
-    """The newest saved update number under ``run_dir``, or ``None`` when there is no checkpoint."""
+    """The newest saved update number under `run_dir`, or `None` when there is no checkpoint."""
     steps = _steps(run_dir)
     return steps[-1] if steps else None
 
 
 def _missing(run_dir: str | os.PathLike) -> str:
-    """Why ``run_dir`` holds no checkpoint, in words (the shared part of every "no checkpoint" message)."""
+    """Why `run_dir` holds no checkpoint, in words (the shared part of every "no checkpoint" message)."""
     shown = str(run_dir)
     if not os.path.exists(run_dir):
         return f"no checkpoint in {shown!r}: there is no such directory"
@@ -102,9 +102,9 @@ def _missing(run_dir: str | os.PathLike) -> str:
 
 
 def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[BlokusError] = CheckpointError) -> int:
-    """The newest update number of ``run_dir``; when it has no checkpoint, raises ``error`` (e.g. an
-    ``AgentSpecError`` for an agent spec) saying what needed the run (``needed``, e.g. ``"--init-from needs a trained
-    run"``), why there is none, and what to do (``fix``). Each caller states its own context with this."""
+    """The newest update number of `run_dir`; when it has no checkpoint, raises `error` (e.g. an
+    `AgentSpecError` for an agent spec) saying what needed the run (`needed`, e.g. `"--init-from needs a trained
+    run"`), why there is none, and what to do (`fix`). Each caller states its own context with this."""
     steps = _steps(run_dir)
     if not steps:
         raise error(f"{needed}, but {_missing(run_dir)}; {fix}")
@@ -112,7 +112,7 @@ def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[B
 
 
 def require_resumable(run_dir: str | os.PathLike) -> int:
-    """The newest update of ``run_dir`` for ``--resume``; ``CheckpointError`` saying how to start instead."""
+    """The newest update of `run_dir` for `--resume`; `CheckpointError` saying how to start instead."""
     return require_run(
         run_dir,
         "--resume (resume=True) needs a checkpoint to continue from",
@@ -121,7 +121,7 @@ def require_resumable(run_dir: str | os.PathLike) -> int:
 
 
 def require_init_source(run_dir: str | os.PathLike) -> int:
-    """The newest update of the ``--init-from`` run ``run_dir``; ``CheckpointError`` saying what it is for."""
+    """The newest update of the `--init-from` run `run_dir`; `CheckpointError` saying what it is for."""
     return require_run(
         run_dir,
         f"--init-from {str(run_dir)!r} needs a trained run to copy its network from",

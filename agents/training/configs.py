@@ -31,9 +31,9 @@ from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 from blokus_jax.rollout import max_game_length
 from blokus_jax.variants import VARIANTS
 
-#: The largest ``seed``: PRNG keys take 32 bits (larger seeds would silently collide with smaller ones).
+#: The largest `seed`: PRNG keys take 32 bits (larger seeds would silently collide with smaller ones).
 MAX_SEED = 2**32 - 1
-#: The largest ``total_steps`` (the CLI's open-ended time-limited runs use 10**12).
+#: The largest `total_steps` (the CLI's open-ended time-limited runs use 10**12).
 MAX_TOTAL_STEPS = 10**15
 #: The largest update count a trainer's ``int32`` counters hold (``teacher_updates``; the learning-rate schedule's
 #: horizon saturates there, :data:`blokus_agents.training.scaffold.MAX_HORIZON`).
@@ -60,17 +60,17 @@ class RunConfig:
 
     #: int fields -> (lowest, highest) allowed value
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {}
-    #: float fields -> (lowest, highest) allowed value (finite; ``learning_rate`` also above 0)
+    #: float fields -> (lowest, highest) allowed value (finite; `learning_rate` also above 0)
     float_limits: ClassVar[dict[str, tuple[float, float]]] = {}
     #: why a field has its lower limit, said when it is broken
     limit_reasons: ClassVar[dict[str, str]] = {"seed": "PRNG keys take 32 bits"}
     #: Whether the algorithm's value head predicts every seat's result when there are more than two players (see
-    #: :meth:`value_dim`).
+    #: `value_dim`).
     per_seat_values: ClassVar[bool] = False
 
     @classmethod
     def value_dim(cls, num_players: int) -> int:
-        """Outputs of the value head this algorithm trains for a variant of ``num_players`` players: 1 (the result
+        """Outputs of the value head this algorithm trains for a variant of `num_players` players: 1 (the result
         of the player to move) with one or two players or when the algorithm predicts the mover's result alone
         (PPO's critic), else ``num_players`` (every seat's result in the mover's egocentric seat order, which
         AlphaZero's paranoid search reduces; see :func:`blokus_agents.search.mcts.egocentric_seats`). The one rule that
@@ -78,10 +78,10 @@ class RunConfig:
         return value_size(num_players, cls.per_seat_values)
 
     def _check(self) -> None:
-        """Check every field's type and range, as :class:`~blokus_jax.variants.Variant` does: an ``int`` field takes
-        a true int (a NumPy int is accepted and stored as ``int``, so that the config stays JSON; a bool, float or
-        string is refused), a ``float`` field a finite number (stored as ``float``), a ``str`` field a string; then
-        the ranges of :attr:`int_limits` and :attr:`float_limits`. Raises ``ConfigError`` naming the field."""
+        """Check every field's type and range, as `Variant` does: an `int` field takes
+        a true int (a NumPy int is accepted and stored as `int`, so that the config stays JSON; a bool, float or
+        string is refused), a `float` field a finite number (stored as `float`), a `str` field a string; then
+        the ranges of `int_limits` and `float_limits`. Raises `ConfigError` naming the field."""
         name = type(self).__name__
         for field in dataclasses.fields(self):
             value, kind = getattr(self, field.name), type(field.default)
@@ -120,12 +120,12 @@ class RunConfig:
 
     @property
     def steps_per_update(self) -> int:
-        """Environment steps (moves of any seat, summed over games) per update: ``num_envs * num_steps``."""
+        """Environment steps (moves of any seat, summed over games) per update: `num_envs * num_steps`."""
         return self.num_envs * self.num_steps
 
     @property
     def num_updates(self) -> int:
-        """Updates in the run: ``total_steps // steps_per_update``, at least 1."""
+        """Updates in the run: `total_steps // steps_per_update`, at least 1."""
         return max(1, self.total_steps // self.steps_per_update)
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,7 +134,7 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: Any) -> Any:
-        """A config from :meth:`to_dict` output (missing fields take their defaults); raises ``CheckpointError``
+        """A config from `to_dict` output (missing fields take their defaults); raises `CheckpointError`
         naming unknown fields, fields of the wrong type and invalid values."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
         if not isinstance(data, dict):
@@ -164,7 +164,7 @@ class RunConfig:
             raise CheckpointError(f"invalid {cls.__name__}: {exc}") from exc
 
     def replace(self, **changes) -> Any:
-        """A copy with ``changes`` applied (validated again)."""
+        """A copy with `changes` applied (validated again)."""
         return dataclasses.replace(self, **changes)
 
 
@@ -172,8 +172,8 @@ class RunConfig:
 class PPOConfig(RunConfig):
     """Every setting of a training run (saved with each checkpoint; a run is reproducible from it and its seed).
 
-    ``total_steps`` counts environment steps (moves of any seat, summed over games) and sets the length of the
-    learning-rate schedule; one update consumes ``num_envs * num_steps`` of them.
+    `total_steps` counts environment steps (moves of any seat, summed over games) and sets the length of the
+    learning-rate schedule; one update consumes `num_envs * num_steps` of them.
     """
 
     algorithm: ClassVar[str] = "ppo"
@@ -230,7 +230,7 @@ class PPOConfig(RunConfig):
 
     @property
     def optimizer_steps_per_update(self) -> int:
-        """Optimiser steps (minibatches) per update: ``update_epochs * num_minibatches``."""
+        """Optimiser steps (minibatches) per update: `update_epochs * num_minibatches`."""
         return self.update_epochs * self.num_minibatches
 
 
@@ -238,31 +238,31 @@ class PPOConfig(RunConfig):
 class AZConfig(RunConfig):
     """Every setting of an AlphaZero run (saved with each checkpoint; a run is reproducible from it and its seed).
 
-    ``total_steps`` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
-    the learning-rate schedule; one update plays ``num_envs * num_steps`` of them. The search plays with ``sims``
-    simulations over ``k`` candidates per node and ``considered`` root candidates; ``gumbel_scale`` 1 samples moves
-    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule) and ``root_noise``
-    mixes Dirichlet(``root_alpha``) noise into the root's prior (without it, self-play on small boards collapsed to
+    `total_steps` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
+    the learning-rate schedule; one update plays `num_envs * num_steps` of them. The search plays with `sims`
+    simulations over `k` candidates per node and `considered` root candidates; `gumbel_scale` 1 samples moves
+    by Gumbel top-k (the exploration of Gumbel AlphaZero, which needs no temperature schedule) and `root_noise`
+    mixes Dirichlet(`root_alpha`) noise into the root's prior (without it, self-play on small boards collapsed to
     a single repeated game within minutes: value loss and policy KL fell to 0). The replay buffer
-    keeps ``games_per_env`` slots per parallel game (``num_envs * (games_per_env - 1)`` finished games in all, one
-    slot being written); keep ``num_steps`` below ``(games_per_env - 1)`` times the shortest game, or an env can
+    keeps `games_per_env` slots per parallel game (`num_envs * (games_per_env - 1)` finished games in all, one
+    slot being written); keep `num_steps` below `(games_per_env - 1)` times the shortest game, or an env can
     finish and overwrite a game before any optimiser step sees it.
 
-    ``teacher`` (expert iteration; an ``mcts`` agent spec, empty for none) plays the self-play moves of the first
-    ``teacher_updates`` updates with its network-free search, whose visit weights are the policy targets the network
-    learns; from update ``teacher_updates`` on, the network's own search plays (the hand-over).
+    `teacher` (expert iteration; an `mcts` agent spec, empty for none) plays the self-play moves of the first
+    `teacher_updates` updates with its network-free search, whose visit weights are the policy targets the network
+    learns; from update `teacher_updates` on, the network's own search plays (the hand-over).
 
-    ``root_value`` (two players) blends the search's root value into each position's value target:
-    ``(1 - root_value) * game result + root_value * root value`` (0: the game result alone, AlphaZero's target).
+    `root_value` (two players) blends the search's root value into each position's value target:
+    `(1 - root_value) * game result + root_value * root value` (0: the game result alone, AlphaZero's target).
 
-    ``reflect`` is the probability that a replayed position is trained on as its reflection in the board's diagonal
+    `reflect` is the probability that a replayed position is trained on as its reflection in the board's diagonal
     (observation, legal moves and policy targets reflected; the same value), on variants where that reflection is a
-    symmetry of the game (Duo, Junior: :func:`blokus_jax.symmetry.is_reflection_symmetric`); 0 trains on positions
+    symmetry of the game (Duo, Junior: `blokus_jax.symmetry.is_reflection_symmetric`); 0 trains on positions
     as they were played.
     """
 
     algorithm: ClassVar[str] = "alphazero"
-    #: Values for fields a checkpoint's config predates: runs made before ``root_noise`` existed trained without it.
+    #: Values for fields a checkpoint's config predates: runs made before `root_noise` existed trained without it.
     legacy_defaults: ClassVar[dict] = {
         "root_noise": 0.0,
         "teacher": "",
@@ -270,7 +270,7 @@ class AZConfig(RunConfig):
         "root_value": 0.0,
         "reflect": 0.0,
     }
-    #: 3-4 players: the value head predicts every seat's result (:meth:`RunConfig.value_dim`).
+    #: 3-4 players: the value head predicts every seat's result (`RunConfig.value_dim`).
     per_seat_values: ClassVar[bool] = True
 
     variant: str = "simple"
@@ -366,7 +366,7 @@ class AZConfig(RunConfig):
 
     @property
     def optimizer_steps_per_update(self) -> int:
-        """Optimiser steps per update (``train_steps``)."""
+        """Optimiser steps per update (`train_steps`)."""
         return self.train_steps
 
     def search_settings(self) -> SearchSettings:
@@ -380,11 +380,11 @@ def _nbytes(tree: Any) -> int:
 
 
 def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
-    """A lower estimate of the device memory (bytes) that training ``config`` needs, by part: ``{part: (bytes,
-    fields that scale it)}``. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
+    """A lower estimate of the device memory (bytes) that training `config` needs, by part: `{part: (bytes,
+    fields that scale it)}`. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
     search tree and a teacher's, network activations and logits of a batch); XLA's temporaries come on top, so a
-    run that is refused for memory would certainly not fit. ``eval_games`` adds the evaluation's games, played all
-    at once. Shapes come from ``jax.eval_shape`` (nothing is allocated)."""
+    run that is refused for memory would certainly not fit. `eval_games` adds the evaluation's games, played all
+    at once. Shapes come from `jax.eval_shape` (nothing is allocated)."""
     env = make(config.variant)
     state = jax.eval_shape(env.init)
     state_bytes = _nbytes(state)
@@ -430,7 +430,7 @@ def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[i
 
 
 def memory_limit() -> tuple[int, str]:
-    """``(bytes, what)``: the memory training can use here: the local accelerators' memory (summed), or the
+    """`(bytes, what)`: the memory training can use here: the local accelerators' memory (summed), or the
     machine's RAM when JAX runs on the CPU."""
     devices = jax.local_devices()
     stats = [d.memory_stats() or {} for d in devices] if devices[0].platform != "cpu" else []
@@ -448,8 +448,8 @@ def _gb(n: int) -> str:
 
 
 def check_candidates(config: Any, env: Any) -> None:
-    """Raise ``ConfigError`` when an AlphaZero config's ``k`` (search candidates a node, and the width of the replay
-    buffer's targets) is more than the placements of ``env``'s variant (its actions but the pass)."""
+    """Raise `ConfigError` when an AlphaZero config's `k` (search candidates a node, and the width of the replay
+    buffer's targets) is more than the placements of `env`'s variant (its actions but the pass)."""
     placements = env.pass_action
     if config.k > placements:
         raise ConfigError(
@@ -459,11 +459,11 @@ def check_candidates(config: Any, env: Any) -> None:
 
 
 def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
-    """Checks a run needs before anything is compiled or written: ``config`` is a config of a known variant, an
-    AlphaZero ``k`` is at most the variant's number of placements (:func:`check_candidates`), its replay ring keeps
-    games until they are trained on (``ConfigError`` when every update would lose some, :class:`ReplayWarning` when
-    short games would), and the memory estimate (:func:`estimate_memory`, plus ``eval_games`` evaluation games played
-    at once) fits ``limit`` bytes (default :func:`memory_limit`); ``ConfigError`` naming the fields and the limit
+    """Checks a run needs before anything is compiled or written: `config` is a config of a known variant, an
+    AlphaZero `k` is at most the variant's number of placements (`check_candidates`), its replay ring keeps
+    games until they are trained on (`ConfigError` when every update would lose some, `ReplayWarning` when
+    short games would), and the memory estimate (`estimate_memory`, plus `eval_games` evaluation games played
+    at once) fits `limit` bytes (default `memory_limit`); `ConfigError` naming the fields and the limit
     otherwise."""
     if not isinstance(config, RunConfig):
         raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
@@ -512,7 +512,7 @@ CONFIGS: dict[str, type[RunConfig]] = {"ppo": PPOConfig, "alphazero": AZConfig}
 
 
 def config_class(algorithm: str) -> type[RunConfig]:
-    """The config class of ``algorithm``; raises ``CheckpointError`` naming the known algorithms otherwise."""
+    """The config class of `algorithm`; raises `CheckpointError` naming the known algorithms otherwise."""
     if algorithm not in CONFIGS:
         raise CheckpointError(
             f"unknown training algorithm {algorithm!r} (a run from another version?); known: {sorted(CONFIGS)}"

@@ -24,9 +24,9 @@ PLOT_FILE = "win_rate.png"
 
 
 def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
-    """Win rate (ties count half) of the network with ``params`` against each bot in ``opponents`` over ``games``
-    arena games with seat rotation, on this process's first device; returns ``{"win_rate_vs_<bot>": float,
-    "win_rate_ci_vs_<bot>": [lo, hi]}`` (Wilson 95 % intervals) and ``"eval_games"``, the games per bot."""
+    """Win rate (ties count half) of the network with `params` against each bot in `opponents` over `games`
+    arena games with seat rotation, on this process's first device; returns `{"win_rate_vs_<bot>": float,
+    "win_rate_ci_vs_<bot>": [lo, hi]}` (Wilson 95 % intervals) and `"eval_games"`, the games per bot."""
     agent = network_policy(trainer.env, trainer.network, jax.device_get(params), greedy=True)
     out: dict[str, Any] = {}
     for i, name in enumerate(opponents):
@@ -46,7 +46,7 @@ def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, ke
 
 
 def win_rates_text(record: dict, sep: str = ", ") -> str:
-    """The win rates of an evaluation record as ``vs_greedy=0.73 [0.61-0.83] n=64`` items joined by ``sep``."""
+    """The win rates of an evaluation record as `vs_greedy=0.73 [0.61-0.83] n=64` items joined by `sep`."""
     items = []
     for key, value in record.items():
         if key.startswith("win_rate_vs_"):
@@ -63,9 +63,9 @@ def _bot(env, name: str):
 
 
 def teacher_handover(records: list[dict]) -> int | None:
-    """The environment steps at the end of the last update a teacher played (``by_teacher`` 1) when a later
-    update was played by the network's own search (``by_teacher`` 0): where an AlphaZero run with ``--teacher``
-    handed over. ``None`` for a run without a teacher or one that has not handed over yet."""
+    """The environment steps at the end of the last update a teacher played (`by_teacher` 1) when a later
+    update was played by the network's own search (`by_teacher` 0): where an AlphaZero run with `--teacher`
+    handed over. `None` for a run without a teacher or one that has not handed over yet."""
     last_taught = None
     for record in records:
         taught = record.get("by_teacher")
@@ -77,9 +77,9 @@ def teacher_handover(records: list[dict]) -> int | None:
 
 
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> Any:
-    """Save a PNG of every ``win_rate_vs_<bot>`` series in ``records`` against environment steps to ``path``, each
-    with its 95 % interval as a shaded band where the records have one (``win_rate_ci_vs_<bot>``), and a dashed line
-    where a teacher handed over to the network (:func:`teacher_handover`). Returns the matplotlib ``Figure``."""
+    """Save a PNG of every `win_rate_vs_<bot>` series in `records` against environment steps to `path`, each
+    with its 95 % interval as a shaded band where the records have one (`win_rate_ci_vs_<bot>`), and a dashed line
+    where a teacher handed over to the network (`teacher_handover`). Returns the matplotlib `Figure`."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
     fig = Figure(figsize=(6, 4))
@@ -108,7 +108,7 @@ def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> 
 
 
 def _is_interval(value: Any) -> bool:
-    """Whether ``value`` is a ``[low, high]`` pair of finite numbers (a record's win-rate interval)."""
+    """Whether `value` is a `[low, high]` pair of finite numbers (a record's win-rate interval)."""
     return (
         isinstance(value, (list, tuple))
         and len(value) == 2

@@ -32,7 +32,7 @@ from blokus_jax.observe import Observation
 
 
 class Transition(NamedTuple):
-    """One rollout step of every game (leading axes ``[T, N]`` after the scan)."""
+    """One rollout step of every game (leading axes `[T, N]` after the scan)."""
 
     obs: Observation
     mask: jax.Array  # bool[A] legal actions
@@ -47,8 +47,8 @@ class Transition(NamedTuple):
 class Runner(struct.PyTreeNode):
     """Everything that changes during training: the whole state a checkpoint stores.
 
-    ``key`` is a raw ``uint32[2]`` PRNG key; ``update`` counts completed updates. The optimiser state ``opt_state``
-    also holds the learning-rate schedule's position and horizon (see :attr:`lr_horizon`).
+    `key` is a raw `uint32[2]` PRNG key; `update` counts completed updates. The optimiser state `opt_state`
+    also holds the learning-rate schedule's position and horizon (see `lr_horizon`).
     """
 
     params: Any
@@ -59,21 +59,21 @@ class Runner(struct.PyTreeNode):
 
     @property
     def lr_horizon(self) -> jax.Array:
-        """Updates over which the learning rate decays (kept in the schedule's state inside ``opt_state``)."""
+        """Updates over which the learning rate decays (kept in the schedule's state inside `opt_state`)."""
         return self.opt_state.hyperparams_states["learning_rate"].horizon
 
 
 # ------------------------------------------------------------------------------------------------------- trainer
 @dataclass(frozen=True, eq=False)
 class PPOTrainer:
-    """What :func:`make_train` returns: the environment, network and optimiser of one config and its functions.
+    """What `make_train` returns: the environment, network and optimiser of one config and its functions.
 
-    ``trainer(key)`` runs all ``config.num_updates`` updates in one jitted call (metrics stacked per update);
-    ``init(key) -> Runner`` and ``update(runner) -> (runner, metrics)`` are the same pieces jitted separately for the
-    host loop (``update`` donates its runner: pass each runner once and use the one returned; ``init_pure`` and
-    ``update_pure`` are their unjitted forms, e.g. for ``jax.eval_shape``); ``rollout``
-    and ``loss`` are the pure stages, exposed for tests. With ``mesh`` the games are split across its devices
-    (``init`` and ``update`` place their outputs accordingly, as ``shardings`` says; ``None`` without a mesh).
+    `trainer(key)` runs all `config.num_updates` updates in one jitted call (metrics stacked per update);
+    `init(key) -> Runner` and `update(runner) -> (runner, metrics)` are the same pieces jitted separately for the
+    host loop (`update` donates its runner: pass each runner once and use the one returned; `init_pure` and
+    `update_pure` are their unjitted forms, e.g. for `jax.eval_shape`); `rollout`
+    and `loss` are the pure stages, exposed for tests. With `mesh` the games are split across its devices
+    (`init` and `update` place their outputs accordingly, as `shardings` says; `None` without a mesh).
     """
 
     config: PPOConfig
@@ -94,20 +94,20 @@ class PPOTrainer:
         return self.train(key)
 
     def learning_rate(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
-        """Learning rate of update number ``update`` when it decays over ``horizon`` updates."""
+        """Learning rate of update number `update` when it decays over `horizon` updates."""
         return lr_schedule(self.config).at(update, horizon)
 
 
 def make_loss(config: PPOConfig, network: PolicyValueNet) -> Callable[..., tuple[jax.Array, dict[str, jax.Array]]]:
-    """Step 5 of :func:`make_train`: the PPO loss ``loss(params, batch, advantages, targets, valid)`` of ``config``'s
-    coefficients on ``network``."""
+    """Step 5 of `make_train`: the PPO loss `loss(params, batch, advantages, targets, valid)` of `config`'s
+    coefficients on `network`."""
     c = config
 
     def loss(
         params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
     ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        """PPO loss on a minibatch (any leading shape); returns ``(total, terms)`` with the policy, value and entropy
-        terms, approximate KL and clip fraction. ``valid`` weights every term; the policy terms also skip forced
+        """PPO loss on a minibatch (any leading shape); returns `(total, terms)` with the policy, value and entropy
+        terms, approximate KL and clip fraction. `valid` weights every term; the policy terms also skip forced
         moves (one legal action)."""
         logits, value = network.apply(params, batch.obs)
         log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
@@ -157,7 +157,7 @@ def _update_metrics(
 
 
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
-    """PureJaxRL's entry point: the :class:`PPOTrainer` of ``config``; ``make_train(config)(key)`` trains. The nested
+    """PureJaxRL's entry point: the `PPOTrainer` of `config`; `make_train(config)(key)` trains. The nested
     functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
     :func:`make_loss`). The environment, network, optimiser, shardings and jit wiring come from
     :mod:`blokus_agents.training.scaffold`."""
@@ -173,7 +173,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
 
     # 1. rollout
     def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
-        """Play ``num_steps`` self-play steps in every game; returns the final states and the ``[T, N]`` batch."""
+        """Play `num_steps` self-play steps in every game; returns the final states and the `[T, N]` batch."""
 
         def one(states, step_key):
             obs = observe(states)
@@ -268,10 +268,10 @@ def seat_gae(
 ) -> tuple[jax.Array, jax.Array]:
     """Per-seat generalised advantage estimates for one game stream (see the module docstring for the method).
 
-    Args: ``players`` ``int32[T]`` seat that moved at each step; ``rewards`` ``f32[T, num_players]`` rewards of each
-    step; ``dones`` ``bool[T]`` the game ended on that step (the next step starts a new game); ``values`` ``f32[T]``
-    value of the mover's position; ``last_player``/``last_value``: seat to move after the last step and its value.
-    Returns ``(advantages f32[T], valid bool[T])``; ``valid`` is false for decisions that have no bootstrap value
+    Args: `players` `int32[T]` seat that moved at each step; `rewards` `f32[T, num_players]` rewards of each
+    step; `dones` `bool[T]` the game ended on that step (the next step starts a new game); `values` `f32[T]`
+    value of the mover's position; `last_player`/`last_value`: seat to move after the last step and its value.
+    Returns `(advantages f32[T], valid bool[T])`; `valid` is false for decisions that have no bootstrap value
     (their seat does not move again before the rollout ends and the game is still running); their advantage is 0.
     """
     num_players = rewards.shape[-1]

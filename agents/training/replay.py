@@ -1,5 +1,5 @@
-"""The replay ring of AlphaZero self-play: a fixed-size buffer on device (:class:`Buffer`), the training batch drawn
-from it (:class:`Sample`) and its pure operations (write a move, finish games, sample)."""
+"""The replay ring of AlphaZero self-play: a fixed-size buffer on device (`Buffer`), the training batch drawn
+from it (`Sample`) and its pure operations (write a move, finish games, sample)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from blokus_jax.rollout import max_game_length
 
 
 class Buffer(struct.PyTreeNode):
-    """The replay ring. Leading axes ``[N, G, L]``: env, slot (``games_per_env``), position in the game
-    (``max_game_length``). A slot holds one game: finished when ``length > 0`` (positions ``0..length-1`` are
-    sampleable), being written or empty when ``length == 0``. ``games[n]`` counts the games env ``n`` has started
-    (its current slot is ``games % G``) and ``t[n]`` the positions written of its current game.
+    """The replay ring. Leading axes `[N, G, L]`: env, slot (`games_per_env`), position in the game
+    (`max_game_length`). A slot holds one game: finished when `length > 0` (positions `0..length-1` are
+    sampleable), being written or empty when `length == 0`. `games[n]` counts the games env `n` has started
+    (its current slot is `games % G`) and `t[n]` the positions written of its current game.
     """
 
     planes: jax.Array  # bool[N, G, L, H, W, 2C] observation planes of the mover
@@ -37,8 +37,8 @@ class Buffer(struct.PyTreeNode):
 
 
 class Sample(struct.PyTreeNode):
-    """A training batch drawn from the buffer (leading axes ``[N, b]``): observations, packed legal bits, candidate
-    ids and weights, value targets and ``valid`` (false for a draw from an env with no finished game yet)."""
+    """A training batch drawn from the buffer (leading axes `[N, b]`): observations, packed legal bits, candidate
+    ids and weights, value targets and `valid` (false for a draw from an env with no finished game yet)."""
 
     obs: Observation
     legal_bits: jax.Array
@@ -80,9 +80,9 @@ def buffer_write(
     player: jax.Array,
     root_value: jax.Array | None = None,
 ) -> Buffer:
-    """One env's buffer (no leading ``N`` axis; ``vmap`` it) with a position appended to its current game. With
-    ``root_value`` (the search's, from the mover's view; scalar value targets only) the position's value target
-    holds it until the game ends, for :func:`buffer_finish`'s blend."""
+    """One env's buffer (no leading `N` axis; `vmap` it) with a position appended to its current game. With
+    `root_value` (the search's, from the mover's view; scalar value targets only) the position's value target
+    holds it until the game ends, for `buffer_finish`'s blend."""
     slot, t = buf.games % buf.length.shape[0], jnp.minimum(buf.t, buf.player.shape[1] - 1)
     if root_value is not None:
         buf = buf.replace(value=buf.value.at[slot, t].set(root_value))
@@ -99,13 +99,13 @@ def buffer_write(
 
 
 def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float = 0.0) -> Buffer:
-    """One env's buffer after a step with ``rewards`` (``f32[num_players]``) that ended its game when ``done``: the
+    """One env's buffer after a step with `rewards` (`f32[num_players]`) that ended its game when `done`: the
     game's positions get their value targets and become sampleable, and the next slot is cleared for the next game
-    (the oldest game is dropped). Unchanged when not ``done``. A scalar target (a buffer of :func:`empty_buffer` with
-    ``value_dim=1``) is ``root_utility(rewards, player)`` of each position's mover, the result as the search values
-    it; a per-seat target is ``egocentric_seats(rewards, player)``, the rewards in the mover's seat order.
-    ``blend > 0`` (a Python float, scalar targets only) makes a target ``(1 - blend) * result + blend * root value``
-    of the root values :func:`buffer_write` stored."""
+    (the oldest game is dropped). Unchanged when not `done`. A scalar target (a buffer of `empty_buffer` with
+    `value_dim=1`) is `root_utility(rewards, player)` of each position's mover, the result as the search values
+    it; a per-seat target is `egocentric_seats(rewards, player)`, the rewards in the mover's seat order.
+    `blend > 0` (a Python float, scalar targets only) makes a target `(1 - blend) * result + blend * root value`
+    of the root values `buffer_write` stored."""
     slots = buf.length.shape[0]
     slot = buf.games % slots
     target = root_utility if buf.value.ndim == 2 else egocentric_seats  # [G, L] scalar or [G, L, n] per seat
@@ -122,8 +122,8 @@ def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float
 
 
 def buffer_sample(key: jax.Array, buf: Buffer, size: int) -> Sample:
-    """``size`` positions drawn uniformly (with replacement) from one env's finished games (no leading ``N`` axis;
-    ``vmap`` it). With no finished game yet every draw is marked invalid."""
+    """`size` positions drawn uniformly (with replacement) from one env's finished games (no leading `N` axis;
+    `vmap` it). With no finished game yet every draw is marked invalid."""
     length = buf.player.shape[1]
     valid = (jnp.arange(length)[None, :] < buf.length[:, None]).reshape(-1)
     flat = jax.random.categorical(key, jnp.where(valid, 0.0, -jnp.inf), shape=(size,))

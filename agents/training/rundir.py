@@ -1,4 +1,4 @@
-"""The files of a training run directory besides its checkpoints: the run lock and ``metrics.jsonl``.
+"""The files of a training run directory besides its checkpoints: the run lock and `metrics.jsonl`.
 
 Design notes: ``docs/design.md``.
 """
@@ -24,7 +24,7 @@ METRICS_FILE = "metrics.jsonl"
 #: Seconds a process waits for all the others to join a distributed run, by default (``--distributed-timeout``).
 DISTRIBUTED_TIMEOUT = 120
 LOCK_FILE = "train.lock"
-#: The longest line of ``metrics.jsonl`` that is read (a record takes well under a kilobyte).
+#: The longest line of `metrics.jsonl` that is read (a record takes well under a kilobyte).
 MAX_LINE_BYTES = 1 << 20
 #: How deeply a metrics record may nest (records are flat objects of numbers).
 MAX_RECORD_DEPTH = 4
@@ -32,8 +32,8 @@ MAX_RECORD_DEPTH = 4
 
 @contextlib.contextmanager
 def run_lock(out: str | os.PathLike) -> Iterator[None]:
-    """Hold ``out/train.lock`` while training, so that a second trainer on the same run directory is refused
-    (``CheckpointError``); atomic among processes, and a lock file whose holder died is taken over."""
+    """Hold `out/train.lock` while training, so that a second trainer on the same run directory is refused
+    (`CheckpointError`); atomic among processes, and a lock file whose holder died is taken over."""
     path = Path(out) / LOCK_FILE
     busy = (
         f"{str(out)!r} is in use by another trainer ({{owner}}); wait for it to finish or choose another output "
@@ -45,8 +45,8 @@ def run_lock(out: str | os.PathLike) -> Iterator[None]:
 
 @contextlib.contextmanager
 def claim(out: str | os.PathLike) -> Iterator[Path]:
-    """Make run directory ``out`` (if missing) and hold its :func:`run_lock` for the ``with`` block; a run that is
-    refused (any exception) leaves no directory it created behind. Raises ``CheckpointError`` when ``out`` is a
+    """Make run directory `out` (if missing) and hold its `run_lock` for the `with` block; a run that is
+    refused (any exception) leaves no directory it created behind. Raises `CheckpointError` when `out` is a
     file or cannot be created."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -67,15 +67,15 @@ def claim(out: str | os.PathLike) -> Iterator[Path]:
 
 
 def append_metrics(out: str | os.PathLike, record: dict[str, Any]) -> None:
-    """Append ``record`` (one update's metrics) as a line of ``out/metrics.jsonl``; a symbolic link or a file that is
+    """Append `record` (one update's metrics) as a line of `out/metrics.jsonl`; a symbolic link or a file that is
     not regular in its place is refused."""
     fileio.append_text(Path(out) / METRICS_FILE, json.dumps(record) + "\n", what="metrics file", error=CheckpointError)
 
 
 def _parse(path: Path, number: int, body: bytes, keep_after: int | None = None) -> dict[str, Any]:
-    """The record of line ``number`` of ``path``, checked: a JSON object with non-negative int ``update`` and
-    ``env_steps``; ``CheckpointError`` naming the file and line otherwise. A record whose ``update`` is above
-    ``keep_after`` (about to be dropped by a resume) needs only its ``update``."""
+    """The record of line `number` of `path`, checked: a JSON object with non-negative int `update` and
+    `env_steps`; `CheckpointError` naming the file and line otherwise. A record whose `update` is above
+    `keep_after` (about to be dropped by a resume) needs only its `update`."""
     where = f"metrics file {str(path)!r}, line {number}"
     record = fileio.load_json(body, max_depth=MAX_RECORD_DEPTH, what=where, error=CheckpointError)
     if not isinstance(record, dict):
@@ -94,8 +94,8 @@ def _parse(path: Path, number: int, body: bytes, keep_after: int | None = None) 
 
 
 def _lines(out: str | os.PathLike, keep_after: int | None = None) -> Iterator[tuple[int, bytes, dict | None]]:
-    """``(number, bytes, record)`` of every line of ``out/metrics.jsonl`` (``keep_after`` as in :func:`_parse`);
-    ``record`` is ``None`` for a blank line or a last line cut short that does not parse (written by a killed
+    """`(number, bytes, record)` of every line of `out/metrics.jsonl` (`keep_after` as in `_parse`);
+    `record` is `None` for a blank line or a last line cut short that does not parse (written by a killed
     process)."""
     path = Path(out) / METRICS_FILE
     if not os.path.lexists(path):
@@ -115,21 +115,21 @@ def _lines(out: str | os.PathLike, keep_after: int | None = None) -> Iterator[tu
 
 
 def iter_metrics(out: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Stream the records of ``out/metrics.jsonl`` (checked as the module doc says), in bounded memory."""
+    """Stream the records of `out/metrics.jsonl` (checked as the module doc says), in bounded memory."""
     for _, _, record in _lines(out):
         if record is not None:
             yield record
 
 
 def read_metrics(out: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every record of ``out/metrics.jsonl`` (each update of the run, resumed parts included); empty when there is
-    none. Raises ``CheckpointError`` naming the line of a malformed record."""
+    """Every record of `out/metrics.jsonl` (each update of the run, resumed parts included); empty when there is
+    none. Raises `CheckpointError` naming the line of a malformed record."""
     return list(iter_metrics(out))
 
 
 def read_evaluations(out: str | os.PathLike) -> list[dict[str, Any]]:
-    """The evaluated records of ``out/metrics.jsonl`` reduced to ``update``, ``env_steps`` and the
-    ``win_rate_vs_<bot>`` fields: what the learning-curve plot and the run's summary need, in memory proportional to
+    """The evaluated records of `out/metrics.jsonl` reduced to `update`, `env_steps` and the
+    `win_rate_vs_<bot>` fields: what the learning-curve plot and the run's summary need, in memory proportional to
     the evaluations only."""
     rows = []
     for record in iter_metrics(out):
@@ -140,17 +140,17 @@ def read_evaluations(out: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def check_metrics(out: str | os.PathLike) -> None:
-    """Read all of ``out/metrics.jsonl`` once (streaming) and raise ``CheckpointError`` for a malformed line: the
+    """Read all of `out/metrics.jsonl` once (streaming) and raise `CheckpointError` for a malformed line: the
     check a run does before it is accepted, so that nothing fails at its end."""
     for _ in _lines(out):
         pass
 
 
 def truncate_metrics(out: str | os.PathLike, update: int) -> None:
-    """Drop the records after update ``update`` (and a last line cut short) from ``out/metrics.jsonl``, so that a
-    resumed run (or a new one, with ``update=-1``) logs each update once. Streams the file; rewrites it atomically
-    only when something is dropped. Raises ``CheckpointError`` for a malformed line, leaving the file unchanged (a
-    record to be dropped needs only a valid ``update``)."""
+    """Drop the records after update `update` (and a last line cut short) from `out/metrics.jsonl`, so that a
+    resumed run (or a new one, with `update=-1`) logs each update once. Streams the file; rewrites it atomically
+    only when something is dropped. Raises `CheckpointError` for a malformed line, leaving the file unchanged (a
+    record to be dropped needs only a valid `update`)."""
     path = Path(out) / METRICS_FILE
     if update < 0:  # a new run: whatever a run killed before its first checkpoint logged goes
         if not os.path.lexists(path):
@@ -169,9 +169,9 @@ def truncate_metrics(out: str | os.PathLike, update: int) -> None:
 
 
 def run_clock(out: str | os.PathLike, update: int) -> float:
-    """The run's clock at update ``update``: the largest ``time_s`` (seconds of training so far, every session
-    counted) among the records of ``out/metrics.jsonl`` up to that update; 0 when none has one. A resumed run
-    continues its clock from here, so that ``--minutes`` is the budget of the whole run."""
+    """The run's clock at update `update`: the largest `time_s` (seconds of training so far, every session
+    counted) among the records of `out/metrics.jsonl` up to that update; 0 when none has one. A resumed run
+    continues its clock from here, so that `--minutes` is the budget of the whole run."""
     clock = 0.0
     for record in iter_metrics(out):
         value = record.get("time_s")
@@ -187,13 +187,13 @@ _SETTINGS_MAX_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class Settings:
-    """The host loop's settings of a run (not part of the trainer's config): kept in ``out_dir/settings.json`` so
-    that a resumed run keeps the settings it was started with unless told otherwise. ``minutes`` is the wall-time
-    budget of the whole run, counted on the run's clock (``time_s`` of ``metrics.jsonl``, which a resumed run
-    continues; ``None``: no time limit, the run ends at ``config.total_steps``). ``checkpoint_minutes``: also save a
-    checkpoint whenever this many minutes have passed since the last one (0: by update count only). ``evals``: with
-    a time budget, also evaluate each time another ``1/evals`` of it has passed on the run's clock, so that the
-    learning curve has about that many points whatever the speed (0: every ``eval_every`` updates only)."""
+    """The host loop's settings of a run (not part of the trainer's config): kept in `out_dir/settings.json` so
+    that a resumed run keeps the settings it was started with unless told otherwise. `minutes` is the wall-time
+    budget of the whole run, counted on the run's clock (`time_s` of `metrics.jsonl`, which a resumed run
+    continues; `None`: no time limit, the run ends at `config.total_steps`). `checkpoint_minutes`: also save a
+    checkpoint whenever this many minutes have passed since the last one (0: by update count only). `evals`: with
+    a time budget, also evaluate each time another `1/evals` of it has passed on the run's clock, so that the
+    learning curve has about that many points whatever the speed (0: every `eval_every` updates only)."""
 
     eval_every: int = 10
     eval_games: int = 32
@@ -243,7 +243,7 @@ class Settings:
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> Settings:
-        """Settings from :meth:`to_dict` output; ``CheckpointError`` naming ``where`` when they are malformed."""
+        """Settings from `to_dict` output; `CheckpointError` naming `where` when they are malformed."""
         fields = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(data, dict) or set(data) - fields:
             raise CheckpointError(
@@ -259,8 +259,8 @@ class Settings:
 
 
 def read_settings(out_dir: str | os.PathLike) -> Settings | None:
-    """The :class:`Settings` saved in ``out_dir`` (``None`` when there are none, e.g. a run from before they were
-    kept). The file must be a regular file of at most 64 KiB; anything malformed is a ``CheckpointError`` naming
+    """The `Settings` saved in `out_dir` (`None` when there are none, e.g. a run from before they were
+    kept). The file must be a regular file of at most 64 KiB; anything malformed is a `CheckpointError` naming
     it."""
     path = Path(out_dir) / SETTINGS_FILE
     try:
@@ -283,7 +283,7 @@ def read_settings(out_dir: str | os.PathLike) -> Settings | None:
 
 
 def _write_settings(out: Path, settings: Settings) -> None:
-    """Write ``settings`` to ``out/settings.json`` atomically: a fresh temporary file created exclusively in ``out``
+    """Write `settings` to `out/settings.json` atomically: a fresh temporary file created exclusively in `out`
     (never through a link), then renamed over the old file."""
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=out)
     try:
@@ -296,9 +296,9 @@ def _write_settings(out: Path, settings: Settings) -> None:
 
 
 def resolve_settings(saved: Settings | None, given: dict[str, Any]) -> tuple[Settings, list[str]]:
-    """The settings of a session: ``given`` (the values the caller set; ``minutes`` of ``math.inf`` means no time
-    limit) over ``saved`` (a resumed run's) over the defaults. Returns them and, for a resumed run, one line per
-    setting that changed (``"--checkpoint-every 5 (was 1)"``)."""
+    """The settings of a session: `given` (the values the caller set; `minutes` of `math.inf` means no time
+    limit) over `saved` (a resumed run's) over the defaults. Returns them and, for a resumed run, one line per
+    setting that changed (`"--checkpoint-every 5 (was 1)"`)."""
     base = saved or Settings()
     given = dict(given)
     if given.get("minutes") == math.inf:

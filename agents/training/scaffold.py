@@ -32,7 +32,7 @@ _FORCE_FLAG = "xla_force_host_platform_device_count"
 
 # ------------------------------------------------------------------------------------------------------ start-up
 def cpu_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    """CPU cores this process may run on (its affinity mask where the OS has one, else `os.cpu_count()`)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -40,11 +40,11 @@ def cpu_cores() -> int:
 
 
 def use_cpu_cores(count: int | None = None) -> int | None:
-    """Give the CPU backend ``count`` XLA devices (default: one per core, :func:`cpu_cores`) so that training splits
+    """Give the CPU backend `count` XLA devices (default: one per core, `cpu_cores`) so that training splits
     its games over the cores; JAX's own default is one CPU device, which runs the batch on one core. Must run before
-    JAX executes anything. Returns the count set, or ``None`` when nothing was changed: ``XLA_FLAGS`` already sets
-    ``--xla_force_host_platform_device_count`` (respected), or JAX has already started (then ``count``, if given and
-    different from the devices JAX has, is a ``ConfigError``). Accelerators are unaffected: only the CPU backend
+    JAX executes anything. Returns the count set, or `None` when nothing was changed: `XLA_FLAGS` already sets
+    `--xla_force_host_platform_device_count` (respected), or JAX has already started (then `count`, if given and
+    different from the devices JAX has, is a `ConfigError`). Accelerators are unaffected: only the CPU backend
     gets the devices."""
     if _FORCE_FLAG in os.environ.get("XLA_FLAGS", ""):
         match = re.search(_FORCE_FLAG + r"=(\d+)", os.environ["XLA_FLAGS"])
@@ -69,15 +69,15 @@ def use_cpu_cores(count: int | None = None) -> int | None:
     return wanted
 
 
-#: The most processes a run may have (a larger ``--num-processes`` is a typo; JAX would allocate for each one).
+#: The most processes a run may have (a larger `--num-processes` is a typo; JAX would allocate for each one).
 MAX_PROCESSES = 65_536
 
 
 def check_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> None:
-    """Raise ``ConfigError`` (in the CLI's words) for distributed settings that could only hang or crash: a
-    ``coordinator`` that is not ``HOST:PORT`` with a port from 1 to 65535 or whose host does not resolve, a
-    ``coordinator`` without ``num_processes`` and ``process_id`` (JAX would wait for a cluster that is not there),
-    a process count outside 1 to :data:`MAX_PROCESSES`, or a ``process_id`` outside ``0..num_processes - 1``."""
+    """Raise `ConfigError` (in the CLI's words) for distributed settings that could only hang or crash: a
+    `coordinator` that is not `HOST:PORT` with a port from 1 to 65535 or whose host does not resolve, a
+    `coordinator` without `num_processes` and `process_id` (JAX would wait for a cluster that is not there),
+    a process count outside 1 to `MAX_PROCESSES`, or a `process_id` outside `0..num_processes - 1`."""
     if num_processes is not None and not (type(num_processes) is int and 1 <= num_processes <= MAX_PROCESSES):
         raise ConfigError(f"--num-processes {num_processes!r} must be a whole number from 1 to {MAX_PROCESSES:,}")
     if num_processes is not None and process_id is not None and not 0 <= process_id < num_processes:
@@ -109,7 +109,7 @@ def check_distributed(coordinator: str | None, num_processes: int | None, proces
 def _await_coordinator(coordinator: str, process_id: int | None, timeout: float) -> None:
     """Before JAX connects (whose own wait ends by killing the process): on process 0, check that the coordinator's
     port is free (a second process 0, or another program, holds it otherwise); on the others, wait up to
-    ``timeout`` seconds for process 0 to listen there. ``ConfigError`` saying which and what to do."""
+    `timeout` seconds for process 0 to listen there. `ConfigError` saying which and what to do."""
     host, _, port_text = coordinator.rpartition(":")
     host, port = host.strip("[]"), int(port_text)
     if process_id == 0:
@@ -146,11 +146,11 @@ def start_distributed(
     process_id: int | None = None,
     timeout: int = DISTRIBUTED_TIMEOUT,
 ) -> None:
-    """Join a multi-process run with ``jax.distributed.initialize``: ``coordinator`` (``HOST:PORT`` of process 0),
-    ``num_processes`` and this ``process_id``, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
+    """Join a multi-process run with `jax.distributed.initialize`: `coordinator` (`HOST:PORT` of process 0),
+    `num_processes` and this `process_id`, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
     Open MPI). CPU collectives go over gloo. Must run before JAX executes anything; every process of the run calls
     it (a second call in the same process does nothing). The settings are checked first
-    (:func:`check_distributed`); a process waits at most ``timeout`` seconds for the others. Raises ``ConfigError``
+    (`check_distributed`); a process waits at most `timeout` seconds for the others. Raises `ConfigError`
     (in the CLI's words) when no cluster is found, the values are inconsistent or the others do not come."""
     if jax.distributed.is_initialized():
         return
@@ -190,8 +190,8 @@ def is_primary() -> bool:
 
 
 def agree(value: Any) -> Any:
-    """Process 0's ``value`` (a number or a bool) on every process, so that host decisions taken from the clock
-    (out of time, the learning-rate horizon) are the same everywhere; ``value`` itself with one process."""
+    """Process 0's `value` (a number or a bool) on every process, so that host decisions taken from the clock
+    (out of time, the learning-rate horizon) are the same everywhere; `value` itself with one process."""
     if jax.process_count() == 1:
         return value
     from jax.experimental import multihost_utils
@@ -200,8 +200,8 @@ def agree(value: Any) -> Any:
 
 
 def any_process(flag: bool) -> bool:
-    """Whether ``flag`` is true in any process of the run (every process must call this at the same point), so that
-    a stop signal sent to one process stops them all together; ``flag`` itself with one process."""
+    """Whether `flag` is true in any process of the run (every process must call this at the same point), so that
+    a stop signal sent to one process stops them all together; `flag` itself with one process."""
     if jax.process_count() == 1:
         return bool(flag)
     from jax.experimental import multihost_utils
@@ -210,7 +210,7 @@ def any_process(flag: bool) -> bool:
 
 
 def host_array(x: Any) -> np.ndarray:
-    """The whole value of array ``x`` as a NumPy array on this host, also when it is split over the devices of
+    """The whole value of array `x` as a NumPy array on this host, also when it is split over the devices of
     several processes (then gathered from all of them: every process must call this for the same arrays, in the
     same order)."""
     if isinstance(x, jax.Array) and not (x.is_fully_addressable or x.is_fully_replicated):
@@ -222,22 +222,22 @@ def host_array(x: Any) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------------------ optimiser
 class LinearDecayState(NamedTuple):
-    """State of :class:`LinearDecay`: optimiser steps taken and the horizon in updates."""
+    """State of `LinearDecay`: optimiser steps taken and the horizon in updates."""
 
     count: jax.Array
     horizon: jax.Array
 
 
-#: The largest horizon the schedule's ``int32`` state holds: longer (open-ended) runs saturate there.
+#: The largest horizon the schedule's `int32` state holds: longer (open-ended) runs saturate there.
 MAX_HORIZON = MAX_UPDATES
 
 
 @dataclass(frozen=True)
 class LinearDecay:
-    """An optax stateful schedule: the learning rate of update ``u = count // steps_per_update`` is
-    ``optax.linear_schedule`` from ``init_value`` to ``end_value`` over the fraction ``u / horizon`` of the run, so
+    """An optax stateful schedule: the learning rate of update `u = count // steps_per_update` is
+    `optax.linear_schedule` from `init_value` to `end_value` over the fraction `u / horizon` of the run, so
     it is constant within an update. The horizon lives in the schedule's state (not in the compiled function), so a
-    time-limited run can fit it after measuring its speed without recompiling (:func:`with_lr_horizon`)."""
+    time-limited run can fit it after measuring its speed without recompiling (`with_lr_horizon`)."""
 
     init_value: float
     end_value: float
@@ -255,14 +255,14 @@ class LinearDecay:
         return self.at(state.count // self.steps_per_update, state.horizon)
 
     def at(self, update: jax.Array, horizon: jax.Array) -> jax.Array:
-        """The learning rate of update number ``update`` with ``horizon`` updates."""
+        """The learning rate of update number `update` with `horizon` updates."""
         progress = jnp.minimum(update / jnp.maximum(horizon, 1), 1.0)
         return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
 
 
 def lr_schedule(config: Any) -> LinearDecay:
-    """The :class:`LinearDecay` of ``config`` (``learning_rate`` down to ``final_lr_fraction`` of it over
-    ``num_updates`` updates of ``optimizer_steps_per_update`` optimiser steps)."""
+    """The `LinearDecay` of `config` (`learning_rate` down to `final_lr_fraction` of it over
+    `num_updates` updates of `optimizer_steps_per_update` optimiser steps)."""
     return LinearDecay(
         config.learning_rate,
         config.learning_rate * config.final_lr_fraction,
@@ -272,9 +272,9 @@ def lr_schedule(config: Any) -> LinearDecay:
 
 
 def make_optimizer(config: Any) -> optax.GradientTransformation:
-    """Gradient clipping by global norm, Adam, and the learning rate of :func:`lr_schedule`, injected as a
-    hyperparameter (read it as ``opt_state.hyperparams``). Any config with ``learning_rate``, ``final_lr_fraction``,
-    ``max_grad_norm``, ``optimizer_steps_per_update`` and ``num_updates`` will do (PPO's and AlphaZero's)."""
+    """Gradient clipping by global norm, Adam, and the learning rate of `lr_schedule`, injected as a
+    hyperparameter (read it as `opt_state.hyperparams`). Any config with `learning_rate`, `final_lr_fraction`,
+    `max_grad_norm`, `optimizer_steps_per_update` and `num_updates` will do (PPO's and AlphaZero's)."""
 
     def adam(learning_rate):
         return optax.chain(
@@ -287,13 +287,13 @@ def make_optimizer(config: Any) -> optax.GradientTransformation:
 
 
 def lr_horizon(runner: Any) -> int:
-    """Updates over which ``runner``'s learning rate decays (kept in the schedule's state inside ``opt_state``)."""
+    """Updates over which `runner`'s learning rate decays (kept in the schedule's state inside `opt_state`)."""
     return int(runner.opt_state.hyperparams_states["learning_rate"].horizon)
 
 
 def with_lr_horizon(runner: Any, horizon: int) -> Any:
-    """``runner`` with its learning rate decaying over ``horizon`` updates (capped at :data:`MAX_HORIZON`) from now
-    on, placed like the old value. Every process of a multi-process run must pass the same ``horizon``."""
+    """`runner` with its learning rate decaying over `horizon` updates (capped at `MAX_HORIZON`) from now
+    on, placed like the old value. Every process of a multi-process run must pass the same `horizon`."""
     states = dict(runner.opt_state.hyperparams_states)
     old = states["learning_rate"]
     value = np.asarray(min(int(horizon), MAX_HORIZON), np.int32)
@@ -303,16 +303,16 @@ def with_lr_horizon(runner: Any, horizon: int) -> Any:
 
 # ------------------------------------------------------------------------------------------- mesh and shardings
 def make_mesh(devices: list | None = None) -> Mesh:
-    """A one-axis (``"data"``) mesh over ``devices`` (default: every device of every process, ``jax.devices()``) for
+    """A one-axis (`"data"`) mesh over `devices` (default: every device of every process, `jax.devices()`) for
     data-parallel training."""
     devices = jax.devices() if devices is None else list(devices)
     return Mesh(np.asarray(devices), ("data",))
 
 
 def default_mesh(num_envs: int) -> Mesh | None:
-    """The mesh a run of ``num_envs`` games uses by default. With several processes: every device of every process
-    (``num_envs`` must split evenly over them, else ``ConfigError``). With one: the largest number of local devices
-    that ``num_envs`` splits evenly over, or ``None`` (plain single-device jit) when that is one."""
+    """The mesh a run of `num_envs` games uses by default. With several processes: every device of every process
+    (`num_envs` must split evenly over them, else `ConfigError`). With one: the largest number of local devices
+    that `num_envs` splits evenly over, or `None` (plain single-device jit) when that is one."""
     if jax.process_count() > 1:
         check_split(num_envs, jax.device_count())
         return make_mesh()
@@ -321,7 +321,7 @@ def default_mesh(num_envs: int) -> Mesh | None:
 
 
 def check_split(num_envs: int, devices: int) -> None:
-    """Raise ``ConfigError`` unless ``num_envs`` games split evenly over ``devices`` devices."""
+    """Raise `ConfigError` unless `num_envs` games split evenly over `devices` devices."""
     if num_envs % devices:
         where = f" of {jax.process_count()} processes" if jax.process_count() > 1 else ""
         raise ConfigError(
@@ -339,7 +339,7 @@ def runner_shardings(runner: Any, mesh: Mesh) -> Any:
     :class:`blokus_agents.training.alphazero.AZRunner`) on
     ``mesh``: the per-game fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along
     their games axis, the rest (parameters, optimiser state, key, counter) replicated. Returns a pytree of
-    ``NamedSharding`` with the runner's structure."""
+    `NamedSharding` with the runner's structure."""
     split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
 
     def place(name: str) -> Any:
@@ -359,8 +359,8 @@ class Parts(NamedTuple):
 
 
 def make_parts(config: Any, mesh: Mesh | None) -> Parts:
-    """The :class:`Parts` of ``config`` (any trainer config); ``ConfigError`` when its games do not split evenly over
-    ``mesh``."""
+    """The `Parts` of `config` (any trainer config); `ConfigError` when its games do not split evenly over
+    `mesh`."""
     if mesh is not None:
         check_split(config.num_envs, mesh.size)
     env = make(config.variant, reward=config.reward)
@@ -368,7 +368,7 @@ def make_parts(config: Any, mesh: Mesh | None) -> Parts:
 
 
 def fresh_runner_fields(parts: Parts, num_envs: int, key: jax.Array) -> dict[str, Any]:
-    """The fields every runner starts with: ``num_envs`` new games, fresh network parameters and optimiser state,
+    """The fields every runner starts with: `num_envs` new games, fresh network parameters and optimiser state,
     the PRNG key to train on and the update counter 0 (a trainer adds its own, e.g. AlphaZero's buffer)."""
     init_key, key = jax.random.split(key)
     env_state = jax.vmap(parts.env.init)(jax.random.split(init_key, num_envs))
@@ -380,13 +380,13 @@ def fresh_runner_fields(parts: Parts, num_envs: int, key: jax.Array) -> dict[str
 
 
 def param_norm(params: Any) -> jax.Array:
-    """The global L2 norm of ``params``, a metric of every update: non-finite exactly when training diverged (a
+    """The global L2 norm of `params`, a metric of every update: non-finite exactly when training diverged (a
     parameter is NaN or infinite, or so large that its square overflows)."""
     return optax.tree.norm(params)
 
 
 class Jitted(NamedTuple):
-    """A trainer's compiled entry points (see :func:`jit_trainer`)."""
+    """A trainer's compiled entry points (see `jit_trainer`)."""
 
     init: Callable
     update: Callable
@@ -397,11 +397,11 @@ class Jitted(NamedTuple):
 def jit_trainer(
     init: Callable[[jax.Array], Any], update: Callable[[Any], tuple[Any, dict]], num_updates: int, mesh: Mesh | None
 ) -> Jitted:
-    """Jit a trainer's pure ``init(key) -> runner`` and ``update(runner) -> (runner, metrics)``: ``init`` and
-    ``update`` place the runner as :func:`runner_shardings` says on ``mesh`` (metrics replicated); ``update``
+    """Jit a trainer's pure `init(key) -> runner` and `update(runner) -> (runner, metrics)`: `init` and
+    `update` place the runner as `runner_shardings` says on `mesh` (metrics replicated); `update`
     *donates* its runner (pass a runner once; use the one it returns: the old one's buffers are reused, so e.g. the
-    replay buffer is updated in place instead of copied every update); ``train(key)`` runs ``num_updates`` updates
-    from ``init(key)`` in one ``lax.scan`` (metrics stacked per update). Without a mesh, plain ``jax.jit``."""
+    replay buffer is updated in place instead of copied every update); `train(key)` runs `num_updates` updates
+    from `init(key)` in one `lax.scan` (metrics stacked per update). Without a mesh, plain `jax.jit`."""
 
     def train(key: jax.Array) -> tuple[Any, dict]:
         return jax.lax.scan(lambda runner, _: update(runner), init(key), None, num_updates)

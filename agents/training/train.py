@@ -61,8 +61,8 @@ def default_mesh(config: Any):
 
 @dataclass(frozen=True)
 class InitNetwork:
-    """A network to start a new run from that is not a run directory (``--init-from baseline:NAME``): ``label`` names
-    it in messages, ``config`` is the config it was trained with (its variant and network size), ``params`` its
+    """A network to start a new run from that is not a run directory (`--init-from baseline:NAME`): `label` names
+    it in messages, `config` is the config it was trained with (its variant and network size), `params` its
     parameters."""
 
     label: str
@@ -71,10 +71,10 @@ class InitNetwork:
 
 
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwork) -> Any:
-    """``runner`` with the network of the newest checkpoint of ``run_dir`` (any algorithm; or an
-    :class:`InitNetwork`) and a fresh optimiser state, placed like the originals. Raises ``CheckpointError`` when
-    that run is of another variant or its network has another shape (``--channels``, ``--blocks`` and
-    ``value_hidden`` must match), or it has no checkpoint. When only the value head's size differs (a PPO run's
+    """`runner` with the network of the newest checkpoint of `run_dir` (any algorithm; or an
+    `InitNetwork`) and a fresh optimiser state, placed like the originals. Raises `CheckpointError` when
+    that run is of another variant or its network has another shape (`--channels`, `--blocks` and
+    `value_hidden` must match), or it has no checkpoint. When only the value head's size differs (a PPO run's
     scalar critic warm-starting AlphaZero's per-seat head with 3-4 players,
     :meth:`~blokus_agents.training.configs.RunConfig.value_dim`), everything but the value head's output layer is copied
     and
@@ -105,9 +105,9 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwo
 
 
 def _with_fresh_value_output(source_params: Any, fresh_params: Any, run_dir: str | os.PathLike) -> Any:
-    """``source_params`` (of the ``--init-from`` run ``run_dir``) with the value head's output layer taken from
-    ``fresh_params``, a network of the same sizes but another value size: that layer's kernel and bias are the only
-    parameters whose shapes differ (``CheckpointError`` otherwise)."""
+    """`source_params` (of the `--init-from` run `run_dir`) with the value head's output layer taken from
+    `fresh_params`, a network of the same sizes but another value size: that layer's kernel and bias are the only
+    parameters whose shapes differ (`CheckpointError` otherwise)."""
     paths = jax.tree_util.tree_flatten_with_path(source_params)[0]
     fresh = dict(jax.tree_util.tree_flatten_with_path(fresh_params)[0])
     differ = {path for path, leaf in paths if path not in fresh or fresh[path].shape != leaf.shape}
@@ -119,7 +119,7 @@ def _with_fresh_value_output(source_params: Any, fresh_params: Any, run_dir: str
 
 
 def _tensorboard(out_dir: Path):
-    """A tensorboardX ``SummaryWriter`` under ``out_dir/tb`` when tensorboardX is installed, else ``None``."""
+    """A tensorboardX `SummaryWriter` under `out_dir/tb` when tensorboardX is installed, else `None`."""
     try:
         from tensorboardX import SummaryWriter
     except ImportError:
@@ -128,8 +128,8 @@ def _tensorboard(out_dir: Path):
 
 
 def _estimated_horizon(config: Any, update: int, seconds_left: float, seconds_per_update: float) -> int:
-    """Updates the run will reach: ``update`` so far plus what fits in the time left, capped by
-    ``config.num_updates``."""
+    """Updates the run will reach: `update` so far plus what fits in the time left, capped by
+    `config.num_updates`."""
     return int(min(config.num_updates, update + seconds_left / max(seconds_per_update, 1e-9)))
 
 
@@ -156,28 +156,28 @@ def run(
     time on the run's clock or update number ``until_update``, whichever comes first, writing metrics, checkpoints
     and the plot to ``out_dir``.
 
-    The host-loop settings (``eval_every`` 10, ``eval_games`` 32, ``opponents`` random and greedy,
-    ``checkpoint_every`` 50, ``checkpoint_minutes`` 5, ``minutes`` none: the defaults of a new run) are kept in
-    ``out_dir/settings.json``: with ``resume`` each one left at ``None`` keeps its saved value (``minutes=math.inf``
-    drops a saved time limit), and those that change are printed. With ``resume`` the newest checkpoint in
-    ``out_dir`` is continued exactly (its config must equal ``config`` except for ``total_steps``); records of
-    ``metrics.jsonl`` after that checkpoint (from a killed run) are dropped first, and the run's clock (``time_s``)
-    continues from that checkpoint's record: ``minutes`` is the budget of the whole run, not of each call.
+    The host-loop settings (`eval_every` 10, `eval_games` 32, `opponents` random and greedy,
+    `checkpoint_every` 50, `checkpoint_minutes` 5, `minutes` none: the defaults of a new run) are kept in
+    `out_dir/settings.json`: with `resume` each one left at `None` keeps its saved value (`minutes=math.inf`
+    drops a saved time limit), and those that change are printed. With `resume` the newest checkpoint in
+    `out_dir` is continued exactly (its config must equal `config` except for `total_steps`); records of
+    `metrics.jsonl` after that checkpoint (from a killed run) are dropped first, and the run's clock (`time_s`)
+    continues from that checkpoint's record: `minutes` is the budget of the whole run, not of each call.
 
-    The learning rate decays linearly over the run: over ``config.num_updates`` updates, or, in a time-limited call
+    The learning rate decays linearly over the run: over `config.num_updates` updates, or, in a time-limited call
     (new or resumed), over the updates it expects to reach by its deadline, fitted from the wall time of its updates
     so far (logging, evaluations and checkpoints included) on its updates 2, 4, 8, ..., so that the rate reaches its
     final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before a new run, every
-    ``eval_every`` updates, with a time budget each time another ``1/evals`` of it has passed (``evals`` 0: never by
-    time), and on the last update (``eval_games`` games per opponent, any agent spec; none when ``eval_every`` is 0).
+    `eval_every` updates, with a time budget each time another `1/evals` of it has passed (`evals` 0: never by
+    time), and on the last update (`eval_games` games per opponent, any agent spec; none when `eval_every` is 0).
     A checkpoint
-    is saved every ``checkpoint_every`` updates, when ``checkpoint_minutes`` have passed since the last one, and on
-    the last update. A non-finite loss or parameter norm stops the run with a ``ConfigError`` (nothing of that update
+    is saved every `checkpoint_every` updates, when `checkpoint_minutes` have passed since the last one, and on
+    the last update. A non-finite loss or parameter norm stops the run with a `ConfigError` (nothing of that update
     is saved; earlier checkpoints are kept).
 
     SIGINT (Ctrl-C) or SIGTERM stops the run after the update under way: its checkpoint, metrics and plot are
-    written and the summary (``interrupted`` true) is returned; the line printed says how to resume. A second signal
-    stops at once (``KeyboardInterrupt``), keeping the earlier checkpoints.
+    written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
+    stops at once (`KeyboardInterrupt`), keeping the earlier checkpoints.
 
     ``progress`` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
     either way). ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a
@@ -185,9 +185,9 @@ def run(
     (:func:`blokus_agents.training.scaffold.start_distributed`) every process calls ``run`` with the same arguments;
     process
     0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
-    together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only): start from the
+    together. A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the
     newest network of that run directory (either algorithm, same variant and network size), or of an
-    :class:`InitNetwork`, with a fresh optimiser.
+    `InitNetwork`, with a fresh optimiser.
     Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
     final win rates with their intervals and game count (those of the last evaluation).
     """
@@ -221,8 +221,8 @@ def run(
 
 class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM ask a training run to stop cleanly instead of
-    killing it: the first one sets :attr:`received` (the signal's name), which the loop checks after each update; a
-    second one raises ``KeyboardInterrupt`` at once. The previous handlers are restored on exit. Elsewhere than in
+    killing it: the first one sets `received` (the signal's name), which the loop checks after each update; a
+    second one raises `KeyboardInterrupt` at once. The previous handlers are restored on exit. Elsewhere than in
     the main thread (where Python cannot install handlers) it does nothing."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -250,7 +250,7 @@ class StopSignals:
 
 
 def _check_same_run(config: Any, settings: Settings, out: Path, resume: bool, until_update: int | None) -> None:
-    """With several processes, raise ``ConfigError`` in every one of them unless all were started with the same
+    """With several processes, raise `ConfigError` in every one of them unless all were started with the same
     config, host-loop settings, run directory and resume flag (process 0's are compared with each process's own)."""
     if jax.process_count() == 1:
         return
@@ -287,9 +287,9 @@ def _process_lock(out: Path) -> Iterator[None]:
 
 
 class _Session:
-    """One call of :func:`run`, in the order it happens: :meth:`start` (a new, warm-started or restored runner),
-    :meth:`compile`, the first evaluation, :meth:`train` (the loop of updates, evaluations and checkpoints), then
-    :meth:`finish` (the last checkpoint, the plot and the summary). Only process 0 writes files and prints."""
+    """One call of `run`, in the order it happens: `start` (a new, warm-started or restored runner),
+    `compile`, the first evaluation, `train` (the loop of updates, evaluations and checkpoints), then
+    `finish` (the last checkpoint, the plot and the summary). Only process 0 writes files and prints."""
 
     #: The clock of the session (seconds, monotonic); tests may replace it.
     clock = staticmethod(time.perf_counter)
@@ -338,7 +338,7 @@ class _Session:
             self.writer = None
 
     def elapsed(self) -> float:
-        """The run's clock: seconds of training so far, earlier sessions included (``time_s`` of the metrics)."""
+        """The run's clock: seconds of training so far, earlier sessions included (`time_s` of the metrics)."""
         return self.clock0 + self.clock() - self.begin
 
     def out_of_time(self) -> bool:
@@ -346,7 +346,7 @@ class _Session:
         return bool(scaffold.agree(self.deadline is not None and self.clock() >= self.deadline))
 
     def stopping(self) -> bool:
-        """Whether a stop signal reached any process (:class:`StopSignals`); announced once, on process 0."""
+        """Whether a stop signal reached any process (`StopSignals`); announced once, on process 0."""
         if not self.interrupted and scaffold.any_process(self.stop.received is not None):
             self.interrupted = True
             self.say(
@@ -357,8 +357,8 @@ class _Session:
 
     # 1. the runner
     def start(self, resume: bool, init_from: str | os.PathLike | InitNetwork | None, changed: list[str]) -> Any:
-        """The runner to train: restored from the newest checkpoint (``resume``), else new (optionally with the
-        network of ``init_from``). Writes the session's settings once the run is accepted."""
+        """The runner to train: restored from the newest checkpoint (`resume`), else new (optionally with the
+        network of `init_from`). Writes the session's settings once the run is accepted."""
         trainer, out = self.trainer, self.out
         if resume:
             runner = checkpoint.restore(out, trainer)
@@ -421,7 +421,7 @@ class _Session:
         return update_fn
 
     def log(self, record: dict) -> None:
-        """Append ``record`` to ``metrics.jsonl`` (and TensorBoard); process 0 only."""
+        """Append `record` to `metrics.jsonl` (and TensorBoard); process 0 only."""
         if not self.primary:
             return
         rundir.append_metrics(self.out, record)
@@ -431,7 +431,7 @@ class _Session:
                     self.writer.add_scalar(k, v, record["env_steps"])
 
     def evaluate(self, params: Any, update: int) -> dict:
-        """Win rates of ``params`` against the opponents (process 0; ``{}`` elsewhere), also shown on the bar."""
+        """Win rates of `params` against the opponents (process 0; `{}` elsewhere), also shown on the bar."""
         if not self.primary:
             return {}
         s = self.settings
@@ -458,7 +458,7 @@ class _Session:
             self.bar = tqdm(total=total, disable=not self.progress, unit="step", unit_scale=True, desc=desc)
 
     def check_finite(self, metrics: dict, update: int) -> None:
-        """Stop with a ``ConfigError`` when an update's loss or parameter norm is not finite (training diverged)."""
+        """Stop with a `ConfigError` when an update's loss or parameter norm is not finite (training diverged)."""
         bad = [k for k, v in metrics.items() if not math.isfinite(v)]
         if not bad:
             return
@@ -476,25 +476,25 @@ class _Session:
         )
 
     def fit_horizon(self, runner: Any, seconds_per_update: float) -> Any:
-        """``runner`` with its learning rate decaying to the final fraction by the deadline (agreed horizon), at
-        ``seconds_per_update`` of wall time an update."""
+        """`runner` with its learning rate decaying to the final fraction by the deadline (agreed horizon), at
+        `seconds_per_update` of wall time an update."""
         update = int(runner.update)
         horizon = _estimated_horizon(self.config, update, self.deadline - self.clock(), seconds_per_update)
         return scaffold.with_lr_horizon(runner, int(scaffold.agree(max(horizon, update))))
 
     def eval_period(self) -> float | None:
-        """Seconds of the run's clock between evaluations by time (``evals`` over the budget), or ``None``."""
+        """Seconds of the run's clock between evaluations by time (`evals` over the budget), or `None`."""
         s = self.settings
         return 60.0 * s.minutes / s.evals if s.evals > 0 and s.minutes and s.eval_every > 0 else None
 
     def schedule_eval(self) -> None:
-        """Set the next evaluation by time to the next multiple of :meth:`eval_period` on the run's clock."""
+        """Set the next evaluation by time to the next multiple of `eval_period` on the run's clock."""
         period = self.eval_period()
         if period is not None:
             self.next_eval = (math.floor(self.elapsed() / period) + 1) * period
 
     def eval_due(self, update: int, done: bool) -> bool:
-        """Whether update ``update`` is evaluated: every ``eval_every`` updates, the last one (unless stopped by a
+        """Whether update `update` is evaluated: every `eval_every` updates, the last one (unless stopped by a
         signal), or once the run's clock reaches the next evaluation by time (process 0's clock decides)."""
         s = self.settings
         if s.eval_every <= 0:
@@ -504,8 +504,8 @@ class _Session:
         return self.eval_period() is not None and bool(scaffold.agree(self.elapsed() >= self.next_eval))
 
     def save_due(self, update: int, done: bool) -> bool:
-        """Whether update ``update`` is checkpointed: the last one, every ``checkpoint_every`` updates, or
-        ``checkpoint_minutes`` after the last save (process 0's clock decides for all)."""
+        """Whether update `update` is checkpointed: the last one, every `checkpoint_every` updates, or
+        `checkpoint_minutes` after the last save (process 0's clock decides for all)."""
         s = self.settings
         if done or (s.checkpoint_every > 0 and update % s.checkpoint_every == 0):
             return True

@@ -1,15 +1,15 @@
 """Gymnasium, PettingZoo, Pgx and OpenSpiel adapters: the only place where blokus-jax converts to NumPy and the
 only place that imports another framework.
 
-``import blokus_jax.adapters.gymnasium`` registers the Gymnasium ids (``BlokusDuo-v0``, ...) and provides
-:class:`~blokus_jax.adapters.gymnasium.BlokusGymEnv` and the batched
-:class:`~blokus_jax.adapters.gymnasium.BlokusVectorEnv` (extra ``[gym]``);
-:mod:`blokus_jax.adapters.pettingzoo` provides :class:`~blokus_jax.adapters.pettingzoo.BlokusAECEnv` with the usual
-``raw_env`` / ``env`` pair (extra ``[pettingzoo]``). Both reject malformed or illegal actions with
-:class:`RejectedActionError`, a subclass of :class:`~blokus_jax.errors.IllegalActionError`.
-:mod:`blokus_jax.adapters.pgx` provides :class:`~blokus_jax.adapters.pgx.PgxEnv`, a ``pgx.Env`` (extra ``[pgx]``);
-``import blokus_jax.adapters.openspiel`` registers the OpenSpiel games ``blokus_duo``, ... and provides
-:class:`~blokus_jax.adapters.openspiel.ProjectBot` (extra ``[openspiel]``).
+`import blokus_jax.adapters.gymnasium` registers the Gymnasium ids (`BlokusDuo-v0`, ...) and provides
+`BlokusGymEnv` and the batched
+`BlokusVectorEnv` (extra `[gym]`);
+`blokus_jax.adapters.pettingzoo` provides `BlokusAECEnv` with the usual
+`raw_env` / `env` pair (extra `[pettingzoo]`). Both reject malformed or illegal actions with
+`RejectedActionError`, a subclass of `IllegalActionError`.
+`blokus_jax.adapters.pgx` provides `PgxEnv`, a `pgx.Env` (extra `[pgx]`);
+`import blokus_jax.adapters.openspiel` registers the OpenSpiel games `blokus_duo`, ... and provides
+`ProjectBot` (extra `[openspiel]`).
 
 The classes are also reachable as attributes of this package; the optional dependency is imported on first use.
 """

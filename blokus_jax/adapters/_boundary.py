@@ -24,18 +24,18 @@ from blokus_jax.errors import ActionTypeError, ConfigError, IllegalActionError
 #: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.players.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
 
-#: Machine-readable values of :attr:`RejectedActionError.reason`.
+#: Machine-readable values of `RejectedActionError.reason`.
 REASONS = ("dtype", "shape", "out_of_range", "game_over", "not_your_turn", "illegal")
 
 
 class RejectedActionError(IllegalActionError):
     """An action refused at the adapter boundary; the environment is left exactly as it was.
 
-    ``reason`` is one of :data:`REASONS`: ``"dtype"`` (not an integer), ``"shape"`` (not a scalar, or a batch of
-    the wrong shape), ``"out_of_range"``, ``"game_over"`` (step after the end; call ``reset()``),
-    ``"not_your_turn"`` (another agent is to move) or ``"illegal"`` (a placement that breaks a rule, or a pass while
+    `reason` is one of `REASONS`: `"dtype"` (not an integer), `"shape"` (not a scalar, or a batch of
+    the wrong shape), `"out_of_range"`, `"game_over"` (step after the end; call `reset()`),
+    `"not_your_turn"` (another agent is to move) or `"illegal"` (a placement that breaks a rule, or a pass while
     a placement exists; the message says which rule: occupied squares, an edge shared with the own colour, no
-    corner contact or a missed start square, a piece already used). ``action`` is the offending value.
+    corner contact or a missed start square, a piece already used). `action` is the offending value.
     """
 
     def __init__(self, message: str, action: Any, reason: str):
@@ -45,10 +45,10 @@ class RejectedActionError(IllegalActionError):
 
 
 def action_index(action: Any, num_actions: int) -> int:
-    """The action as a Python ``int`` after checking that it is one integer scalar in ``[0, num_actions)``.
+    """The action as a Python `int` after checking that it is one integer scalar in `[0, num_actions)`.
 
-    Accepts Python ints and NumPy/JAX integer scalars or 0-d arrays; raises :class:`RejectedActionError` (reason
-    ``dtype``, ``shape`` or ``out_of_range``) for anything else, including floats and bools.
+    Accepts Python ints and NumPy/JAX integer scalars or 0-d arrays; raises `RejectedActionError` (reason
+    `dtype`, `shape` or `out_of_range`) for anything else, including floats and bools.
     """
     if isinstance(action, (bool, np.bool_)):
         raise RejectedActionError(
@@ -78,7 +78,7 @@ def action_index(action: Any, num_actions: int) -> int:
 
 
 def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
-    """``int32[num_envs]`` actions after checking dtype, shape and range; raises :class:`RejectedActionError`
+    """`int32[num_envs]` actions after checking dtype, shape and range; raises `RejectedActionError`
     naming the first bad sub-environment."""
     arr = np.asarray(actions)
     if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
@@ -99,7 +99,7 @@ def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
 
 
 def rejection(env: Env, state: State, action: int, prefix: str = "") -> RejectedActionError:
-    """The :class:`RejectedActionError` for an in-range ``action`` that the mask of ``state`` (one unbatched game)
+    """The `RejectedActionError` for an in-range `action` that the mask of `state` (one unbatched game)
     does not allow, with the rule it breaks spelled out. Call it only after the mask said no."""
     from blokus_jax.io.records import explain_illegal
 
@@ -130,15 +130,15 @@ def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
 
 @functools.cache
 def _reference_env() -> Env:
-    """The env whose board bounds agent options when no game is known yet: ``classic``, the registered variant
-    with the most placements (so a bound such as ``k <= placements`` is the loosest one)."""
+    """The env whose board bounds agent options when no game is known yet: `classic`, the registered variant
+    with the most placements (so a bound such as `k <= placements` is the loosest one)."""
     from blokus_jax.env import make
 
     return make("classic")
 
 
 def check_agent_spec(spec: Any, owner: str = "agent") -> None:
-    """Check an agent spec before any game is known, as far as that is possible: a callable or ``None`` (random)
+    """Check an agent spec before any game is known, as far as that is possible: a callable or `None` (random)
     passes; anything else must be a non-empty string. A registered agent's name and options are checked as
     ``blokus_agents.core.policies.agent_options`` checks them, option bounds that depend on the board taken on
     ``classic`` (the loosest); a spec that names run directories needs them to exist; a shipped baseline and a run's
@@ -177,9 +177,9 @@ def check_agent_spec(spec: Any, owner: str = "agent") -> None:
 
 
 def checked_policy(policy: Policy) -> Policy:
-    """``policy`` with its result checked where it is traced: one integer action (a Python int or an integer
-    scalar array), returned as ``int32``. Anything else (a float, a bool, an array of several values) raises
-    :class:`~blokus_jax.errors.ActionTypeError` naming what the callable returned, instead of an error from deep
+    """`policy` with its result checked where it is traced: one integer action (a Python int or an integer
+    scalar array), returned as `int32`. Anything else (a float, a bool, an array of several values) raises
+    `ActionTypeError` naming what the callable returned, instead of an error from deep
     inside JAX."""
 
     def checked(key: jax.Array, state: State) -> jax.Array:
@@ -202,7 +202,7 @@ def checked_policy(policy: Policy) -> Policy:
 def opponents_identity(spec: Any) -> tuple:
     """A hashable identity of what opponent specs load now (see ``blokus_agents.core.policies.spec_identity``): the
     checkpoint folders of every run directory they name, so that a cache keyed on it reloads a retrained run.
-    Empty for bot names and callables, and when ``blokus_agents`` is not installed."""
+    Empty for bot names and callables, and when `blokus_agents` is not installed."""
     specs = spec if isinstance(spec, (list, tuple)) else (spec,)
     try:
         from blokus_agents.core.policies import spec_identity
@@ -213,7 +213,7 @@ def opponents_identity(spec: Any) -> tuple:
 
 def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None], env: Env) -> list[Policy]:
     """The opponents' policies in seat order after the learner: one spec is used for every opponent, a sequence
-    gives ``num_players - 1`` specs, the first for the player right after the learner."""
+    gives `num_players - 1` specs, the first for the player right after the learner."""
     others = env.num_players - 1
     if isinstance(spec, (list, tuple)):
         if len(spec) != others:
@@ -226,8 +226,8 @@ def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None],
 
 
 def render_state(state: State, env: Env, render_mode: str | None) -> str | np.ndarray | None:
-    """The adapters' ``render()``: text for ``"ansi"``, an RGB array for ``"rgb_array"``, printed text (returning
-    ``None``) for ``"human"``, and ``None`` without a render mode."""
+    """The adapters' `render()`: text for `"ansi"`, an RGB array for `"rgb_array"`, printed text (returning
+    `None`) for `"human"`, and `None` without a render mode."""
     if render_mode is None:
         return None
     from blokus_jax.io import render

@@ -1,8 +1,8 @@
-"""Gymnasium adapters: one learner against opponent policies, as a single env and as a batched ``VectorEnv``.
+"""Gymnasium adapters: one learner against opponent policies, as a single env and as a batched `VectorEnv`.
 
-Importing this module registers the ids below (``import blokus_jax.adapters.gymnasium``), after which standard code
-works unchanged: ``gymnasium.make("BlokusDuo-v0")``, ``gymnasium.make_vec("BlokusDuo-v0", num_envs=1024,
-vectorization_mode="vector_entry_point")``.
+Importing this module registers the ids below (`import blokus_jax.adapters.gymnasium`), after which standard code
+works unchanged: `gymnasium.make("BlokusDuo-v0")`, `gymnasium.make_vec("BlokusDuo-v0", num_envs=1024,
+vectorization_mode="vector_entry_point")`.
 
 =========================== ============== ====================================================================
 id                          variant        opponents
@@ -16,34 +16,34 @@ id                          variant        opponents
 ``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`blokus_agents.players.bots` (largest piece first)
 =========================== ============== ====================================================================
 
-**Episode.** The learner holds one seat (player index; ``seat="random"`` draws one per episode from the env's seeded
-RNG). ``reset`` and ``step`` let the opponents move, inside one jitted device call, until it is the learner's turn
-or the game is over. Opponents are pure JAX policies ``(key, state) -> action`` or bot names; their randomness comes
-from a key drawn from the env's RNG at ``reset``, so ``reset(seed=s)`` replays a game exactly.
+**Episode.** The learner holds one seat (player index; `seat="random"` draws one per episode from the env's seeded
+RNG). `reset` and `step` let the opponents move, inside one jitted device call, until it is the learner's turn
+or the game is over. Opponents are pure JAX policies `(key, state) -> action` or bot names; their randomness comes
+from a key drawn from the env's RNG at `reset`, so `reset(seed=s)` replays a game exactly.
 
-**Observation** (``gymnasium.spaces.Dict``, the learner's egocentric view, see :mod:`blokus_jax.observe`):
-``planes`` float32 [H, W, 2C], ``pieces`` float32 [C, P], ``to_move`` float32 [C] and ``action_mask`` int8
-[num_actions] (all zero once the game is over). ``info`` holds ``action_mask`` (a copy), ``seat`` and
-``player_scores``; :meth:`BlokusGymEnv.action_masks` serves sb3-contrib's ``MaskablePPO``. Actions are
-``Discrete(num_actions)`` in the core's dense layout (the last index is the pass, legal only when nothing can be
-placed). Sample a legal one with ``env.action_space.sample(mask=info["action_mask"])``.
+**Observation** (`gymnasium.spaces.Dict`, the learner's egocentric view, see `blokus_jax.observe`):
+`planes` float32 [H, W, 2C], `pieces` float32 [C, P], `to_move` float32 [C] and `action_mask` int8
+[num_actions] (all zero once the game is over). `info` holds `action_mask` (a copy), `seat` and
+`player_scores`; `BlokusGymEnv.action_masks` serves sb3-contrib's `MaskablePPO`. Actions are
+`Discrete(num_actions)` in the core's dense layout (the last index is the pass, legal only when nothing can be
+placed). Sample a legal one with `env.action_space.sample(mask=info["action_mask"])`.
 
-**Reward** is zero until the end, then the learner's entry of the core's rewards (``reward="winloss"``: +1 win,
--1 loss, 1/k on a k-way tie; ``reward="score"``: score margin).
+**Reward** is zero until the end, then the learner's entry of the core's rewards (`reward="winloss"`: +1 win,
+-1 loss, 1/k on a k-way tie; `reward="score"`: score margin).
 
-**Bad actions.** A value that is not one integer in ``[0, num_actions)`` (a float, a bool, an array, an index out of
-range) always raises :class:`~blokus_jax.adapters.RejectedActionError` (a ``ValueError`` and a ``BlokusError``)
-and leaves the env unchanged, as does a ``step`` after the game is over. An in-range action that the mask forbids
-follows ``illegal_action``: ``"penalize"`` (default) ends the episode with ``illegal_action_penalty`` for the
-learner, the board untouched and the reason in ``info["illegal_action"]`` (Gymnasium requires every element of the
-action space to be accepted by ``step``, and ``check_env`` steps with unmasked samples); ``"raise"`` raises
-``RejectedActionError`` naming the rule broken and leaves the env unchanged.
+**Bad actions.** A value that is not one integer in `[0, num_actions)` (a float, a bool, an array, an index out of
+range) always raises `RejectedActionError` (a `ValueError` and a `BlokusError`)
+and leaves the env unchanged, as does a `step` after the game is over. An in-range action that the mask forbids
+follows `illegal_action`: `"penalize"` (default) ends the episode with `illegal_action_penalty` for the
+learner, the board untouched and the reason in `info["illegal_action"]` (Gymnasium requires every element of the
+action space to be accepted by `step`, and `check_env` steps with unmasked samples); `"raise"` raises
+`RejectedActionError` naming the rule broken and leaves the env unchanged.
 
-**Vector env.** :class:`BlokusVectorEnv` runs ``num_envs`` games with one jitted, vmapped device call per step.
-``autoreset_mode`` is ``AutoresetMode.NEXT_STEP`` (Gymnasium's default: the step after a sub-env ends resets it and
-ignores its action, returning reward 0) or ``AutoresetMode.SAME_STEP`` (a finished game is replaced in the same
-step; the terminal observation and info are in ``info["final_obs"]`` / ``info["final_info"]``). Sub-env ``i`` of
-``reset(seed=s)`` plays exactly the games of a single env reset with ``seed=s + i`` (as ``SyncVectorEnv`` seeds).
+**Vector env.** `BlokusVectorEnv` runs `num_envs` games with one jitted, vmapped device call per step.
+`autoreset_mode` is `AutoresetMode.NEXT_STEP` (Gymnasium's default: the step after a sub-env ends resets it and
+ignores its action, returning reward 0) or `AutoresetMode.SAME_STEP` (a finished game is replaced in the same
+step; the terminal observation and info are in `info["final_obs"]` / `info["final_info"]`). Sub-env `i` of
+`reset(seed=s)` plays exactly the games of a single env reset with `seed=s + i` (as `SyncVectorEnv` seeds).
 """
 
 from __future__ import annotations
@@ -98,8 +98,8 @@ GYM_IDS: dict[str, str] = {
 
 # ------------------------------------------------------------------------------------------------- shared core
 class _Game:
-    """Everything the single and the vector env share for one configuration: the core ``Env``, the spaces and
-    the pure ``turn`` and ``view`` functions (jitted once per configuration, see :func:`_game`)."""
+    """Everything the single and the vector env share for one configuration: the core `Env`, the spaces and
+    the pure `turn` and `view` functions (jitted once per configuration, see `_game`)."""
 
     def __init__(
         self, variant: Variant | Env, opponents: Any, reward: str, illegal_action_penalty: float, max_steps: int | None
@@ -125,7 +125,7 @@ class _Game:
         self.batch_step = jax.jit(self._batch_step, static_argnames="same_step")
 
     def opponent_action(self, key: jax.Array, state: State, seat: jax.Array) -> jax.Array:
-        """The action of the opponent to move: policy ``k`` plays the ``k``-th player after the learner."""
+        """The action of the opponent to move: policy `k` plays the `k`-th player after the learner."""
         if all(p is self.policies[0] for p in self.policies):
             return self.policies[0](key, state)
         index = (state.current_player - seat - 1) % self.env.num_players
@@ -134,10 +134,10 @@ class _Game:
     def turn(
         self, state: State, key: jax.Array, seat: jax.Array, action: jax.Array, fresh: jax.Array, seed: jax.Array
     ) -> tuple[State, jax.Array]:
-        """Play the learner's ``action`` (or, when ``fresh``, start a new game with PRNG ``seed`` instead), then the
+        """Play the learner's `action` (or, when `fresh`, start a new game with PRNG `seed` instead), then the
         opponents until the learner is to move or the game is over. Returns the new state and key.
 
-        The learner's move is the first pass of the same loop that plays the opponents, so ``Env.step`` is traced
+        The learner's move is the first pass of the same loop that plays the opponents, so `Env.step` is traced
         once (half the compile time of a separate step)."""
         env = self.env
         key = jnp.where(fresh, jax.random.PRNGKey(seed), key)
@@ -172,8 +172,8 @@ class _Game:
         return state, key, self.view(state, seat)
 
     def _batch_step(self, state, key, seat, action, fresh, seed, next_seat, next_seed, same_step: bool):
-        """Vmapped :meth:`turn_and_view`. With ``same_step`` a game that ends is restarted in the same call (with
-        ``next_seed`` and ``next_seat``). Returns ``(state, key, seat, view, terminal_view)``; the terminal view
+        """Vmapped `turn_and_view`. With `same_step` a game that ends is restarted in the same call (with
+        `next_seed` and `next_seat`). Returns `(state, key, seat, view, terminal_view)`; the terminal view
         differs from the view only for games restarted this way."""
         step = jax.vmap(self.turn_and_view)
         state, key, view = step(state, key, seat, action, fresh, seed)
@@ -211,8 +211,8 @@ def _game(
     max_steps: int | None,
     overrides: dict,
 ) -> _Game:
-    """The :class:`_Game` of a configuration, shared by equal configurations (so the many envs of a
-    ``SyncVectorEnv`` share compiled code); unhashable opponent specs get a private one."""
+    """The `_Game` of a configuration, shared by equal configurations (so the many envs of a
+    `SyncVectorEnv` share compiled code); unhashable opponent specs get a private one."""
     if isinstance(variant, Env):
         if overrides:
             raise ConfigError(
@@ -249,7 +249,7 @@ def _check_config(game: _Game, seat: int | str, illegal_action: str) -> None:
 
 
 def _check_seed(seed: Any) -> int | None:
-    """``seed`` as a Python int (NumPy integers accepted) or ``None``; raises :class:`ConfigError` otherwise."""
+    """`seed` as a Python int (NumPy integers accepted) or `None`; raises `ConfigError` otherwise."""
     if seed is None:
         return None
     if not is_int(seed) or seed < 0:
@@ -258,7 +258,7 @@ def _check_seed(seed: Any) -> int | None:
 
 
 def _reset_seat(game: _Game, options: Any) -> int | None:
-    """The seat a ``reset`` option fixes for the episode (``None`` when not given), after checking the options."""
+    """The seat a `reset` option fixes for the episode (`None` when not given), after checking the options."""
     if options is None:
         return None
     if not isinstance(options, dict):
@@ -282,19 +282,28 @@ def _to_numpy(tree: Any) -> Any:
 
 # --------------------------------------------------------------------------------------------------- single env
 class BlokusGymEnv(gymnasium.Env):
-    """One learner seat of a Blokus game against opponent policies, as a ``gymnasium.Env`` (see the module doc).
+    """One learner seat of a Blokus game against opponent policies, as a `gymnasium.Env` (see the module doc).
 
     Args:
-        variant: a registered variant name, a :class:`~blokus_jax.Variant` or a ready :class:`~blokus_jax.Env`.
-        seat: the learner's player index, or ``"random"`` for a seat drawn per episode.
-        opponents: a bot name (``"random"``, ``"greedy"``, ``"corners"``, ...), a pure policy ``(key, state) ->
-            action``, or a list of ``num_players - 1`` of them for the players after the learner in turn order.
-        reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
-        illegal_action: ``"penalize"`` or ``"raise"`` for an in-range action the mask forbids.
-        illegal_action_penalty: the learner's reward for an illegal action under ``"penalize"``.
+        variant: a registered variant name, a `Variant` or a ready `Env`.
+        seat: the learner's player index, or `"random"` for a seat drawn per episode.
+        opponents: a bot name (`"random"`, `"greedy"`, `"corners"`, ...), a pure policy `(key, state) ->
+            action`, or a list of `num_players - 1` of them for the players after the learner in turn order.
+        reward: `"winloss"` or `"score"` (see `blokus_jax.make`).
+        illegal_action: `"penalize"` or `"raise"` for an in-range action the mask forbids.
+        illegal_action_penalty: the learner's reward for an illegal action under `"penalize"`.
         max_steps: truncate games after this many core steps (all players' moves).
-        render_mode: ``"ansi"``, ``"rgb_array"``, ``"human"`` (prints the text board) or ``None``.
-        **overrides: fields of the variant to replace (e.g. ``board_shape``).
+        render_mode: `"ansi"`, `"rgb_array"`, `"human"` (prints the text board) or `None`.
+        **overrides: fields of the variant to replace (e.g. `board_shape`).
+
+    Raises:
+        ConfigError: `seat` is not a player of the variant nor `"random"`, `illegal_action` or `render_mode` is
+            not a known mode, `overrides` are given with a ready `Env`, or `opponents` is not a spec, a policy
+            or a list of exactly `num_players - 1` of them.
+        VariantError: An unknown variant name or field, or a bad `reward`, `max_steps` or
+            `illegal_action_penalty` (see `blokus_jax.make`).
+        AgentSpecError: An opponent spec names no agent, has a bad option, or names a missing run directory.
+        CheckpointError: An opponent's run directory or baseline cannot be loaded for this variant.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
@@ -330,13 +339,23 @@ class BlokusGymEnv(gymnasium.Env):
 
     @property
     def state(self) -> State:
-        """The current core :class:`~blokus_jax.State` (a device pytree; read it, do not step it yourself)."""
+        """The current core `State` (a device pytree; read it, do not step it yourself)."""
         return self._state
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Start a new game (``seed`` reseeds the env's RNG; ``options={"seat": k}`` fixes the learner's seat for
-        this episode) and let the opponents before the learner move. Returns ``(observation, info)``. Bad
-        arguments raise :class:`ConfigError` before anything changes."""
+        """Start a new game and let the opponents before the learner move.
+
+        Args:
+            seed: Reseeds the env's RNG (a non-negative int; NumPy integers are accepted); `None` keeps it.
+            options: `{"seat": k}` fixes the learner's seat for this episode; `None` draws it as configured.
+
+        Returns:
+            `(observation, info)`.
+
+        Raises:
+            ConfigError: A bad seed, options that are not a dict, an unknown option, or a seat that is not a
+                player; nothing changes.
+        """
         seed, seat = _check_seed(seed), _reset_seat(self._game, options)
         super().reset(seed=seed)
         game_seed, drawn = _draw_episode(self.np_random, self.seat_option, self.core.num_players)
@@ -345,9 +364,19 @@ class BlokusGymEnv(gymnasium.Env):
         return obs, self._info()
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        """Play the learner's ``action`` and the opponents' replies; returns ``(observation, reward, terminated,
-        truncated, info)``. Raises :class:`RejectedActionError` for a malformed action or a step after the end
-        (and, with ``illegal_action="raise"``, for a forbidden one), leaving the env unchanged."""
+        """Play the learner's action and the opponents' replies.
+
+        Args:
+            action: One integer action index.
+
+        Returns:
+            `(observation, reward, terminated, truncated, info)`; with `illegal_action="penalty"` an illegal
+            action ends the game and `info["illegal_action"]` says why.
+
+        Raises:
+            RejectedActionError: A malformed action, a step before `reset` or after the end, or (with
+                `illegal_action="raise"`) a forbidden one; the env is unchanged.
+        """
         index = action_index(action, self.core.num_actions)
         if self._mask is None:
             raise RejectedActionError("step() before reset(); call reset() first", action, "game_over")
@@ -364,12 +393,12 @@ class BlokusGymEnv(gymnasium.Env):
         return obs, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """``bool[num_actions]`` legal actions of the learner now (the hook sb3-contrib's ``MaskablePPO`` calls)."""
+        """`bool[num_actions]` legal actions of the learner now (the hook sb3-contrib's `MaskablePPO` calls)."""
         return self._mask.astype(bool)
 
     def render(self) -> str | np.ndarray | None:
-        """The position as text (``"ansi"``), an RGB array (``"rgb_array"``), printed text (``"human"``) or
-        ``None`` without a render mode."""
+        """The position as text (`"ansi"`), an RGB array (`"rgb_array"`), printed text (`"human"`) or
+        `None` without a render mode."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the constructor")
         return render_state(self._state, self.core, self.render_mode)
@@ -390,12 +419,22 @@ class BlokusGymEnv(gymnasium.Env):
 
 # --------------------------------------------------------------------------------------------------- vector env
 class BlokusVectorEnv(VectorEnv):
-    """``num_envs`` learner-vs-opponents games stepped together by one jitted, vmapped device call per ``step``.
+    """`num_envs` learner-vs-opponents games stepped together by one jitted, vmapped device call per `step`.
 
-    Takes the arguments of :class:`BlokusGymEnv` (except ``render_mode``) plus ``num_envs`` and ``autoreset_mode``
-    (``AutoresetMode.NEXT_STEP``, the default, or ``SAME_STEP``; see the module doc). Observations are the single
-    env's dict with a leading batch axis; ``infos`` follow Gymnasium's vector convention (``infos[key]`` an array
-    over sub-envs, ``infos["_" + key]`` which entries are set).
+    Observations are the single env's dict with a leading batch axis; `infos` follow Gymnasium's vector
+    convention (`infos[key]` an array over sub-envs, `infos["_" + key]` which entries are set).
+
+    Args:
+        num_envs: Games stepped together.
+        variant: As for `BlokusGymEnv`; so are `seat`, `opponents`, `reward`, `illegal_action`,
+            `illegal_action_penalty`, `max_steps` and `**overrides`.
+        autoreset_mode: `AutoresetMode.NEXT_STEP` (the default) or `SAME_STEP`; see the module doc.
+        render_mode: Must be `None`: the vector env does not render.
+
+    Raises:
+        ConfigError: `num_envs` is not a positive int, `autoreset_mode` is not `NEXT_STEP` or `SAME_STEP`,
+            `render_mode` is given, or an argument shared with `BlokusGymEnv` is bad (see there; so are the
+            other errors it raises).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -447,15 +486,25 @@ class BlokusVectorEnv(VectorEnv):
 
     @property
     def state(self) -> State:
-        """The batched core :class:`~blokus_jax.State` of the sub-envs (leading axis ``num_envs``)."""
+        """The batched core `State` of the sub-envs (leading axis `num_envs`)."""
         return self._state
 
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict, dict]:
-        """Start ``num_envs`` new games; sub-env ``i`` is seeded with ``seed + i`` (or ``seed[i]``; NumPy integers
-        are accepted) and ``options={"seat": k}`` fixes the learner's seat of this episode in every sub-env. Returns
-        the batched ``(observations, infos)``. Bad arguments raise :class:`ConfigError` before anything changes."""
+        """Start `num_envs` new games.
+
+        Args:
+            seed: One int (sub-env `i` is seeded with `seed + i`) or one seed a sub-env (`seed[i]`); NumPy
+                integers are accepted; `None` for fresh entropy.
+            options: `{"seat": k}` fixes the learner's seat of this episode in every sub-env.
+
+        Returns:
+            The batched `(observations, infos)`.
+
+        Raises:
+            ConfigError: A bad seed or wrong number of seeds, or bad options; nothing changes.
+        """
         n = self.num_envs
         if seed is None:
             seeds = [None] * n
@@ -491,7 +540,18 @@ class BlokusVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env with its action (sub-envs that finished last step restart instead under
-        ``NEXT_STEP``); returns batched ``(observations, rewards, terminations, truncations, infos)``."""
+        `NEXT_STEP`).
+
+        Args:
+            actions: `num_envs` integer action indices.
+
+        Returns:
+            The batched `(observations, rewards, terminations, truncations, infos)`.
+
+        Raises:
+            RejectedActionError: Malformed actions, a step before `reset`, or (with `illegal_action="raise"`) a
+                forbidden action in some sub-env (the message names the first); nothing changes.
+        """
         if self._mask is None:
             raise RejectedActionError("step() before reset(); call reset() first", actions, "game_over")
         n = self.num_envs
@@ -539,11 +599,11 @@ class BlokusVectorEnv(VectorEnv):
         return obs, rewards.astype(np.float64), terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
-        """``bool[num_envs, num_actions]`` legal actions of every sub-env's learner now."""
+        """`bool[num_envs, num_actions]` legal actions of every sub-env's learner now."""
         return self._mask.astype(bool)
 
     def _take_next(self, i: int) -> tuple[np.uint32, int]:
-        """Sub-env ``i``'s pre-drawn next episode; draws the one after it from the sub-env's RNG."""
+        """Sub-env `i`'s pre-drawn next episode; draws the one after it from the sub-env's RNG."""
         episode = self._next[i]
         self._next[i] = _draw_episode(self._rngs[i], self.seat_option, self.core.num_players)
         return episode
@@ -562,7 +622,7 @@ class BlokusVectorEnv(VectorEnv):
 
 # ------------------------------------------------------------------------------------------------- registration
 def register_envs() -> None:
-    """Register every ``Blokus<Variant>-v0`` and ``Blokus<Variant>Greedy-v0`` id (idempotent; done on import)."""
+    """Register every `Blokus<Variant>-v0` and `Blokus<Variant>Greedy-v0` id (idempotent; done on import)."""
     for stem, variant in GYM_IDS.items():
         for suffix, opponents in (("", "random"), ("Greedy", "greedy")):
             env_id = f"{stem}{suffix}-v0"

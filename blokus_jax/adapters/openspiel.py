@@ -1,10 +1,10 @@
-"""OpenSpiel adapter: every Blokus variant as an OpenSpiel Python game (``blokus_duo``, ``blokus_classic``, ...), for
+"""OpenSpiel adapter: every Blokus variant as an OpenSpiel Python game (`blokus_duo`, `blokus_classic`, ...), for
 MCTS, AlphaZero, CFR, Elo evaluation and the rest of OpenSpiel's algorithms.
 
-``import blokus_jax.adapters.openspiel`` registers the games with ``pyspiel``; then ``pyspiel.load_game("blokus_duo")``
-works as for any other game (extra ``[openspiel]``). States are loaded from their move list, never unpickled;
-:class:`ProjectBot` plays any agent spec as a ``pyspiel.Bot``. The games, the observation layout, serialisation,
-caches and players are described in ``docs/adapters.md`` ("OpenSpiel: the details").
+`import blokus_jax.adapters.openspiel` registers the games with `pyspiel`; then `pyspiel.load_game("blokus_duo")`
+works as for any other game (extra `[openspiel]`). States are loaded from their move list, never unpickled;
+`ProjectBot` plays any agent spec as a `pyspiel.Bot`. The games, the observation layout, serialisation,
+caches and players are described in `docs/adapters.md` ("OpenSpiel: the details").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ GAMES: dict[str, str] = {
     "blokus_simple": "simple",
 }
 
-#: Game parameters and their defaults: ``variant`` is a custom variant from :func:`variant_parameter` ("" = the
+#: Game parameters and their defaults: `variant` is a custom variant from `variant_parameter` ("" = the
 #: game's own variant).
 PARAMETERS = {"variant": ""}
 
@@ -53,7 +53,7 @@ RULES_CACHE_SIZE = 8
 class _Position:
     """One host-side position: the core state as NumPy arrays, the legal action ids of the player to move, the
     player to move (-4, OpenSpiel's TERMINAL, once over), the returns and the moves that led here. Immutable, so
-    ``clone`` shares it (``copy.deepcopy`` returns it as is); pickled as its move list (see the module doc)."""
+    `clone` shares it (`copy.deepcopy` returns it as is); pickled as its move list (see the module doc)."""
 
     __slots__ = ("rules", "core", "legal", "player", "returns", "actions")
 
@@ -100,17 +100,17 @@ class _Rules:
         return state, state.legal_action_mask
 
     def play(self, position: _Position, action: int) -> _Position:
-        """The position after the legal ``action`` (the caller checks legality against ``position.legal``)."""
+        """The position after the legal `action` (the caller checks legality against `position.legal`)."""
         core, mask = jax.device_get(self._step(position.core, np.int32(action)))
         return _Position(self, core, np.flatnonzero(mask), (*position.actions, int(action)))
 
     def features(self, position: _Position, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(planes [2C, H, W], pieces [C, P], to_move [C])`` float32 for ``player``."""
+        """`(planes [2C, H, W], pieces [C, P], to_move [C])` float32 for `player`."""
         obs = jax.device_get(self._features(position.core, np.int32(player)))
         return np.moveaxis(obs.planes, -1, 0), obs.pieces, obs.to_move
 
     def action_string(self, action: int) -> str:
-        """``"pass"`` or the Pentobi point list of the cells ``action`` covers."""
+        """`"pass"` or the Pentobi point list of the cells `action` covers."""
         if action == self.env.pass_action:
             return "pass"
         return render.cells_text(self.env.variant, self.env.action_cells(action))
@@ -119,7 +119,7 @@ class _Rules:
         return render.to_text(position.core, self.env.variant)
 
 
-#: Canonical variant key -> rule set, least recently used first (at most :data:`RULES_CACHE_SIZE`).
+#: Canonical variant key -> rule set, least recently used first (at most `RULES_CACHE_SIZE`).
 _RULES: collections.OrderedDict[str, _Rules] = collections.OrderedDict()
 #: Parameter text -> (canonical key, variant), least recently used first (small: a key and a Variant each).
 _SPELLINGS: collections.OrderedDict[str, tuple[str, Variant]] = collections.OrderedDict()
@@ -145,9 +145,9 @@ def _decode_variant(text: str) -> Variant:
 
 
 def _canonical(text: str) -> tuple[str, Variant]:
-    """``(key, variant)`` of a variant key or parameter: a registered name stays itself; a custom variant's
+    """`(key, variant)` of a variant key or parameter: a registered name stays itself; a custom variant's
     parameter, however spelled (padding, key order, spaces), becomes the registered name when its rules are that
-    variant's, else :func:`variant_parameter` of the decoded variant. Remembered for a bounded number of spellings."""
+    variant's, else `variant_parameter` of the decoded variant. Remembered for a bounded number of spellings."""
     if text in _SPELLINGS:
         _SPELLINGS.move_to_end(text)
         return _SPELLINGS[text]
@@ -164,8 +164,8 @@ def _canonical(text: str) -> tuple[str, Variant]:
 
 
 def _rules(text: str) -> _Rules:
-    """The :class:`_Rules` of a variant key or ``variant`` parameter (any spelling of one variant gives the same
-    rule set), built once and kept while among the :data:`RULES_CACHE_SIZE` most recently used."""
+    """The `_Rules` of a variant key or `variant` parameter (any spelling of one variant gives the same
+    rule set), built once and kept while among the `RULES_CACHE_SIZE` most recently used."""
     key, variant = _canonical(text)
     if key in _RULES:
         _RULES.move_to_end(key)
@@ -178,7 +178,7 @@ def _rules(text: str) -> _Rules:
 
 def _replayed(rules_key: str, actions: Any) -> _Position:
     """A position rebuilt from its move list, every move checked against the rules (the unpickling of
-    :class:`_Position`); raises :class:`RecordError` naming the first bad move."""
+    `_Position`); raises `RecordError` naming the first bad move."""
     if not isinstance(rules_key, str) or not isinstance(actions, tuple):
         raise RecordError("a serialised Blokus state holds a variant key and a tuple of actions; the string is corrupt")
     try:
@@ -204,7 +204,7 @@ def variant_parameter(variant: Variant) -> str:
 
 # --------------------------------------------------------------------------------------------------- the game
 def _game_type(name: str, players: int | None = None) -> pyspiel.GameType:
-    """The OpenSpiel game type of registered game ``name``, for ``players`` players (default: its variant's; a
+    """The OpenSpiel game type of registered game `name`, for `players` players (default: its variant's; a
     custom variant given as a game parameter may have another number)."""
     players = get_variant(GAMES[name]).num_players if players is None else players
     return pyspiel.GameType(
@@ -226,12 +226,21 @@ def _game_type(name: str, players: int | None = None) -> pyspiel.GameType:
 
 
 class BlokusGame(pyspiel.Game):
-    """A Blokus variant as an OpenSpiel game (see the module doc); built by ``pyspiel.load_game(name, params)``.
+    """A Blokus variant as an OpenSpiel game (see the module doc); built by `pyspiel.load_game(name, params)`.
 
-    ``core`` is the :class:`blokus_jax.Env` it plays (``reward="winloss"``) and ``variant`` its variant.
+    `core` is the `blokus_jax.Env` it plays (`reward="winloss"`) and `variant` its variant.
+
+    Args:
+        params: OpenSpiel game parameters: only `variant`, a custom variant as `variant_parameter` writes it
+            (base64 JSON; empty for the registered game's own).
+
+    Raises:
+        ConfigError: The class is not one of the registered games, a parameter is unknown, or `variant` is not
+            a string.
+        VariantError: The `variant` parameter is too long, not base64 JSON, or not a valid variant.
     """
 
-    #: The OpenSpiel name, set on the subclass registered for each name (see :func:`register_games`).
+    #: The OpenSpiel name, set on the subclass registered for each name (see `register_games`).
     game_name = ""
 
     def __init__(self, params: dict | None = None):
@@ -266,14 +275,14 @@ class BlokusGame(pyspiel.Game):
         return BlokusState(self)
 
     def deserialize_state(self, text: str) -> BlokusState:
-        """The state that the state part of :func:`pyspiel.serialize_game_and_state`'s text describes (the lines
-        ``history=...``, ``move_number=...`` and ``__dict__=...``), rebuilt from its move list alone: the pickled
-        ``__dict__`` line is never decoded. Every move is replayed through the rules and must be legal and made by
-        the player to move; raises :class:`~blokus_jax.errors.RecordError` naming the first bad line or move."""
+        """The state that the state part of `pyspiel.serialize_game_and_state`'s text describes (the lines
+        `history=...`, `move_number=...` and `__dict__=...`), rebuilt from its move list alone: the pickled
+        `__dict__` line is never decoded. Every move is replayed through the rules and must be legal and made by
+        the player to move; raises `RecordError` naming the first bad line or move."""
         return _state_from_moves(self, text)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
-        """The observer behind ``observation_tensor`` / ``observation_string`` (and, for the information state of
+        """The observer behind `observation_tensor` / `observation_string` (and, for the information state of
         this perfect-information game, OpenSpiel's public-information observer)."""
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
             return _Observer(self._rules, params)
@@ -283,8 +292,8 @@ class BlokusGame(pyspiel.Game):
 
 
 class BlokusState(pyspiel.State):
-    """A Blokus position as an OpenSpiel state (host-side; see the module doc). ``core_state`` is the core
-    :class:`blokus_jax.State` (NumPy arrays)."""
+    """A Blokus position as an OpenSpiel state (host-side; see the module doc). `core_state` is the core
+    `blokus_jax.State` (NumPy arrays)."""
 
     def __init__(self, game: BlokusGame):
         super().__init__(game)
@@ -292,12 +301,12 @@ class BlokusState(pyspiel.State):
 
     @property
     def _position(self) -> _Position:
-        """The position (kept in the instance ``__dict__``, the attributes OpenSpiel copies and serialises)."""
+        """The position (kept in the instance `__dict__`, the attributes OpenSpiel copies and serialises)."""
         return self.__dict__["_position"]
 
     @_position.setter
     def _position(self, position: Any) -> None:
-        """Set by OpenSpiel's ``clone`` and its C++ loader: only a position of this state's own game is taken."""
+        """Set by OpenSpiel's `clone` and its C++ loader: only a position of this state's own game is taken."""
         game = self.get_game()
         if not isinstance(position, _Position):
             raise RecordError(f"a {game} state holds a Blokus position, not {type(position).__name__}")
@@ -311,22 +320,22 @@ class BlokusState(pyspiel.State):
         self.__dict__["_position"] = position
 
     def legal_actions(self, player: int | None = None) -> list[int]:
-        """The legal actions of the player to move, sorted (of ``player``: the same when it is to move, ``[]`` for
-        another player of the game). Raises :class:`~blokus_jax.errors.ConfigError` for a ``player`` outside
-        ``[0, num_players)``."""
+        """The legal actions of the player to move, sorted (of `player`: the same when it is to move, `[]` for
+        another player of the game). Raises `ConfigError` for a `player` outside
+        `[0, num_players)`."""
         if player is None:
             return super().legal_actions()
         return super().legal_actions(self._checked_player(player, "legal_actions"))
 
     def legal_actions_mask(self, player: int | None = None) -> list[int]:
-        """OpenSpiel's 0/1 mask over ``num_distinct_actions``; ``player`` as in :meth:`legal_actions`."""
+        """OpenSpiel's 0/1 mask over `num_distinct_actions`; `player` as in `legal_actions`."""
         if player is None:
             return super().legal_actions_mask()
         return super().legal_actions_mask(self._checked_player(player, "legal_actions_mask"))
 
     def _checked_player(self, player: Any, method: str) -> int:
-        """``player`` as an int after checking it is a player of the game (or the pseudo-player to move, which is
-        OpenSpiel's ``TERMINAL`` at the end)."""
+        """`player` as an int after checking it is a player of the game (or the pseudo-player to move, which is
+        OpenSpiel's `TERMINAL` at the end)."""
         n = self.num_players()
         if isinstance(player, bool) or not isinstance(player, numbers.Integral):
             raise ConfigError(f"{method}({player!r}): a player is an int in [0, {n})")
@@ -340,7 +349,7 @@ class BlokusState(pyspiel.State):
 
     @property
     def core_state(self) -> Any:
-        """The core :class:`blokus_jax.State` of this position (NumPy arrays; do not modify them)."""
+        """The core `blokus_jax.State` of this position (NumPy arrays; do not modify them)."""
         return self._position.core
 
     def current_player(self) -> int:
@@ -377,8 +386,8 @@ _HISTORY_ITEM = re.compile(r"(-?[0-9]{1,10}):([0-9]{1,10})", re.ASCII)
 
 
 def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
-    """:meth:`BlokusGame.deserialize_state`: the state from the ``history=`` and ``move_number=`` lines of
-    OpenSpiel's state text, every move replayed and checked; the ``__dict__=`` line (a pickle) is never read."""
+    """`BlokusGame.deserialize_state`: the state from the `history=` and `move_number=` lines of
+    OpenSpiel's state text, every move replayed and checked; the `__dict__=` line (a pickle) is never read."""
     fix = "load a string written by pyspiel.serialize_game_and_state for this game"
     if not isinstance(text, str):
         raise RecordError(f"a serialised {game} state is text, got {type(text).__name__}; {fix}")
@@ -416,11 +425,11 @@ def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
 
 
 def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
-    """``(game, state)`` from the text of ``pyspiel.serialize_game_and_state``, without unpickling anything for the
-    games of this module: the game is loaded from the ``[Game]`` line and the state rebuilt from its move list by
-    :meth:`BlokusGame.deserialize_state`. The text of any other game goes to OpenSpiel's own loader. Importing this
-    module installs it as ``pyspiel.deserialize_game_and_state``. Raises :class:`~blokus_jax.errors.RecordError`
-    for a bad Blokus state and :class:`~blokus_jax.errors.VariantError` for a bad ``variant`` parameter."""
+    """`(game, state)` from the text of `pyspiel.serialize_game_and_state`, without unpickling anything for the
+    games of this module: the game is loaded from the `[Game]` line and the state rebuilt from its move list by
+    `BlokusGame.deserialize_state`. The text of any other game goes to OpenSpiel's own loader. Importing this
+    module installs it as `pyspiel.deserialize_game_and_state`. Raises `RecordError`
+    for a bad Blokus state and `VariantError` for a bad `variant` parameter."""
     game_string, state_text = _split_serialised(text)
     if game_string is None or game_string.partition("(")[0].strip() not in GAMES:
         return _OPENSPIEL_DESERIALIZE(text)
@@ -431,7 +440,7 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
 
 
 def _split_serialised(text: Any) -> tuple[str | None, str | None]:
-    """``(game string, state text)`` of OpenSpiel's serialised form (``None`` for a part that is missing)."""
+    """`(game string, state text)` of OpenSpiel's serialised form (`None` for a part that is missing)."""
     if not isinstance(text, str):
         return None, None
     lines = text.split("\n")
@@ -454,8 +463,8 @@ deserialize_game_and_state.openspiel_loader = _OPENSPIEL_DESERIALIZE
 
 
 class _Observer:
-    """The observation of :class:`BlokusState` (see the module doc): ``dict`` holds ``planes``, ``pieces`` and
-    ``to_move``, views into the flat ``tensor``."""
+    """The observation of `BlokusState` (see the module doc): `dict` holds `planes`, `pieces` and
+    `to_move`, views into the flat `tensor`."""
 
     def __init__(self, rules: _Rules, params: Any):
         if params:
@@ -488,18 +497,19 @@ class ProjectBot(pyspiel.Bot):
     games of this module; the policy is resolved and jitted once per variant, on the first move of that variant.
 
     The spec is checked when the bot is made: its type, an agent name and its options (typed and range-checked,
-    bounds that depend on the board taken on the largest registered board, ``classic``), and that a run directory
+    bounds that depend on the board taken on the largest registered board, `classic`), and that a run directory
     it names exists. What depends on the game (a run directory's checkpoint and variant, a shipped baseline, the
-    memory estimate) is checked then too when ``game`` is given, else on the bot's first move in a game.
+    memory estimate) is checked then too when `game` is given, else on the bot's first move in a game.
 
     Args:
-        spec: the agent spec (or a pure JAX policy ``(key, core_state) -> action``).
+        spec: the agent spec (or a pure JAX policy `(key, core_state) -> action`).
         seed: seeds the key split for every move, so a game replays exactly (an int).
         game: a game of this module to resolve the spec for now (optional).
 
-    Raises :class:`~blokus_jax.errors.ConfigError` for a spec that is neither a string nor a callable, an empty
-    spec, a bad seed or a game of another module, and ``blokus_agents``' ``AgentSpecError`` for an unknown agent, a
-    bad option or a missing run directory.
+    Raises:
+        ConfigError: A spec that is neither a string nor a callable, an empty spec, a bad seed or a game of
+            another module.
+        AgentSpecError: An unknown agent, a bad option or a missing run directory (from `blokus_agents`).
     """
 
     def __init__(self, spec: Any, seed: int = 0, *, game: BlokusGame | None = None):
@@ -516,7 +526,7 @@ class ProjectBot(pyspiel.Bot):
             self._policies[game._rules_key] = _policy(spec, game.core)
 
     def step(self, state: BlokusState) -> int:
-        """The agent's action in ``state`` (raises :class:`ConfigError` for a state of another game)."""
+        """The agent's action in `state` (raises `ConfigError` for a state of another game)."""
         position = getattr(state, "_position", None)
         if not isinstance(position, _Position):
             raise ConfigError(f"ProjectBot plays the Blokus games of {__name__}, not {state.get_game()}")
@@ -541,7 +551,7 @@ class ProjectBot(pyspiel.Bot):
 
 
 def _policy(spec: Any, env: Env) -> Any:
-    """The jitted policy of ``spec`` for ``env``."""
+    """The jitted policy of `spec` for `env`."""
     from blokus_jax.adapters._boundary import resolve_policy
 
     return jax.jit(resolve_policy(spec, env))
@@ -549,7 +559,7 @@ def _policy(spec: Any, env: Env) -> Any:
 
 @functools.cache
 def register_games() -> tuple[str, ...]:
-    """Register every game of :data:`GAMES` with ``pyspiel`` (done on import; registering twice is a no-op).
+    """Register every game of `GAMES` with `pyspiel` (done on import; registering twice is a no-op).
     Returns the names."""
     # one subclass per name, registered as the creator: OpenSpiel keeps the creator until the process exits, and a
     # class (unlike a closure or partial) is still alive then, so its release at exit needs no interpreter

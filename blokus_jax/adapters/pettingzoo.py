@@ -1,20 +1,20 @@
-"""PettingZoo adapter: every player of a Blokus variant as an agent of an ``AECEnv``.
+"""PettingZoo adapter: every player of a Blokus variant as an agent of an `AECEnv`.
 
-Agents are ``player_0``, ``player_1``, ... (a player may own several colours: in ``classic_2p`` ``player_0`` acts
-for colours 0 and 2; in ``classic_3p`` the shared colour is placed by whichever player's turn it is). Following
-PettingZoo's classic games, ``observe(agent)`` returns ``{"observation": float32[H, W, 2C], "action_mask":
-int8[num_actions]}``: the board planes of :mod:`blokus_jax.observe` from that agent's point of view (occupancy of
+Agents are `player_0`, `player_1`, ... (a player may own several colours: in `classic_2p` `player_0` acts
+for colours 0 and 2; in `classic_3p` the shared colour is placed by whichever player's turn it is). Following
+PettingZoo's classic games, `observe(agent)` returns `{"observation": float32[H, W, 2C], "action_mask":
+int8[num_actions]}`: the board planes of `blokus_jax.observe` from that agent's point of view (occupancy of
 each colour, then each colour's corner cells, own colours first; the pieces left are recoverable from the board
 since a colour's pieces never share an edge) and the legal actions, set only for the agent to act. A colour that
 cannot place is offered the pass alone, so the acting agent's mask is never all zero. Rewards are zero until the
 game ends, then every agent gets its entry of the core's rewards and all agents are terminated together (truncated
-together when ``max_steps`` is reached).
+together when `max_steps` is reached).
 
-``raw_env(...)`` is :class:`BlokusAECEnv`: it raises :class:`~blokus_jax.adapters.RejectedActionError` for a
-malformed or illegal action and stays unchanged. ``env(...)`` adds PettingZoo's usual wrappers: an action check
-that raises the same error for a value that is not an integer index in range, ``TerminateIllegalWrapper`` (an
-illegal action ends the game with ``illegal_action_penalty`` for the agent that made it, as in PettingZoo's
-classic games) and ``OrderEnforcingWrapper``. ``env.unwrapped.state`` is the core state.
+`raw_env(...)` is `BlokusAECEnv`: it raises `RejectedActionError` for a
+malformed or illegal action and stays unchanged. `env(...)` adds PettingZoo's usual wrappers: an action check
+that raises the same error for a value that is not an integer index in range, `TerminateIllegalWrapper` (an
+illegal action ends the game with `illegal_action_penalty` for the agent that made it, as in PettingZoo's
+classic games) and `OrderEnforcingWrapper`. `env.unwrapped.state` is the core state.
 
 Example::
 
@@ -58,11 +58,15 @@ class BlokusAECEnv(AECEnv):
     """All players of a Blokus variant as PettingZoo AEC agents (see the module doc).
 
     Args:
-        variant: a registered variant name, a :class:`~blokus_jax.Variant` or a ready :class:`~blokus_jax.Env`.
-        reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
+        variant: a registered variant name, a `Variant` or a ready `Env`.
+        reward: `"winloss"` or `"score"` (see `blokus_jax.make`).
         max_steps: truncate the game after this many moves (placements and passes).
-        render_mode: ``"ansi"``, ``"rgb_array"``, ``"human"`` (prints the text board) or ``None``.
-        **overrides: fields of the variant to replace (e.g. ``board_shape``).
+        render_mode: `"ansi"`, `"rgb_array"`, `"human"` (prints the text board) or `None`.
+        **overrides: fields of the variant to replace (e.g. `board_shape`).
+
+    Raises:
+        ConfigError: `render_mode` is not a known mode, or `overrides` are given with a ready `Env`.
+        VariantError: An unknown variant name or field, or a bad `reward` or `max_steps`.
     """
 
     metadata = {
@@ -111,20 +115,28 @@ class BlokusAECEnv(AECEnv):
 
     # -------------------------------------------------------------------------------------------- pettingzoo API
     def observation_space(self, agent: str) -> spaces.Dict:
+        """The observation space of an agent (`{"observation", "action_mask"}`)."""
         return self._observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Discrete:
+        """The action space of an agent: `Discrete(num_actions)`."""
         return self._action_spaces[self._check_agent(agent)]
 
     @property
     def state(self) -> State:
-        """The current core :class:`~blokus_jax.State` (a device pytree)."""
+        """The current core `State` (a device pytree)."""
         return self._state
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game (Blokus has no chance, so ``seed`` changes nothing; it is accepted for the API, as are
-        ``options``, which are ignored). A seed that is not an int or options that are not a dict raise
-        :class:`ConfigError`, leaving the env as it was."""
+        """Start a new game.
+
+        Args:
+            seed: Accepted for the API (an int or `None`); Blokus has no chance, so it changes nothing.
+            options: Accepted for the API (a dict or `None`) and ignored.
+
+        Raises:
+            ConfigError: A seed that is not an int or options that are not a dict; the env is as it was.
+        """
         if seed is not None and not is_int(seed):
             raise ConfigError(f"seed {seed!r} is not an int; pass an int or None")
         if options is not None and not isinstance(options, dict):
@@ -138,7 +150,17 @@ class BlokusAECEnv(AECEnv):
         self._absorb(view)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation", "action_mask"}`` of ``agent``; the mask is all zero unless ``agent`` is to act."""
+        """What one agent sees now.
+
+        Args:
+            agent: One of `possible_agents`.
+
+        Returns:
+            `{"observation", "action_mask"}`; the mask is all zero unless `agent` is to act.
+
+        Raises:
+            ConfigError: An unknown agent, or a call before `reset`.
+        """
         self._check_agent(agent)
         if not hasattr(self, "_state"):
             raise ConfigError("observe() before reset(); call reset() first")
@@ -151,8 +173,15 @@ class BlokusAECEnv(AECEnv):
         return {"observation": planes, "action_mask": mask}
 
     def step(self, action: Any) -> None:
-        """Play ``action`` for ``agent_selection`` (``None`` for an agent that is already done). Raises
-        :class:`RejectedActionError` for a malformed or illegal action and leaves the env unchanged."""
+        """Play an action for `agent_selection`.
+
+        Args:
+            action: One integer action index; `None` for an agent that is already done.
+
+        Raises:
+            RejectedActionError: A malformed or illegal action, or a call before `reset` or after every agent has
+                left the finished game; the env is unchanged.
+        """
         self._check_reset(action)
         agent = self.agent_selection
         if self._is_done(agent):
@@ -173,8 +202,17 @@ class BlokusAECEnv(AECEnv):
             self.render()
 
     def act(self, agent: str, action: Any) -> None:
-        """:meth:`step` for a caller that names who is acting: raises :class:`RejectedActionError` (reason
-        ``"not_your_turn"``) when ``agent`` is not ``agent_selection``, leaving the env unchanged."""
+        """`step` for a caller that names who is acting.
+
+        Args:
+            agent: The agent acting.
+            action: Its action, as for `step`.
+
+        Raises:
+            RejectedActionError: `agent` is not `agent_selection` (reason `"not_your_turn"`), or as for `step`;
+                the env is unchanged.
+            ConfigError: An unknown agent.
+        """
         self._check_agent(agent)
         self._check_reset(action)
         if agent != self.agent_selection:
@@ -186,8 +224,8 @@ class BlokusAECEnv(AECEnv):
         self.step(action)
 
     def render(self) -> str | np.ndarray | None:
-        """The position as text (``"ansi"``), an RGB array (``"rgb_array"``), printed text (``"human"``) or
-        ``None`` without a render mode."""
+        """The position as text (`"ansi"`), an RGB array (`"rgb_array"`), printed text (`"human"`) or
+        `None` without a render mode."""
         return render_state(self._state, self.core, self.render_mode)
 
     def close(self) -> None:
@@ -195,8 +233,8 @@ class BlokusAECEnv(AECEnv):
 
     # ------------------------------------------------------------------------------------------------- internals
     def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's removal of a done agent, which accepts only ``None``: any other action is refused with
-        :class:`RejectedActionError` (reason ``"game_over"``) and the env is left unchanged."""
+        """PettingZoo's removal of a done agent, which accepts only `None`: any other action is refused with
+        `RejectedActionError` (reason `"game_over"`) and the env is left unchanged."""
         if action is not None:
             raise RejectedActionError(
                 f"{self.agent_selection} is done (the game is over) and can only step with "
@@ -207,7 +245,7 @@ class BlokusAECEnv(AECEnv):
         super()._was_dead_step(action)
 
     def _check_agent(self, agent: Any) -> str:
-        """``agent`` if it is one of ``possible_agents``; raises :class:`ConfigError` naming the valid ones."""
+        """`agent` if it is one of `possible_agents`; raises `ConfigError` naming the valid ones."""
         if not isinstance(agent, str) or agent not in self._agent_index:
             raise ConfigError(
                 f"unknown agent {agent!r}; the agents of {self.core.variant.name!r} are {self.possible_agents}"
@@ -215,7 +253,7 @@ class BlokusAECEnv(AECEnv):
         return agent
 
     def _check_reset(self, action: Any) -> None:
-        """Refuse a call before ``reset()`` or after every agent has left the finished game."""
+        """Refuse a call before `reset()` or after every agent has left the finished game."""
         if not hasattr(self, "_state"):
             raise RejectedActionError("the env has not been reset; call reset() first", action, "game_over")
         if self.agent_selection not in self.terminations:
@@ -252,8 +290,8 @@ def _view(core: Env, state: State) -> tuple:
 
 
 class _Compiled(NamedTuple):
-    """The core env and its jitted functions: ``reset() -> (state, view)``, ``step(state, action) -> (state,
-    view)`` and ``planes(state, player) -> float32[H, W, 2C]``."""
+    """The core env and its jitted functions: `reset() -> (state, view)`, `step(state, action) -> (state,
+    view)` and `planes(state, player) -> float32[H, W, 2C]`."""
 
     core: Env
     reset: Callable
@@ -262,7 +300,7 @@ class _Compiled(NamedTuple):
 
 
 def _compiled(core: Env) -> _Compiled:
-    """Jit the functions the AEC env calls for ``core``."""
+    """Jit the functions the AEC env calls for `core`."""
 
     def reset() -> tuple[State, tuple]:
         state = core.init()
@@ -280,13 +318,13 @@ def _compiled(core: Env) -> _Compiled:
 
 @functools.cache
 def _compiled_for(variant: Variant, reward: str, max_steps: int | None) -> _Compiled:
-    """:func:`_compiled` shared by every env of one configuration (compiled once, not per instance)."""
+    """`_compiled` shared by every env of one configuration (compiled once, not per instance)."""
     return _compiled(make(variant, reward=reward, max_steps=max_steps))
 
 
 class _ActionCheckWrapper(wrappers.BaseWrapper):
-    """Raises :class:`RejectedActionError` for an action that is not one integer index in range, before the
-    wrappers below look it up in the mask (PettingZoo's ``AssertOutOfBoundsWrapper``, with the package's error)."""
+    """Raises `RejectedActionError` for an action that is not one integer index in range, before the
+    wrappers below look it up in the mask (PettingZoo's `AssertOutOfBoundsWrapper`, with the package's error)."""
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -296,13 +334,38 @@ class _ActionCheckWrapper(wrappers.BaseWrapper):
 
 
 def raw_env(variant: str | Variant | Env = "duo", **kwargs) -> BlokusAECEnv:
-    """The unwrapped :class:`BlokusAECEnv` (raises on illegal actions)."""
+    """The unwrapped `BlokusAECEnv`, which raises on an illegal action.
+
+    Args:
+        variant: A registered variant name, a `Variant` or a ready `Env`.
+        **kwargs: The other arguments of `BlokusAECEnv`.
+
+    Returns:
+        The environment.
+
+    Raises:
+        ConfigError: See `BlokusAECEnv`.
+        VariantError: See `BlokusAECEnv`.
+    """
     return BlokusAECEnv(variant, **kwargs)
 
 
 def env(variant: str | Variant | Env = "duo", *, illegal_action_penalty: float = -1.0, **kwargs) -> AECEnv:
-    """:class:`BlokusAECEnv` with PettingZoo's usual wrappers: a range/dtype check, ``TerminateIllegalWrapper``
-    (an illegal action ends the game with ``illegal_action_penalty`` for its author) and ``OrderEnforcingWrapper``."""
+    """`BlokusAECEnv` with PettingZoo's usual wrappers: a range/dtype check, `TerminateIllegalWrapper`
+    (an illegal action ends the game with `illegal_action_penalty` for its author) and `OrderEnforcingWrapper`.
+
+    Args:
+        variant: A registered variant name, a `Variant` or a ready `Env`.
+        illegal_action_penalty: The reward of the agent whose illegal action ends the game.
+        **kwargs: The other arguments of `BlokusAECEnv`.
+
+    Returns:
+        The wrapped AEC environment.
+
+    Raises:
+        ConfigError: See `BlokusAECEnv`.
+        VariantError: See `BlokusAECEnv`.
+    """
     game = wrappers.TerminateIllegalWrapper(raw_env(variant, **kwargs), illegal_reward=illegal_action_penalty)
     return wrappers.OrderEnforcingWrapper(_ActionCheckWrapper(game))
 

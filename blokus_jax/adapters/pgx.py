@@ -1,57 +1,57 @@
-"""Pgx adapter: a Blokus variant as a ``pgx.Env``, for JAX code written against Pgx's API (its AlphaZero example,
-PPO for board games, ``pgx.api_test``).
+"""Pgx adapter: a Blokus variant as a `pgx.Env`, for JAX code written against Pgx's API (its AlphaZero example,
+PPO for board games, `pgx.api_test`).
 
-``PgxEnv("duo")`` subclasses ``pgx.Env`` (``_init``, ``_step``, ``_observe``, ``id``, ``version``,
-``num_players``), so ``init`` / ``step`` / ``observe`` are Pgx's own and pure, and work under ``jax.jit`` and
-``jax.vmap``. Its :class:`State` is a ``pgx.State``:
+`PgxEnv("duo")` subclasses `pgx.Env` (`_init`, `_step`, `_observe`, `id`, `version`,
+`num_players`), so `init` / `step` / `observe` are Pgx's own and pure, and work under `jax.jit` and
+`jax.vmap`. Its `State` is a `pgx.State`:
 
-* ``current_player`` ``int32``: the player to move (the core's ``current_player``; in ``classic_2p`` a player
-  moves two colours, in ``classic_3p`` the shared colour is placed in turn).
-* ``observation`` ``bool[H, W, 2C]``: the egocentric board planes of :mod:`blokus_jax.observe` for the player to
+* `current_player` `int32`: the player to move (the core's `current_player`; in `classic_2p` a player
+  moves two colours, in `classic_3p` the shared colour is placed in turn).
+* `observation` `bool[H, W, 2C]`: the egocentric board planes of `blokus_jax.observe` for the player to
   move (occupancy of each colour, then each colour's corner cells; the colour to move first), the same planes as the
-  PettingZoo adapter's ``observation`` (as bool rather than float32, a quarter of the bytes; the pieces left are
+  PettingZoo adapter's `observation` (as bool rather than float32, a quarter of the bytes; the pieces left are
   recoverable from the board, a colour's pieces never share an edge).
-* ``legal_action_mask`` ``bool[num_actions]``: stored (Pgx reads it as a field), in the core's dense action layout
+* `legal_action_mask` `bool[num_actions]`: stored (Pgx reads it as a field), in the core's dense action layout
   (the last index is the pass, legal exactly when nothing can be placed); all True once the game has ended, as Pgx
   requires (so a policy can normalise over it; any action then leaves the state unchanged).
-* ``rewards`` ``float32[num_players]``, zero until the end, then the core's (``reward="winloss"``: the best share
-  +1, the others -1; ``"score"``: the score margin). ``terminated``, ``truncated`` (``max_steps``), ``_step_count``.
-* ``_core``: the core :class:`blokus_jax.State` (read it for scores, the board, records); ``_variant`` (static).
+* `rewards` `float32[num_players]`, zero until the end, then the core's (`reward="winloss"`: the best share
+  +1, the others -1; `"score"`: the score margin). `terminated`, `truncated` (`max_steps`), `_step_count`.
+* `_core`: the core `blokus_jax.State` (read it for scores, the board, records); `_variant` (static).
 
-**Illegal actions** follow Pgx's rule (``pgx.core.Env._step_with_illegal_action``): the game terminates, the
-offender gets the penalty (``illegal_action_penalty``, default -1) and every other player ``(n - 1)`` times its
+**Illegal actions** follow Pgx's rule (`pgx.core.Env._step_with_illegal_action`): the game terminates, the
+offender gets the penalty (`illegal_action_penalty`, default -1) and every other player `(n - 1)` times its
 magnitude (+1 with two players, +3 with four); the board is left as it was. This
-differs from the core, which gives the others 0: ``state._core.rewards`` keeps the core's rule.
+differs from the core, which gives the others 0: `state._core.rewards` keeps the core's rule.
 
 **Cost.** The core keeps its mask packed and computes observations on demand; a Pgx state stores both, as Pgx's
-API demands: a Pgx state is the core state plus ``num_actions`` mask bytes, ``H * W * 2C`` observation bytes and
-``10 + 4 * num_players`` bytes of small fields (``tests/adapters/test_pgx.py`` checks the sum). Per unbatched state:
-``simple`` 897 core vs 2,484 Pgx, ``duo`` 5,380 vs 24,019, ``classic`` 7,838 vs 47,465 (:func:`state_bytes`).
+API demands: a Pgx state is the core state plus `num_actions` mask bytes, `H * W * 2C` observation bytes and
+`10 + 4 * num_players` bytes of small fields (`tests/adapters/test_pgx.py` checks the sum). Per unbatched state:
+`simple` 897 core vs 2,484 Pgx, `duo` 5,380 vs 24,019, `classic` 7,838 vs 47,465 (`state_bytes`).
 
-**Ids.** ``env.id`` is ``"blokus_<variant>"`` (``blokus_duo``, ...); a custom variant that reuses a registered name
-with other rules (a 10x10 board named ``duo``) gets ``"blokus_<name>_custom_<8 hex digits>"`` instead, the digits a
-digest of its rules, so that no two different games share an id (:func:`env_id`). Pgx's ``api_test`` checks
-``state.env_id`` against its closed list ``pgx.EnvId``; to run it on this adapter, add the ids of
-:func:`api_test_env_ids` to that list inside the test, as ``tests/adapters/test_pgx.py`` does (which also works
+**Ids.** `env.id` is `"blokus_<variant>"` (`blokus_duo`, ...); a custom variant that reuses a registered name
+with other rules (a 10x10 board named `duo`) gets `"blokus_<name>_custom_<8 hex digits>"` instead, the digits a
+digest of its rules, so that no two different games share an id (`env_id`). Pgx's `api_test` checks
+`state.env_id` against its closed list `pgx.EnvId`; to run it on this adapter, add the ids of
+`api_test_env_ids` to that list inside the test, as `tests/adapters/test_pgx.py` does (which also works
 around the harness's random mover, see there).
 
 **What the adapter accepts** (Pgx's conventions, checked with the project's errors, when the step or observation
-is traced where the fact is static under ``jit``):
+is traced where the fact is static under `jit`):
 
-* ``step(state, action)``: one unbatched :class:`State` of this env's variant (a batch is stepped with
-  ``jax.vmap(env.step)``; a batched state raises :class:`~blokus_jax.errors.ConfigError`, a state of another
-  variant :class:`~blokus_jax.errors.VariantError`) and one integer action of shape ``()``; a bool, a float or an
-  array of several values raises :class:`~blokus_jax.errors.ActionTypeError`. An integer outside
-  ``[0, num_actions)``, however large (``2**40``), is an illegal action and gets Pgx's rule below (under
-  ``jax.jit`` JAX itself converts a Python int argument to int32 first and raises ``OverflowError`` outside that
-  range: pass actions as ``int32`` arrays there, as Pgx does).
-* ``observe(state, player_id)``: ``player_id`` an integer in ``[0, num_players)``; anything else (``5``, ``-1``,
-  ``1.5``, ``True``) raises :class:`~blokus_jax.errors.ConfigError`. A traced id (inside ``jit``) is checked for
+* `step(state, action)`: one unbatched `State` of this env's variant (a batch is stepped with
+  `jax.vmap(env.step)`; a batched state raises `ConfigError`, a state of another
+  variant `VariantError`) and one integer action of shape `()`; a bool, a float or an
+  array of several values raises `ActionTypeError`. An integer outside
+  `[0, num_actions)`, however large (`2**40`), is an illegal action and gets Pgx's rule below (under
+  `jax.jit` JAX itself converts a Python int argument to int32 first and raises `OverflowError` outside that
+  range: pass actions as `int32` arrays there, as Pgx does).
+* `observe(state, player_id)`: `player_id` an integer in `[0, num_players)`; anything else (`5`, `-1`,
+  `1.5`, `True`) raises `ConfigError`. A traced id (inside `jit`) is checked for
   dtype and shape only, as its value is unknown then.
-* ``illegal_action_penalty`` at most 0 (Pgx's rule pays the other players its magnitude; a positive penalty would
-  reward the offender): :class:`~blokus_jax.errors.ConfigError` otherwise.
-* ``to_svg`` / ``save_svg``: ``scale`` a finite positive number, ``color_theme`` ``None``, ``"light"`` or
-  ``"dark"``.
+* `illegal_action_penalty` at most 0 (Pgx's rule pays the other players its magnitude; a positive penalty would
+  reward the offender): `ConfigError` otherwise.
+* `to_svg` / `save_svg`: `scale` a finite positive number, `color_theme` `None`, `"light"` or
+  `"dark"`.
 
 Example::
 
@@ -95,8 +95,8 @@ VERSION = "v0"
 
 @struct.dataclass
 class State(pgx.State):
-    """A Blokus position as a ``pgx.State`` (see the module doc for every field). ``_core`` is the core
-    :class:`blokus_jax.State`; ``_variant`` the :class:`~blokus_jax.Variant` (static, not a pytree leaf)."""
+    """A Blokus position as a `pgx.State` (see the module doc for every field). `_core` is the core
+    `blokus_jax.State`; `_variant` the `Variant` (static, not a pytree leaf)."""
 
     current_player: jax.Array
     observation: jax.Array
@@ -110,7 +110,7 @@ class State(pgx.State):
 
     @property
     def env_id(self) -> str:
-        """``"blokus_<variant name>"``, the same as ``PgxEnv.id``."""
+        """`"blokus_<variant name>"`, the same as `PgxEnv.id`."""
         return env_id(self._variant)
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
@@ -133,7 +133,7 @@ class State(pgx.State):
         return _grid(pictures)
 
     def save_svg(self, filename: str | Path, *, color_theme: str | None = None, scale: float | None = None) -> None:
-        """Write :meth:`to_svg` to ``filename``, which must end in ``.svg`` (as in Pgx)."""
+        """Write `to_svg` to `filename`, which must end in `.svg` (as in Pgx)."""
         if not str(filename).endswith(".svg"):
             raise ConfigError(f"save_svg writes SVG: {str(filename)!r} must end with '.svg'")
         _check_picture_options(color_theme, scale)
@@ -141,8 +141,8 @@ class State(pgx.State):
 
 
 def _check_picture_options(color_theme: Any, scale: Any) -> None:
-    """Refuse what Pgx's visualiser does not take: a ``scale`` that is not a finite positive number, a
-    ``color_theme`` other than ``None``, ``"light"`` or ``"dark"``."""
+    """Refuse what Pgx's visualiser does not take: a `scale` that is not a finite positive number, a
+    `color_theme` other than `None`, `"light"` or `"dark"`."""
     if color_theme not in (None, "light", "dark"):
         raise ConfigError(f"color_theme must be None, 'light' or 'dark' (Pgx's themes), got {color_theme!r}")
     if scale is None:
@@ -152,7 +152,7 @@ def _check_picture_options(color_theme: Any, scale: Any) -> None:
 
 
 def _grid(pictures: list[str], columns: int = 4) -> str:
-    """SVG documents laid out in a grid of ``columns`` inside one SVG document."""
+    """SVG documents laid out in a grid of `columns` inside one SVG document."""
     header = re.compile(r'<svg[^>]* width="([\d.]+)" height="([\d.]+)"')
     sizes = [tuple(float(v) for v in header.match(p).groups()) for p in pictures]
     width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
@@ -170,8 +170,8 @@ def _grid(pictures: list[str], columns: int = 4) -> str:
 
 
 def env_id(variant: Variant) -> str:
-    """The Pgx id of a variant: ``"blokus_" + variant.name``, except for a custom variant that reuses a registered
-    name with other rules (a 10x10 ``duo``): ``"blokus_<name>_custom_<digest>"``, where the 8 hex digits are a digest
+    """The Pgx id of a variant: `"blokus_" + variant.name`, except for a custom variant that reuses a registered
+    name with other rules (a 10x10 `duo`): `"blokus_<name>_custom_<digest>"`, where the 8 hex digits are a digest
     of its rules (its records-format JSON), so that a custom game never passes for the registered one."""
     if variant.name in variant_names() and variant != get_variant(variant.name):
         from blokus_jax.io.record_json import variant_to_dict
@@ -182,19 +182,20 @@ def env_id(variant: Variant) -> str:
 
 
 class PgxEnv(pgx.Env):
-    """A Blokus variant as a ``pgx.Env`` (see the module doc for the state, observation, rewards and costs).
+    """A Blokus variant as a `pgx.Env` (see the module doc for the state, observation, rewards and costs).
 
     Args:
-        variant_or_name: a registered variant name (``"duo"``, ...), a :class:`~blokus_jax.Variant` or a ready
-            :class:`~blokus_jax.Env` (whose reward mode, penalty and ``max_steps`` are then used).
-        reward: ``"winloss"`` or ``"score"`` (see :func:`blokus_jax.make`).
+        variant_or_name: a registered variant name (`"duo"`, ...), a `Variant` or a ready
+            `Env` (whose reward mode, penalty and `max_steps` are then used).
+        reward: `"winloss"` or `"score"` (see `blokus_jax.make`).
         illegal_action_penalty: the offender's reward for an illegal action, at most 0 (Pgx's rule gives the others
-            ``-(n - 1)`` times it).
-        max_steps: truncate after this many steps (``truncated`` is set; Pgx's step then leaves the state alone).
-        **overrides: variant fields to replace (e.g. ``board_shape``).
+            `-(n - 1)` times it).
+        max_steps: truncate after this many steps (`truncated` is set; Pgx's step then leaves the state alone).
+        **overrides: variant fields to replace (e.g. `board_shape`).
 
-    Raises :class:`~blokus_jax.errors.ConfigError` for a positive penalty (also that of a ready ``Env``) and
-    :class:`~blokus_jax.errors.VariantError` for an unknown variant or a bad override.
+    Raises:
+        ConfigError: A positive penalty (also that of a ready `Env`), or `overrides` given with a ready `Env`.
+        VariantError: An unknown variant or field, a bad override, or a bad `reward` or `max_steps`.
     """
 
     def __init__(
@@ -233,37 +234,61 @@ class PgxEnv(pgx.Env):
 
     @property
     def variant(self) -> Variant:
-        """The :class:`~blokus_jax.Variant` played."""
+        """The `Variant` played."""
         return self.core.variant
 
     # ------------------------------------------------------------------------------------------------ pgx.Env
     def step(self, state: State, action: Any, key: jax.Array | None = None) -> State:
         """Pgx's step (its illegal-action rule, the stored mask, the observation) after checking, when it is
-        called or traced, that ``state`` is one unbatched state of this variant and ``action`` one integer (see
-        the module doc); raises :class:`~blokus_jax.errors.ConfigError`, :class:`~blokus_jax.errors.VariantError`
-        or :class:`~blokus_jax.errors.ActionTypeError` otherwise."""
+        called or traced, that `state` is one unbatched state of this variant and `action` one integer (see
+        the module doc).
+
+        Args:
+            state: One unbatched state of this variant (`jax.vmap` the step for a batch).
+            action: One integer action index.
+            key: Accepted for Pgx's API; Blokus has no chance.
+
+        Returns:
+            The next `State`.
+
+        Raises:
+            ConfigError: `state` is not one unbatched state of this env.
+            VariantError: `state` is of another variant.
+            ActionTypeError: `action` is not one integer.
+        """
         self._check_state(state, "step")
         return super().step(state, action_id(action), key)
 
     def observe(self, state: State, player_id: Any = None) -> jax.Array:
-        """Pgx's observe: ``bool[H, W, 2C]`` for ``player_id`` (default: the player to move; Pgx deprecates the
-        argument and warns). Raises :class:`~blokus_jax.errors.ConfigError` for a player id that is not an integer
-        in ``[0, num_players)`` and for a state that is not one unbatched state of this variant."""
+        """Pgx's observe.
+
+        Args:
+            state: One unbatched state of this variant.
+            player_id: Whose view; default the player to move (Pgx deprecates the argument and warns).
+
+        Returns:
+            `bool[H, W, 2C]` planes.
+
+        Raises:
+            ConfigError: A player id that is not an integer in `[0, num_players)`, or a state that is not one
+                unbatched state of this env.
+            VariantError: `state` is of another variant.
+        """
         self._check_state(state, "observe")
         if player_id is not None:
             player_id = self._check_player(player_id)
         return super().observe(state, player_id)
 
     def _init(self, key: jax.Array) -> State:
-        """The starting position (``key`` is unused: Blokus has no chance); ``observation`` is filled by
-        ``pgx.Env.init``."""
+        """The starting position (`key` is unused: Blokus has no chance); `observation` is filled by
+        `pgx.Env.init`."""
         del key
         return self._wrap(self.core.init(), jnp.int32(0))
 
     def _step(self, state: State, action: jax.Array, key: jax.Array | None) -> State:
-        """One core step. Pgx's ``step`` calls this only for a game in progress, with ``_step_count`` already
+        """One core step. Pgx's `step` calls this only for a game in progress, with `_step_count` already
         advanced, and then applies its own illegal-action rule for actions its stored mask forbids; an action
-        outside ``[0, num_actions)`` (which Pgx's mask lookup clamps) gets the same rule here."""
+        outside `[0, num_actions)` (which Pgx's mask lookup clamps) gets the same rule here."""
         del key
         legal = self.core.is_legal(state._core, action)
         core = self.core.step(state._core, action)
@@ -272,12 +297,12 @@ class PgxEnv(pgx.Env):
         return jax.tree.map(lambda a, b: jnp.where(legal, a, b), moved, penalised)
 
     def _observe(self, state: State, player_id: jax.Array) -> jax.Array:
-        """``bool[H, W, 2C]``: the egocentric board planes of :mod:`blokus_jax.observe` for ``player_id``."""
+        """`bool[H, W, 2C]`: the egocentric board planes of `blokus_jax.observe` for `player_id`."""
         return self.core.observe(state._core, player_id).planes.astype(jnp.bool_)
 
     @property
     def id(self) -> str:
-        """``"blokus_<variant name>"``."""
+        """`"blokus_<variant name>"`."""
         return env_id(self.core.variant)
 
     @property
@@ -295,7 +320,7 @@ class PgxEnv(pgx.Env):
 
     @property
     def observation_shape(self) -> tuple[int, int, int]:
-        """``(H, W, 2C)``."""
+        """`(H, W, 2C)`."""
         rows, cols = self.core.board_shape
         return (rows, cols, 2 * self.core.num_colors)
 
@@ -305,7 +330,7 @@ class PgxEnv(pgx.Env):
 
     # ------------------------------------------------------------------------------------------------ internals
     def _check_state(self, state: Any, method: str) -> None:
-        """Refuse anything but one unbatched :class:`State` of this env's variant (static facts, checked when
+        """Refuse anything but one unbatched `State` of this env's variant (static facts, checked when
         traced)."""
         if not isinstance(state, State):
             raise ConfigError(
@@ -326,7 +351,7 @@ class PgxEnv(pgx.Env):
             )
 
     def _check_player(self, player_id: Any) -> jax.Array:
-        """``player_id`` as an ``int32`` scalar after checking that it is one integer in ``[0, num_players)`` (the
+        """`player_id` as an `int32` scalar after checking that it is one integer in `[0, num_players)` (the
         value only when it is concrete)."""
         n = self.num_players
         fix = f"pass a player index in [0, {n}) (the player to move is state.current_player)"
@@ -367,7 +392,7 @@ class PgxEnv(pgx.Env):
 
 
 def state_bytes(env: PgxEnv) -> tuple[int, int]:
-    """``(core, pgx)``: bytes of one unbatched core state and of one Pgx state of ``env`` (all leaves)."""
+    """`(core, pgx)`: bytes of one unbatched core state and of one Pgx state of `env` (all leaves)."""
     state = jax.jit(env.init)(jax.random.key(0))
     pgx_total = sum(leaf.nbytes for leaf in jax.tree.leaves(state))
     core_total = sum(leaf.nbytes for leaf in jax.tree.leaves(state._core))
@@ -376,8 +401,8 @@ def state_bytes(env: PgxEnv) -> tuple[int, int]:
 
 @functools.cache
 def api_test_env_ids() -> tuple[str, ...]:
-    """The ids of every registered variant through this adapter (``blokus_classic``, ...), the names a test adds
-    to ``pgx.EnvId`` before calling ``pgx.api_test``."""
+    """The ids of every registered variant through this adapter (`blokus_classic`, ...), the names a test adds
+    to `pgx.EnvId` before calling `pgx.api_test`."""
     return tuple(env_id(get_variant(name)) for name in variant_names())
 
 

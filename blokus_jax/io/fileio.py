@@ -1,20 +1,20 @@
 """Safe file access: the one home for how blokus-jax writes, reads and locks files.
 
 Everything the library writes (game records, viewer pages, training metrics, checkpoint side files, baselines) goes
-through :func:`write_atomic` / :func:`atomic_writer`: the data is written to a *fresh* temporary file in the target's
-own directory (created with ``O_CREAT | O_EXCL | O_NOFOLLOW``, so a planted file or symbolic link is never opened),
-flushed to disk (``fsync``), then renamed over the target in one step (``os.replace``). A write that fails half-way
+through `write_atomic` / `atomic_writer`: the data is written to a *fresh* temporary file in the target's
+own directory (created with `O_CREAT | O_EXCL | O_NOFOLLOW`, so a planted file or symbolic link is never opened),
+flushed to disk (`fsync`), then renamed over the target in one step (`os.replace`). A write that fails half-way
 (disk full, a killed process) leaves the old file as it was and no temporary file behind. A target that is a symbolic
-link, a FIFO, a device or a directory is refused: nothing is ever written *through* a link. With ``overwrite=False``
+link, a FIFO, a device or a directory is refused: nothing is ever written *through* a link. With `overwrite=False`
 an existing target is never replaced, even by a racing writer (the temporary file is hard-linked into place).
 
-Reads (:func:`read_bytes`, :func:`read_text`, :func:`iter_lines`) open regular files only (a FIFO is refused instead
-of blocking, ``/dev/zero`` instead of filling memory) and cap the bytes *actually read*, never trusting the size the
-file system reports. :func:`load_json` parses with a nesting-depth limit. :func:`exclusive_lock` is an atomic
-inter-process lock (``fcntl.flock``) on a lock file, whose recorded pid serves messages only.
+Reads (`read_bytes`, `read_text`, `iter_lines`) open regular files only (a FIFO is refused instead
+of blocking, `/dev/zero` instead of filling memory) and cap the bytes *actually read*, never trusting the size the
+file system reports. `load_json` parses with a nesting-depth limit. `exclusive_lock` is an atomic
+inter-process lock (`fcntl.flock`) on a lock file, whose recorded pid serves messages only.
 
-Every failure raises the caller's error class (a :class:`~blokus_jax.errors.BlokusError` subclass, e.g.
-``RecordError`` or ``CheckpointError``) with a one-line message naming the file; the ``OSError`` is chained.
+Every failure raises the caller's error class (a `BlokusError` subclass, e.g.
+`RecordError` or `CheckpointError`) with a one-line message naming the file; the `OSError` is chained.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import IO, Any, NoReturn
 
 from blokus_jax.errors import BlokusError
 
-#: Default nesting limit of :func:`load_json` (blokus-jax's own files nest a few levels deep).
+#: Default nesting limit of `load_json` (blokus-jax's own files nest a few levels deep).
 MAX_JSON_DEPTH = 64
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -59,8 +59,8 @@ def _reason(exc: OSError) -> str:
 
 
 def check_target(path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError) -> bool:
-    """Whether ``path`` exists, after checking that writing it is safe: it is absent or a regular file, never a
-    symbolic link (not even one to a regular file), FIFO, device or directory. Raises ``error`` otherwise."""
+    """Whether `path` exists, after checking that writing it is safe: it is absent or a regular file, never a
+    symbolic link (not even one to a regular file), FIFO, device or directory. Raises `error` otherwise."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -79,10 +79,10 @@ def check_target(path: str | os.PathLike, *, what: str = "file", error: type[Exc
 def atomic_writer(
     path: str | os.PathLike, *, overwrite: bool = True, what: str = "file", error: type[Exception] = BlokusError
 ) -> Iterator[IO[bytes]]:
-    """A binary file to write ``path``'s new content into; when the ``with`` block ends without an exception the
-    content is flushed, synced and renamed over ``path`` in one step. On any failure (in the block or while
-    finishing) ``path`` is left as it was, the temporary file is removed and ``error`` is raised for an ``OSError``.
-    ``overwrite=False`` raises ``error`` when ``path`` exists (checked again atomically at the rename)."""
+    """A binary file to write `path`'s new content into; when the `with` block ends without an exception the
+    content is flushed, synced and renamed over `path` in one step. On any failure (in the block or while
+    finishing) `path` is left as it was, the temporary file is removed and `error` is raised for an `OSError`.
+    `overwrite=False` raises `error` when `path` exists (checked again atomically at the rename)."""
     path = Path(path)
     existed = check_target(path, what=what, error=error)
     if existed and not overwrite:
@@ -116,7 +116,7 @@ def atomic_writer(
 
 
 def _link_new(tmp: Path, path: Path, what: str, error: type[Exception]) -> None:
-    """Put ``tmp`` in place as ``path`` only if ``path`` does not exist (a hard link fails atomically if it does)."""
+    """Put `tmp` in place as `path` only if `path` does not exist (a hard link fails atomically if it does)."""
     try:
         os.link(tmp, path, follow_symlinks=False)
     except FileExistsError:
@@ -152,7 +152,7 @@ def write_atomic(
     what: str = "file",
     error: type[Exception] = BlokusError,
 ) -> Path:
-    """Write ``data`` (``str`` as UTF-8) to ``path`` safely and atomically (see :func:`atomic_writer`); returns the
+    """Write `data` (`str` as UTF-8) to `path` safely and atomically (see `atomic_writer`); returns the
     path."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     with atomic_writer(path, overwrite=overwrite, what=what, error=error) as f:
@@ -166,8 +166,8 @@ def write_atomic(
 def append_text(
     path: str | os.PathLike, text: str, *, what: str = "file", error: type[Exception] = BlokusError
 ) -> None:
-    """Append ``text`` (UTF-8) to ``path``, creating it if needed; refuses a symbolic link or any file that is not
-    regular (opened with ``O_NOFOLLOW``, checked on the open descriptor)."""
+    """Append `text` (UTF-8) to `path`, creating it if needed; refuses a symbolic link or any file that is not
+    regular (opened with `O_NOFOLLOW`, checked on the open descriptor)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
     except OSError as exc:
@@ -205,8 +205,8 @@ def _require_regular(fd: int, path: Any, what: str, error: type[Exception], verb
 def open_regular(
     path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError, follow: bool = True
 ) -> Iterator[IO[bytes]]:
-    """``path`` opened for binary reading after checking (on the open descriptor) that it is a regular file: a FIFO
-    is refused without blocking, a device without reading it. ``follow=False`` also refuses a symbolic link."""
+    """`path` opened for binary reading after checking (on the open descriptor) that it is a regular file: a FIFO
+    is refused without blocking, a device without reading it. `follow=False` also refuses a symbolic link."""
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -227,16 +227,16 @@ def open_regular(
 
 
 def _read_fd(fd: int, size: int) -> bytes:
-    """One ``os.read`` (the only place file contents are read; tests count the bytes that pass here)."""
+    """One `os.read` (the only place file contents are read; tests count the bytes that pass here)."""
     return os.read(fd, size)
 
 
 def read_bytes(
     path: str | os.PathLike, limit: int, *, what: str = "file", error: type[Exception] = BlokusError
 ) -> bytes:
-    """The bytes of regular file ``path``; raises ``error`` when it is not a regular file, cannot be read or holds
-    more than ``limit`` bytes. A file whose size is over ``limit`` is refused before reading, and at most
-    ``limit`` + 1 bytes are ever read, whatever size the file system reports."""
+    """The bytes of regular file `path`; raises `error` when it is not a regular file, cannot be read or holds
+    more than `limit` bytes. A file whose size is over `limit` is refused before reading, and at most
+    `limit` + 1 bytes are ever read, whatever size the file system reports."""
     too_big = f"{what} {str(path)!r} is larger than allowed (over the {limit:,}-byte limit), so it is not one"
     with open_regular(path, what=what, error=error) as f:
         if os.fstat(f.fileno()).st_size > limit:
@@ -257,7 +257,7 @@ def read_bytes(
 
 
 def read_text(path: str | os.PathLike, limit: int, *, what: str = "file", error: type[Exception] = BlokusError) -> str:
-    """:func:`read_bytes` decoded as UTF-8 (a leading byte order mark dropped); ``error`` for bytes that are not
+    """`read_bytes` decoded as UTF-8 (a leading byte order mark dropped); `error` for bytes that are not
     UTF-8."""
     data = read_bytes(path, limit, what=what, error=error)
     try:
@@ -274,9 +274,9 @@ def iter_lines(
     error: type[Exception] = BlokusError,
     follow: bool = True,
 ) -> Iterator[tuple[int, bytes, bool]]:
-    """Stream the lines of regular file ``path`` as ``(number from 1, bytes without the newline, ended)`` where
-    ``ended`` says whether a newline followed (false only for a last line cut short); a line over ``max_line``
-    bytes raises ``error`` naming it. Memory stays bounded by ``max_line`` whatever the file's size. ``follow=False``
+    """Stream the lines of regular file `path` as `(number from 1, bytes without the newline, ended)` where
+    `ended` says whether a newline followed (false only for a last line cut short); a line over `max_line`
+    bytes raises `error` naming it. Memory stays bounded by `max_line` whatever the file's size. `follow=False`
     refuses a symbolic link."""
     with open_regular(path, what=what, error=error, follow=follow) as f:
         number = 0
@@ -296,7 +296,7 @@ def iter_lines(
 
 
 def json_depth(value: Any) -> int:
-    """The nesting depth of parsed JSON ``value`` (0 for a scalar), computed without recursion."""
+    """The nesting depth of parsed JSON `value` (0 for a scalar), computed without recursion."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -315,8 +315,8 @@ def load_json(
     what: str = "JSON",
     error: type[Exception] = BlokusError,
 ) -> Any:
-    """Parse JSON ``text`` (bytes must be UTF-8), refusing malformed text, non-UTF-8 bytes, numbers of more than
-    Python's digit limit and nesting deeper than ``max_depth`` with ``error`` (never a ``RecursionError``)."""
+    """Parse JSON `text` (bytes must be UTF-8), refusing malformed text, non-UTF-8 bytes, numbers of more than
+    Python's digit limit and nesting deeper than `max_depth` with `error` (never a `RecursionError`)."""
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8-sig")
@@ -335,7 +335,7 @@ def load_json(
 
 
 def _owner_text(fd: int) -> str:
-    """What the lock file's holder wrote (``"pid N on HOST"``), for messages only; garbage is shown harmlessly."""
+    """What the lock file's holder wrote (`"pid N on HOST"`), for messages only; garbage is shown harmlessly."""
     try:
         raw = os.pread(fd, 200, 0)
     except OSError:
@@ -352,10 +352,10 @@ def _owner_text(fd: int) -> str:
 def exclusive_lock(
     path: str | os.PathLike, *, what: str = "lock", error: type[Exception] = BlokusError, busy: str = ""
 ) -> Iterator[None]:
-    """Hold an exclusive ``fcntl.flock`` lock on ``path`` (created if missing; a symbolic link or non-regular file is
-    refused) for the ``with`` block, and remove the file when done. Taking it is atomic among processes; the kernel
+    """Hold an exclusive `fcntl.flock` lock on `path` (created if missing; a symbolic link or non-regular file is
+    refused) for the `with` block, and remove the file when done. Taking it is atomic among processes; the kernel
     releases it when its holder dies, so a lock file left by a dead process is simply taken. When another process
-    holds it, raises ``error`` with ``busy``, its ``{owner}`` replaced by ``"pid N"`` (from the file; messages only)."""
+    holds it, raises `error` with `busy`, its `{owner}` replaced by `"pid N"` (from the file; messages only)."""
     import fcntl
 
     path = Path(path)

@@ -21,8 +21,15 @@ MAX_RECORD_NAME = 200  # characters of a variant or piece name
 
 
 def variant_to_dict(variant: Variant) -> dict[str, Any]:
-    """A variant's full definition as JSON-ready data (the ``variant`` field of a custom variant's record; pieces
-    as ``[name, cells, copies]``). :func:`variant_from_json` reads it back with every field checked."""
+    """A variant's full definition as JSON-ready data (the `variant` field of a custom variant's record).
+    `variant_from_json` reads it back with every field checked.
+
+    Args:
+        variant: Any variant.
+
+    Returns:
+        A dict of lists, ints and strings; pieces as `[name, cells, copies]`.
+    """
     return {
         "name": variant.name,
         "board_shape": list(variant.board_shape),
@@ -36,7 +43,7 @@ def variant_to_dict(variant: Variant) -> dict[str, Any]:
 
 
 def _kind(value: Any) -> str:
-    """``value``'s JSON type with its article, for messages: "a string", "an object", "null"."""
+    """`value`'s JSON type with its article, for messages: "a string", "an object", "null"."""
     if value is None:
         return "null"
     kind = {dict: "object", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
@@ -46,7 +53,7 @@ def _kind(value: Any) -> str:
 
 
 def _int(value: Any, where: str, low: int, high: int) -> int:
-    """``value`` if it is an integer (not a boolean) in ``[low, high]``, else :class:`RecordError` naming ``where``."""
+    """`value` if it is an integer (not a boolean) in `[low, high]`, else `RecordError` naming `where`."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise RecordError(f"record field {where} must be an integer, got {_kind(value)}")
     if not low <= value <= high:
@@ -56,7 +63,7 @@ def _int(value: Any, where: str, low: int, high: int) -> int:
 
 
 def _list(value: Any, where: str, low: int, high: int) -> list:
-    """``value`` if it is a list of ``low`` to ``high`` entries, else :class:`RecordError` naming ``where``."""
+    """`value` if it is a list of `low` to `high` entries, else `RecordError` naming `where`."""
     if not isinstance(value, list):
         raise RecordError(f"record field {where} must be a list, got {_kind(value)}")
     if not low <= len(value) <= high:
@@ -78,8 +85,19 @@ def _cell(value: Any, where: str, rows: int, cols: int) -> tuple[int, int]:
 
 
 def variant_from_json(value: Any) -> Variant:
-    """The record's ``variant`` field: a registered name, or a custom definition whose every field is checked
-    (types and :data:`MAX_RECORD_COLORS`-style limits) before any piece, table or array is built."""
+    """The variant of a record's `variant` field, every field checked (types and the `MAX_RECORD_*` limits)
+    before any piece, table or array is built.
+
+    Args:
+        value: A registered variant name, or a custom definition as `variant_to_dict` writes it.
+
+    Returns:
+        The variant.
+
+    Raises:
+        RecordError: An unknown name, a value of another type, unknown or missing fields, a field of the wrong
+            type or over its limit, or a definition the variant rules reject (the message names the field).
+    """
     if isinstance(value, str):
         try:
             return get_variant(value)

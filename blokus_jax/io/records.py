@@ -1,4 +1,4 @@
-"""Game records: the :class:`GameRecord`, its compact JSON form, and checked replay on device.
+"""Game records: the `GameRecord`, its compact JSON form, and checked replay on device.
 
 A :class:`GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
 scores, the players' names and metadata. Every way of building one (:meth:`GameRecord.from_actions`,
@@ -82,12 +82,12 @@ def _env(variant: Variant) -> Env:
 
 @functools.lru_cache(maxsize=32)
 def _trace_fn(variant: Variant, width: int) -> Callable:
-    """Jitted replay of a chunk of games: ``(actions[B, T], colors[B, T], n[B], complete[B]) -> (state, ptr, ok,
-    per-step outputs)`` with ``T = width`` steps (see :func:`_width`).
+    """Jitted replay of a chunk of games: `(actions[B, T], colors[B, T], n[B], complete[B]) -> (state, ptr, ok,
+    per-step outputs)` with `T = width` steps (see `_width`).
 
-    Entry ``k`` of a game is played when the colour to move is ``colors[k]`` (or ``colors[k] < 0``); otherwise the
-    colour to move passes. With ``complete`` forced passes follow the last entry until the game ends. A step that
-    ``Env.is_legal`` rejects stops the game there (``ok`` False), so ``state`` is the position before it.
+    Entry `k` of a game is played when the colour to move is `colors[k]` (or `colors[k] < 0`); otherwise the
+    colour to move passes. With `complete` forced passes follow the last entry until the game ends. A step that
+    `Env.is_legal` rejects stops the game there (`ok` False), so `state` is the position before it.
     """
     env = _env(variant)
 
@@ -121,8 +121,8 @@ _FIXED_WIDTH = 512
 
 
 def _width(variant: Variant, entries: int) -> int:
-    """Replay steps for records of up to ``entries`` entries: enough for every entry and the passes (each colour
-    passes once). Ordinary variants always use ``max_game_length + C + 1`` (one compilation); a variant with very
+    """Replay steps for records of up to `entries` entries: enough for every entry and the passes (each colour
+    passes once). Ordinary variants always use `max_game_length + C + 1` (one compilation); a variant with very
     long games uses a power of two covering the record, so the work follows the record and not the variant."""
     full = max_game_length(variant) + variant.num_colors + 1
     if full <= _FIXED_WIDTH:
@@ -148,9 +148,9 @@ class _Trace:
 def _trace(
     variant: Variant, rows: Sequence[Sequence[int]], colors: Sequence[Sequence[int]] | None, complete: bool
 ) -> list[_Trace]:
-    """Replay several games (see :func:`_trace_fn`), :data:`_CHUNK` per device call, and copy results to the host.
+    """Replay several games (see `_trace_fn`), `_CHUNK` per device call, and copy results to the host.
 
-    Raises :class:`RecordError` for a game with more entries than any game of the variant can have.
+    Raises `RecordError` for a game with more entries than any game of the variant can have.
     """
     for b, row in enumerate(rows):
         if len(row) > max_game_length(variant):
@@ -195,10 +195,10 @@ def _trace(
 @dataclass(frozen=True)
 class GameRecord:
     """One game: the env action ids (placements and passes) with the colour that took each, the final per-colour
-    scores, whether the game had ended, the players' names and metadata (``str -> str``).
+    scores, whether the game had ended, the players' names and metadata (`str -> str`).
 
-    Build it with :meth:`from_actions`, :func:`from_rollout`, :func:`from_blksgf`, :func:`from_json` or
-    :func:`load`; they all check every move against the rules.
+    Build it with `from_actions`, `from_rollout`, `from_blksgf`, `from_json` or
+    `load`; they all check every move against the rules.
     """
 
     variant: Variant
@@ -218,10 +218,24 @@ class GameRecord:
         players: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
     ) -> GameRecord:
-        """The record of playing ``actions`` (env action ids, passes included) from the start in ``env``'s variant.
+        """The record of playing `actions` (env action ids, passes included) from the start in `env`'s variant.
 
-        Trailing ``-1`` entries (the padding :func:`rollout` writes after a game ends) are dropped. Raises
-        :class:`RecordError` naming the first action that is not legal and why.
+        Trailing `-1` entries (the padding `rollout` writes after a game ends) are dropped.
+
+        Args:
+            env: An `Env`, a `Variant` or a registered variant name.
+            actions: The action ids in the order played.
+            players: The players' names, one a player (default: `Player 1`, `Player 2`, ...).
+            metadata: Free `str -> str` data kept with the record (date, event, ...).
+
+        Returns:
+            The checked record.
+
+        Raises:
+            RecordError: An action is not an integer id, out of range, beyond the longest possible game, or not
+                legal where it is played (the message names the first one and why), or `players` does not
+                name every player.
+            VariantError: `env` is an unknown variant name.
         """
         return from_rollout(env, [actions], players=players, metadata=metadata)[0]
 
@@ -238,12 +252,12 @@ class GameRecord:
 
     @property
     def cells(self) -> list[np.ndarray]:
-        """Per action, the ``int32[k, 2]`` ``(row, col)`` cells it covers (``[0, 2]`` for a pass)."""
+        """Per action, the `int32[k, 2]` `(row, col)` cells it covers (`[0, 2]` for a pass)."""
         return [_env(self.variant).action_cells(a) for a in self.actions]
 
     @property
     def moves(self) -> list[tuple[int, np.ndarray]]:
-        """The placements only, as ``(colour, cells)`` pairs in the order they were played."""
+        """The placements only, as `(colour, cells)` pairs in the order they were played."""
         return [(c, cells) for c, cells in zip(self.colors, self.cells) if len(cells)]
 
     @property
@@ -262,7 +276,7 @@ class GameRecord:
 
     @property
     def result(self) -> str:
-        """Human-readable outcome, e.g. ``"Alice wins 60 to 55"``, ``"draw at 40"`` or ``"unfinished"``."""
+        """Human-readable outcome, e.g. `"Alice wins 60 to 55"`, `"draw at 40"` or `"unfinished"`."""
         if not self.terminated:
             return "unfinished"
         scores = " to ".join(str(s) for s in sorted(self.player_scores, reverse=True))
@@ -271,12 +285,22 @@ class GameRecord:
         return f"{self.players[self.winners[0]]} wins {scores}"
 
     def replay(self) -> State:
-        """Replay the record through the environment and return the final :class:`State` (the same state as
-        stepping ``blokus_jax.make(record.variant)`` by hand with :attr:`actions`)."""
+        """Replay the record through the environment and return the final `State` (the same state as
+        stepping `blokus_jax.make(record.variant)` by hand with `actions`)."""
         return self.state_at(len(self.actions))
 
     def state_at(self, step: int) -> State:
-        """The :class:`State` after the first ``step`` actions (``0``: the start; negative counts from the end)."""
+        """The position after the first `step` actions, replayed.
+
+        Args:
+            step: Actions played: `0` is the start, `len(actions)` the end; negative counts from the end.
+
+        Returns:
+            The `State`.
+
+        Raises:
+            RecordError: `step` is outside the record's positions.
+        """
         total = len(self.actions)
         index = step + total if step < 0 else step
         if not 0 <= index <= total:
@@ -289,7 +313,7 @@ class GameRecord:
         return tuple(int(p) for p in trace.players)
 
     def score_history(self) -> np.ndarray:
-        """``int32[len(actions) + 1, C]``: every colour's score at the start and after each action (for plots)."""
+        """`int32[len(actions) + 1, C]`: every colour's score at the start and after each action (for plots)."""
         trace = _trace(self.variant, [self.actions], None, complete=False)[0]
         start = np.asarray(_env(self.variant).init().scores)[None]
         return np.concatenate([start, trace.scores]).astype(np.int32)
@@ -304,7 +328,7 @@ class GameRecord:
         return sgf.write(self.variant, self.players, self.metadata, self.moves, result, _app())
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form as plain Python data (see :meth:`to_json`)."""
+        """The JSON form as plain Python data (see `to_json`)."""
         registered = self.variant.name in VARIANTS and self.variant == get_variant(self.variant.name)
         return {
             "format": JSON_FORMAT,
@@ -319,9 +343,16 @@ class GameRecord:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """Compact JSON text: the variant (its name, or its full definition if it is custom), players, metadata,
-        the action ids, the same moves as ``[colour, "pentobi cells"]`` pairs (``""`` for a pass), the final
-        per-colour scores and whether the game ended. :func:`from_json` reads it back."""
+        """The record as JSON text, which `from_json` reads back.
+
+        Args:
+            indent: Indent nested values by this many spaces; `None` for compact text on one line.
+
+        Returns:
+            The variant (its name, or its full definition if it is custom), players, metadata, the action ids,
+            the same moves as `[colour, "pentobi cells"]` pairs (`""` for a pass), the final per-colour scores
+            and whether the game ended.
+        """
         separators = (",", ":") if indent is None else None
         return json.dumps(self.to_dict(), indent=indent, separators=separators)
 
@@ -341,7 +372,7 @@ class GameRecord:
 
 
 def _validate_actions(variant: Variant, actions: Sequence[int] | np.ndarray) -> list[int]:
-    """Action ids as Python ints, trailing ``-1`` padding dropped; :class:`RecordError` for a non-integer, an id
+    """Action ids as Python ints, trailing `-1` padding dropped; `RecordError` for a non-integer, an id
     out of range or more actions than a game can have (checked before anything is converted)."""
     env = _env(variant)
     if isinstance(actions, (str, bytes, dict)) or not hasattr(actions, "__len__"):
@@ -410,9 +441,23 @@ def from_rollout(
     players: Sequence[str] | None = None,
     metadata: dict[str, str] | None = None,
 ) -> list[GameRecord]:
-    """One :class:`GameRecord` per row of an action history (e.g. from :func:`blokus_jax.rollout.rollout`; trailing
-    ``-1`` ignored), all replayed and checked in one batched device call. Raises :class:`RecordError` naming the
-    game, the first illegal action and why."""
+    """One `GameRecord` per row of an action history (e.g. from `blokus_jax.rollout.rollout`), all replayed
+    and checked in one batched device call.
+
+    Args:
+        env: An `Env`, a `Variant` or a registered variant name.
+        actions: One row of action ids a game; trailing `-1` padding is ignored.
+        players: The players' names, one a player, the same for every game (default: `Player 1`, ...).
+        metadata: Free `str -> str` data, the same for every game.
+
+    Returns:
+        The records, in the order of the rows.
+
+    Raises:
+        RecordError: A row holds a non-integer or out-of-range id or too many actions, or an illegal action (the
+            message names the game, the first illegal action and why).
+        VariantError: `env` is an unknown variant name.
+    """
     variant = env.variant if isinstance(env, Env) else get_variant(env)
     rows = [_validate_actions(variant, row) for row in (np.asarray(actions) if hasattr(actions, "shape") else actions)]
     traces = _trace(variant, rows, None, complete=False) if rows else []
@@ -423,7 +468,7 @@ def from_rollout(
 
 # ------------------------------------------------------------------------------------------------- .blksgf read
 def _check_size(text: str) -> str:
-    """``text`` without a leading UTF-8 byte order mark; :class:`RecordError` if it is over the size limit."""
+    """`text` without a leading UTF-8 byte order mark; `RecordError` if it is over the size limit."""
     if not isinstance(text, str):
         raise RecordError(f"a record must be given as text, got {_kind(text)}")
     if len(text) > MAX_RECORD_BYTES:
@@ -438,9 +483,16 @@ def from_blksgf(text: str) -> GameRecord:
     """Read a Pentobi ``.blksgf`` record (the main line of the first game, :func:`blokus_jax.io.sgf.read`) and check
     it move by move.
 
-    Raises :class:`RecordError` with the reason for a truncated or malformed file, an unknown ``GM``, setup
-    properties (not supported), a bad coordinate, cells that are no piece, an illegal move (with its number), or a
-    ``RE`` result that disagrees with the replayed score.
+    Args:
+        text: The file's text (at most `MAX_RECORD_BYTES` characters; a leading byte order mark is skipped).
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: Text that is too long, a truncated or malformed file, an unknown `GM`, setup properties (not
+            supported), a bad coordinate, cells that are no piece, an illegal or out-of-turn move (with its
+            number), or an `RE` result that disagrees with the replayed score.
     """
     game = sgf.read(_check_size(text))
     variant, actions, colors = game.variant, game.actions, game.colors
@@ -474,11 +526,22 @@ _RESULT = re.compile(r"0|[BW]\+[0-9]{1,6}")
 
 # ---------------------------------------------------------------------------------------------------- JSON read
 def from_json(text: str | dict) -> GameRecord:
-    """Read the JSON form written by :meth:`GameRecord.to_json` (text or the parsed dict), replay it and check the
+    """Read the JSON form written by `GameRecord.to_json` (text or the parsed dict), replay it and check the
     stored moves and scores against the replay.
 
-    Every field is type-checked before use and a custom variant is checked against the ``MAX_RECORD_*`` limits
-    before anything is built from it; any problem is a :class:`RecordError` naming the field."""
+    Every field is type-checked before use and a custom variant is checked against the `MAX_RECORD_*` limits
+    before anything is built from it.
+
+    Args:
+        text: The JSON text, or the dict it parses to.
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: Text that is too long or not JSON, another format or version, a missing or mistyped field
+            (named), an illegal action, or stored moves or scores that disagree with the replay.
+    """
     if isinstance(text, dict):
         data = text
     else:
@@ -527,10 +590,20 @@ def from_json(text: str | dict) -> GameRecord:
 
 
 def load(path: str | Path) -> GameRecord:
-    """Read a ``.blksgf`` or ``.json`` record from ``path`` (format chosen from the content; a UTF-8 byte order
-    mark is skipped), replaying and checking it; raises :class:`RecordError` for a missing, unreadable, oversized
-    (over :data:`MAX_RECORD_BYTES`; no more is ever read) or corrupt file, or one that is not a regular file (a FIFO
-    or device is refused without reading it)."""
+    """Read a `.blksgf` or `.json` record from `path` (format chosen from the content; a UTF-8 byte order
+    mark is skipped), replaying and checking it.
+
+    Args:
+        path: The record file.
+
+    Returns:
+        The checked record.
+
+    Raises:
+        RecordError: A missing, unreadable, oversized (over `MAX_RECORD_BYTES`; no more is ever read), non-UTF-8
+            or corrupt file, an HTML page, or one that is not a regular file (a FIFO or device is refused
+            without reading it); and what `from_blksgf` and `from_json` raise.
+    """
     path = Path(path)
     raw = fileio.read_bytes(path, MAX_RECORD_BYTES, what="record", error=RecordError)  # regular files only
     try:
@@ -553,10 +626,24 @@ def save_records(
     fmt: str = "blksgf",
     overwrite: bool = False,
 ) -> list[Path]:
-    """Write records as ``directory/{stem}_{k:04d}.{fmt}`` (``fmt`` ``"blksgf"`` or ``"json"``; variants without
-    a ``.blksgf`` game type are written as JSON). Creates the directory; returns the paths written. ``stem`` is a
-    plain name (letters, digits, ``_``, ``-``, ``.``; no path parts). An existing file is never replaced unless
-    ``overwrite``: every name is checked before the first is written, so a refused call writes nothing."""
+    """Write records as `directory/{stem}_{k:04d}.{fmt}`, creating the directory. An existing file is never
+    replaced unless `overwrite`: every name is checked before the first is written, so a refused call writes
+    nothing.
+
+    Args:
+        records: The records to write.
+        directory: The folder.
+        stem: A plain file name stem (letters, digits, `_`, `-`, `.`; no path parts).
+        fmt: `"blksgf"` or `"json"`; variants without a `.blksgf` game type are written as JSON.
+        overwrite: Replace existing files.
+
+    Returns:
+        The paths written, in the order of `records`.
+
+    Raises:
+        RecordError: An unknown `fmt`, a bad `stem`, a folder that cannot be created, existing files without
+            `overwrite`, or a file that cannot be written.
+    """
     if fmt not in ("blksgf", "json"):
         raise RecordError(f"unknown record format {fmt!r}; use 'blksgf' or 'json'")
     if not isinstance(stem, str) or not _STEM.fullmatch(stem):

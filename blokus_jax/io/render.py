@@ -1,12 +1,12 @@
 """Pictures of a position: plain or ANSI text, SVG, PNG (via pillow) and raw RGB arrays.
 
-Every picture is drawn from one :class:`~blokus_jax.env.State` (unbatched) and the variant it belongs to. Colours
+Every picture is drawn from one `State` (unbatched) and the variant it belongs to. Colours
 come from the Okabe-Ito palette, chosen to stay distinct for the common forms of colour blindness; the SVG and PNG
 pictures also put a different small glyph inside each colour's squares so that they can be told apart in greyscale.
-Coordinates follow Pentobi and ``.blksgf``: columns are letters from ``a`` on the left, rows are numbered from 1 at
-the bottom, so board row ``r`` is labelled ``H - r``.
+Coordinates follow Pentobi and `.blksgf`: columns are letters from `a` on the left, rows are numbered from 1 at
+the bottom, so board row `r` is labelled `H - r`.
 
-The SVG and PNG pictures share one layout (:func:`_layout`, a list of drawing primitives), so they always agree.
+The SVG and PNG pictures share one layout (`_layout`, a list of drawing primitives), so they always agree.
 """
 
 from __future__ import annotations
@@ -46,7 +46,17 @@ _EMPTY, _GRID, _INK, _PANEL = "#F4F4F0", "#C8C8C0", "#222222", "#FFFFFF"
 
 def color_names(variant: Variant) -> tuple[str, ...]:
     """Display names of the variant's colours, as Pentobi names them (Blue, Yellow, Red, Green; Purple and Orange
-    in Duo; Green and Orange in Junior); other variants use the four-colour names in order."""
+    in Duo; Green and Orange in Junior); other variants use the four-colour names in order.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One name a colour.
+
+    Raises:
+        VariantError: The variant has more colours than pictures support.
+    """
     names = _NAMES_BY_VARIANT.get(variant.name, DEFAULT_NAMES)
     if variant.num_colors > len(names):
         names = DEFAULT_NAMES
@@ -58,12 +68,29 @@ def color_names(variant: Variant) -> tuple[str, ...]:
 
 
 def color_hex(variant: Variant) -> tuple[str, ...]:
-    """Colour-blind-safe ``#RRGGBB`` fill of each of the variant's colours (Okabe-Ito palette)."""
+    """The colour-blind-safe fill of each of the variant's colours (Okabe-Ito palette).
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        One `#RRGGBB` string a colour.
+
+    Raises:
+        VariantError: The variant has more colours than pictures support.
+    """
     return tuple(PALETTE[name] for name in color_names(variant))
 
 
 def column_label(col: int) -> str:
-    """Pentobi column letters: ``a`` ... ``z``, then ``aa``, ``ab``, ... for wider boards."""
+    """Pentobi's letters of a column.
+
+    Args:
+        col: The column, 0 on the left.
+
+    Returns:
+        `a` ... `z`, then `aa`, `ab`, ... for wider boards.
+    """
     return chr(ord("a") + col) if col < 26 else chr(ord("a") + col // 26 - 1) + chr(ord("a") + col % 26)
 
 
@@ -72,15 +99,33 @@ _POINT = re.compile(r"([a-z]{1,2})([0-9]{1,3})")
 
 
 def cell_name(variant: Variant, row: int, col: int) -> str:
-    """Pentobi/.blksgf name of cell ``(row, col)``: column letters, then the row counted from the bottom (``a1`` is
-    the bottom-left corner). The same names label :func:`to_text` boards and the ``play`` command's input."""
+    """Pentobi/.blksgf name of cell `(row, col)`: column letters, then the row counted from the bottom (`a1` is
+    the bottom-left corner). The same names label `to_text` boards and the `play` command's input.
+
+    Args:
+        variant: The rules (for the board's height).
+        row: The row, 0 at the top.
+        col: The column, 0 on the left.
+
+    Returns:
+        The name, e.g. `"e10"`.
+    """
     return f"{column_label(int(col))}{variant.board_shape[0] - int(row)}"
 
 
 def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
-    """``(row, col)`` of a Pentobi cell name like ``"e10"`` (inverse of :func:`cell_name`).
+    """The cell of a Pentobi cell name like `"e10"` (the inverse of `cell_name`).
 
-    Raises :class:`~blokus_jax.errors.IllegalActionError` (a ``ValueError``) naming the valid range otherwise.
+    Args:
+        variant: The rules (for the board's size).
+        text: The name; case and surrounding spaces are ignored.
+
+    Returns:
+        `(row, col)`.
+
+    Raises:
+        IllegalActionError: `text` names no cell of the board (a `ValueError`; the message gives the valid
+            range).
     """
     rows, cols = variant.board_shape
     match = _POINT.fullmatch(str(text).strip().lower())
@@ -101,17 +146,34 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
 
 
 def cells_text(variant: Variant, cells) -> str:
-    """Pentobi point list ``a1,b1,...`` of ``(row, col)`` cells in Pentobi's canonical order (bottom row first, then
-    columns): the text of a ``.blksgf`` move and of a record's JSON ``moves``."""
+    """Pentobi point list `a1,b1,...` of `(row, col)` cells in Pentobi's canonical order (bottom row first, then
+    columns): the text of a `.blksgf` move and of a record's JSON `moves`.
+
+    Args:
+        variant: The rules.
+        cells: `(row, col)` pairs.
+
+    Returns:
+        The point list, e.g. `"a1,b1,b2"`.
+    """
     ordered = sorted(((int(r), int(c)) for r, c in cells), key=lambda rc: (-rc[0], rc[1]))
     return ",".join(cell_name(variant, r, c) for r, c in ordered)
 
 
 def resolve_variant(state: Any, env: Any = None) -> Variant:
-    """The :class:`Variant` a picture of ``state`` uses: ``env``'s when given (an ``Env``, a ``Variant`` or a
-    registered name), otherwise the one registered variant whose board and piece count match ``state``.
+    """The `Variant` a picture of `state` uses: `env`'s when given (an `Env`, a `Variant` or a
+    registered name), otherwise the one registered variant whose board and piece count match `state`.
 
-    Raises :class:`VariantError` when ``env`` is missing and the state's shape is ambiguous or unknown.
+    Args:
+        state: One unbatched `State` (or any object with `board` and `remaining` arrays).
+        env: The `Env`, `Variant` or variant name; `None` to guess from the state's shape.
+
+    Returns:
+        The variant.
+
+    Raises:
+        VariantError: `env` is missing and the state is batched or its shape is ambiguous or unknown, or `env`
+            is an unknown variant name.
     """
     if env is not None:
         return env if isinstance(env, Variant) else getattr(env, "variant", None) or get_variant(env)
@@ -141,12 +203,24 @@ def _piece_label(piece, remaining: int) -> str:
 
 def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True, starts: bool = False) -> str:
     """The position as text: column letters on top, Pentobi row numbers on the left, one character per square
-    (``.`` empty, the colour's initial otherwise; with ``ansi=True`` coloured blocks), the last move in lower case
-    (``@`` with ``ansi``) and explained in a legend line below the board, then one line per colour with its score
-    and remaining pieces (``pieces=False`` leaves those out). With ``starts`` the empty start squares of colours
-    that have not placed yet are drawn as ``*`` (with a legend), as ``play`` shows them.
+    (`.` empty, the colour's initial otherwise; with `ansi=True` coloured blocks), the last move in lower case
+    (`@` with `ansi`) and explained in a legend line below the board, then one line per colour with its score
+    and remaining pieces (`pieces=False` leaves those out). With `starts` the empty start squares of colours
+    that have not placed yet are drawn as `*` (with a legend), as `play` shows them.
 
-    Returns the multi-line string (no trailing newline).
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        ansi: Coloured blocks with ANSI escapes instead of letters.
+        pieces: Add one line per colour with its score and remaining pieces.
+        starts: Draw the open start squares as `*`.
+
+    Returns:
+        The multi-line string (no trailing newline).
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
     """
     variant = resolve_variant(state, env)
     names = color_names(variant)
@@ -205,7 +279,7 @@ def to_text(state: Any, env: Any = None, ansi: bool = False, pieces: bool = True
 
 
 def _open_starts(state: Any, variant: Variant) -> dict[tuple[int, int], list[int]]:
-    """The empty start squares of the colours that have not placed a piece yet: ``{(row, col): [colours]}``."""
+    """The empty start squares of the colours that have not placed a piece yet: `{(row, col): [colours]}`."""
     board = np.asarray(state.board)
     placed = np.asarray(state.pieces_placed)
     out: dict[tuple[int, int], list[int]] = {}
@@ -230,7 +304,7 @@ def _last_cells(state: Any, variant: Variant) -> set[tuple[int, int]]:
 
 
 def _live_corners(state: Any, variant: Variant) -> np.ndarray:
-    """``bool[H, W]`` empty squares that some legal placement of the colour to move covers at a corner cell."""
+    """`bool[H, W]` empty squares that some legal placement of the colour to move covers at a corner cell."""
     import jax.numpy as jnp
 
     tables = Tables(variant)
@@ -300,7 +374,7 @@ class _Text:
 
 
 def _glyph(kind: str, x: float, y: float, s: float, ink: str) -> list:
-    """A small mark centred in the square at ``(x, y)`` of side ``s`` (tells colours apart without hue)."""
+    """A small mark centred in the square at `(x, y)` of side `s` (tells colours apart without hue)."""
     cx, cy, q = x + s / 2, y + s / 2, s / 6
     w = max(s / 14, 1.0)
     if kind == "dot":
@@ -429,7 +503,7 @@ def _piece_panel(
 
 
 def _paint(attr: str, color: str | None) -> str:
-    """SVG paint attributes; ``#RRGGBBAA`` becomes a colour plus an opacity (older SVG readers lack 8-digit hex)."""
+    """SVG paint attributes; `#RRGGBBAA` becomes a colour plus an opacity (older SVG readers lack 8-digit hex)."""
     if color is None:
         return f' {attr}="none"'
     if len(color) == 9:
@@ -474,11 +548,26 @@ def to_svg(
 ) -> str:
     """An SVG picture of the position: the board in colour-blind-safe colours (plus a per-colour glyph), piece
     outlines, optional coordinates, a dot on each square of the last move, an open square on every empty corner
-    square where the colour to move has a legal placement (``legal_corners=True``), a ring on the start square
+    square where the colour to move has a legal placement (`legal_corners=True`), a ring on the start square
     before a colour's first move, and each colour's score and remaining pieces beside the board.
 
-    ``env`` is the ``Env``, ``Variant`` or variant name (guessed from the state's shape when omitted); ``cell`` is
-    the side of a square in pixels. Returns the SVG document as a string.
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        cell: The side of a square in pixels.
+        coords: Draw the column letters and row numbers.
+        last_move: Mark the squares of the last move.
+        legal_corners: Mark the empty corner squares where the colour to move has a legal placement.
+        pieces: Draw each colour's score and remaining pieces beside the board.
+        glyphs: Draw a per-colour glyph on each occupied square (for readers who do not tell the colours apart).
+        title: A title line above the board.
+
+    Returns:
+        The SVG document as a string.
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
     """
     variant = resolve_variant(state, env)
     width, height, ops = _layout(state, variant, cell, coords, last_move, legal_corners, pieces, glyphs, title)
@@ -491,9 +580,20 @@ def to_svg(
 
 
 def to_image(state: Any, env: Any = None, **kwargs):
-    """The same picture as :func:`to_svg` (same keyword arguments) as a ``PIL.Image`` in RGB.
+    """The same picture as `to_svg` as a `PIL.Image` in RGB. Needs pillow (`pip install 'blokus-jax[render]'`).
 
-    Needs pillow (``pip install 'blokus-jax[render]'``); raises ``ImportError`` saying so otherwise.
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        **kwargs: The keyword options of `to_svg`.
+
+    Returns:
+        The picture.
+
+    Raises:
+        ImportError: pillow is not installed (the message says how to install it).
+        TypeError: An option that `to_svg` does not take.
+        VariantError: As for `to_svg`.
     """
     try:
         from PIL import Image, ImageDraw, ImageFont
@@ -550,8 +650,21 @@ def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs
 
 
 def to_rgb(state: Any, env: Any = None, cell: int = 8) -> np.ndarray:
-    """The board alone as a ``uint8[H * cell, W * cell, 3]`` RGB array (empty squares light grey, one-pixel grid
-    lines), for ``render_mode="rgb_array"`` style uses; plain NumPy, no pillow needed."""
+    """The board alone as an RGB array (empty squares light grey, one-pixel grid lines), for
+    `render_mode="rgb_array"` style uses; plain NumPy, no pillow needed.
+
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        cell: The side of a square in pixels.
+
+    Returns:
+        `uint8[H * cell, W * cell, 3]`.
+
+    Raises:
+        VariantError: `env` is not given and the state's board is batched or matches no registered variant, or
+            the variant has more colours than pictures draw.
+    """
     variant = resolve_variant(state, env)
     lut = np.asarray([[int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in (_EMPTY, *color_hex(variant))], np.uint8)
     board = np.asarray(state.board).astype(np.int64)

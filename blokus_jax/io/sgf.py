@@ -1,4 +1,4 @@
-"""Pentobi's ``.blksgf`` dialect of SGF: read the main line of a game into placements, and write one back.
+"""Pentobi's `.blksgf` dialect of SGF: read the main line of a game into placements, and write one back.
 
 ``GM[Blokus]``, ``GM[Blokus Two-Player]``, ``GM[Blokus Three-Player]``, ``GM[Blokus Duo]`` and ``GM[Blokus
 Junior]``: one node per placement, e.g. ``;B[f9,e10,f10,g10,f11]`` (colours ``B``/``W`` with two colours, ``1``..
@@ -7,7 +7,7 @@ logic that fills them in (and checks every move) lives in :mod:`blokus_jax.io.re
 :class:`~blokus_jax.io.records.GameRecord` from the :class:`SgfGame` read here.
 
 The reader is iterative (no recursion, so any nesting depth is fine), linear in the text's length, and raises
-:class:`~blokus_jax.errors.RecordError` naming the line, property or move for anything malformed; it never
+`RecordError` naming the line, property or move for anything malformed; it never
 builds more moves than a game of the variant can have.
 """
 
@@ -53,8 +53,8 @@ MAX_NODES = 10_000
 
 @dataclass(frozen=True)
 class SgfGame:
-    """The main line of a ``.blksgf`` file: the variant, each placement's colour and env action id (no passes),
-    the players' names, the metadata and the root's ``RE`` result (``None`` if absent)."""
+    """The main line of a `.blksgf` file: the variant, each placement's colour and env action id (no passes),
+    the players' names, the metadata and the root's `RE` result (`None` if absent)."""
 
     variant: Variant
     colors: tuple[int, ...]
@@ -65,22 +65,50 @@ class SgfGame:
 
 
 def color_ids(variant: Variant) -> tuple[str, ...]:
-    """The move property of each colour: ``B``, ``W`` with two colours, else ``1``, ``2``, ..."""
+    """The move property of each colour in `.blksgf`.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("B", "W")` with two colours, else `("1", "2", ...)`.
+    """
     return ("B", "W") if variant.num_colors == 2 else tuple(str(c + 1) for c in range(variant.num_colors))
 
 
 def player_props(variant: Variant) -> tuple[str, ...]:
-    """The root property naming each player: ``PB``, ``PW`` with two players, else ``P1``, ``P2``, ..."""
+    """The root property naming each player in `.blksgf`.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("PB", "PW")` with two players, else `("P1", "P2", ...)`.
+    """
     return ("PB", "PW") if variant.num_players == 2 else tuple(f"P{p + 1}" for p in range(variant.num_players))
 
 
 def default_players(variant: Variant) -> tuple[str, ...]:
-    """Names used when a record names no players: ``Player 1``, ``Player 2``, ..."""
+    """The names used when a record names no players.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        `("Player 1", "Player 2", ...)`, one a player.
+    """
     return tuple(f"Player {p + 1}" for p in range(variant.num_players))
 
 
 def result_value(player_scores: Sequence[int]) -> str:
-    """The ``RE`` value of a finished two-player game: ``B+n``, ``W+n`` or ``0``."""
+    """The `RE` value of a finished two-player game.
+
+    Args:
+        player_scores: The two players' scores.
+
+    Returns:
+        `B+n` (the first player won by `n`), `W+n` or `0`.
+    """
     diff = int(player_scores[0]) - int(player_scores[1])
     return "0" if diff == 0 else f"B+{diff}" if diff > 0 else f"W+{-diff}"
 
@@ -92,7 +120,7 @@ def _tables(variant: Variant) -> Tables:
 
 # ------------------------------------------------------------------------------------------------------ syntax
 def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
-    """The main line of the first game tree in ``text``: its nodes, each a list of ``(property, values)``.
+    """The main line of the first game tree in `text`: its nodes, each a list of `(property, values)`.
 
     The main line is a tree's own nodes followed by the main line of its first subtree; other variations are
     checked for syntax and skipped. Iterative, so deep nesting costs memory proportional to the depth only.
@@ -136,7 +164,7 @@ def parse_main_line(text: str) -> list[list[tuple[str, list[str]]]]:
 
 
 def _node(text: str, pos: int, where) -> tuple[int, list[tuple[str, list[str]]]]:
-    """Parse the properties of one node starting at ``pos``; returns the position after it and the properties."""
+    """Parse the properties of one node starting at `pos`; returns the position after it and the properties."""
     props = []
     length = len(text)
     while True:
@@ -157,7 +185,7 @@ def _node(text: str, pos: int, where) -> tuple[int, list[tuple[str, list[str]]]]
 
 
 def _value(text: str, start: int, where) -> tuple[int, str]:
-    """Parse ``[...]`` at ``start`` (``\\`` escapes the next character); returns the position after it and the
+    """Parse `[...]` at `start` (`\\` escapes the next character); returns the position after it and the
     unescaped value."""
     parts = []
     pos = start + 1
@@ -186,7 +214,7 @@ def _root_value(root: dict[str, list[str]], ident: str) -> str | None:
 
 
 def _extra_metadata(text: str) -> dict[str, str]:
-    """The ``XBJ`` root property: a JSON object whose values are strings (numbers and booleans are converted)."""
+    """The `XBJ` root property: a JSON object whose values are strings (numbers and booleans are converted)."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -276,11 +304,24 @@ def write(
     result: str | None,
     app: str,
 ) -> str:
-    """Pentobi ``.blksgf`` text: a root node with ``GM``, ``FF``, ``CA``, ``AP`` (``app``), the players' names
-    that differ from the defaults, ``RE`` (``result``, if given) and the metadata (standard properties where SGF
-    has one, the rest as JSON in ``XBJ``), then one node per ``(colour, cells)`` placement.
+    """Pentobi `.blksgf` text: a root node with `GM`, `FF`, `CA`, `AP` (`app`), the players' names
+    that differ from the defaults, `RE` (`result`, if given) and the metadata (standard properties where SGF
+    has one, the rest as JSON in `XBJ`), then one node per `(colour, cells)` placement.
 
-    Raises :class:`RecordError` for a variant that Pentobi does not have."""
+    Args:
+        variant: One of Pentobi's games with its standard rules (see `GAMES`).
+        players: The players' names, one a player.
+        metadata: `str -> str` data for the root node.
+        moves: `(colour, int32[k, 2] cells)` placements in the order played (no passes).
+        result: The `RE` value (`"B+3"`, `"W+1"`, `"0"`), or `None` for none.
+        app: The `AP` value, the program that wrote the file.
+
+    Returns:
+        The `.blksgf` text.
+
+    Raises:
+        RecordError: A variant that Pentobi does not have (or one with changed rules).
+    """
     if GAMES.get(variant.name) is None or variant != get_variant(variant.name):
         raise RecordError(
             f"variant {variant.name!r} has no .blksgf game type (Pentobi knows {sorted(GAMES)} "

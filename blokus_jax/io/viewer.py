@@ -2,11 +2,11 @@
 
 The viewer is one self-contained HTML page (vanilla JavaScript and SVG, no network): it shows the board with
 coordinates, steps forward and back, autoplays, has keyboard shortcuts (left/right, PageUp/PageDown, Home/End,
-Space), a score timeline and a clickable move list, and can open any ``.blksgf`` or JSON record by file picker or
-drag and drop. :func:`viewer_html` embeds one record; the URL fragment ``#step=K`` opens it at position ``K``.
+Space), a score timeline and a clickable move list, and can open any `.blksgf` or JSON record by file picker or
+drag and drop. `viewer_html` embeds one record; the URL fragment `#step=K` opens it at position `K`.
 
-Data from a record is never markup: the page shows every string with ``textContent``, the embedded record is a
-``<script type="application/json">`` block in which ``<``, ``>``, ``&`` and the JavaScript line separators are
+Data from a record is never markup: the page shows every string with `textContent`, the embedded record is a
+`<script type="application/json">` block in which `<`, `>`, `&` and the JavaScript line separators are
 escaped (so no content can end or comment out a script), and a Content-Security-Policy allows only the page's own
 script (by its hash) and no network loads.
 """
@@ -33,7 +33,7 @@ _CSP = "/*__BLOKUS_CSP__*/"
 _SOURCE = "/*__BLOKUS_SOURCE__*/"
 _SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _SOURCE_META = re.compile(r'<meta name="blokus-jax-source" content="([^"]*)">')
-#: Marker in the ``<head>`` of every page :func:`viewer_html` writes.
+#: Marker in the `<head>` of every page `viewer_html` writes.
 GENERATOR = '<meta name="generator" content="blokus-jax viewer">'
 
 
@@ -48,8 +48,15 @@ def _variant_table() -> dict[str, dict]:
 
 
 def embed_json(data) -> str:
-    """``data`` as JSON text that is inert inside any HTML element: ``<``, ``>``, ``&`` and U+2028/U+2029 are
-    written as ``\\u`` escapes, so no string in it can close the element, open a comment or break a script."""
+    """`data` as JSON text that is inert inside any HTML element: `<`, `>`, `&` and U+2028/U+2029 are
+    written as `\\u` escapes, so no string in it can close the element, open a comment or break a script.
+
+    Args:
+        data: JSON-ready data.
+
+    Returns:
+        Compact JSON text.
+    """
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     for ch in "<>&\u2028\u2029":
         text = text.replace(ch, f"\\u{ord(ch):04x}")
@@ -69,8 +76,15 @@ def _content_security_policy(template: str) -> str:
 
 
 def source_name(source: str | os.PathLike | None) -> str:
-    """The file name of a record path (``/home/me/games/g.json`` -> ``g.json``), all a page keeps of it: a page
-    shared with others must not show the folders of the machine it was made on."""
+    """The file name of a record path (`/home/me/games/g.json` -> `g.json`), all a page keeps of it: a page
+    shared with others must not show the folders of the machine it was made on.
+
+    Args:
+        source: The path, or `None`.
+
+    Returns:
+        The last part of the path (`""` for `None`).
+    """
     if source is None:
         return ""
     return re.split(r"[\\/]", os.fspath(source))[-1]
@@ -99,11 +113,18 @@ def viewer_html(record: GameRecord | None = None, title: str | None = None, sour
 
 
 def page_source(path: str | Path) -> str | None:
-    """For an existing file written by :func:`viewer_html`: the record it shows, as the absolute path of the file of
+    """For an existing file written by `viewer_html`: the record it shows, as the absolute path of the file of
     the noted name beside the page or, failing that, in the current folder, when such a file exists, else the bare
-    noted name (``""`` if none was given). ``None`` when the file is not a viewer page (or cannot be read). The page
+    noted name (`""` if none was given). `None` when the file is not a viewer page (or cannot be read). The page
     keeps only the record's file name, so two records of one name in different folders are told apart only by
-    where they lie."""
+    where they lie.
+
+    Args:
+        path: The page.
+
+    Returns:
+        The record's path or noted name, or `None` when `path` is not a readable viewer page.
+    """
     try:
         with fileio.open_regular(path, what="viewer page", error=OSError) as f:
             head = f.read(4096).decode("utf-8", errors="replace")

@@ -1,4 +1,4 @@
-"""Shipped baseline agents: trained networks that come with the package, named ``baseline:NAME`` in agent specs.
+"""Shipped baseline agents: trained networks that come with the package, named `baseline:NAME` in agent specs.
 
 Design notes: ``docs/design.md``.
 """
@@ -35,16 +35,16 @@ from blokus_jax.observe import OBS_VERSION
 
 #: The directory of the shipped baselines (this package).
 PACKAGE_DIR = Path(__file__).resolve().parent
-#: Version of the ``.msgpack`` + ``.json`` layout described above.
+#: Version of the `.msgpack` + `.json` layout described above.
 FORMAT_VERSION = 1
 #: Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 4 * 1024 * 1024
-#: :func:`export_baseline` refuses to write a network larger than this (baselines ship inside the package).
+#: `export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
 #: The training algorithms a baseline may come from (those of :mod:`blokus_agents.training.configs`).
 ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-#: Metadata fields and their types (``int`` means a true int, not a bool).
+#: Metadata fields and their types (`int` means a true int, not a bool).
 _FIELDS: dict[str, type] = {
     "format_version": int,
     "name": str,
@@ -84,8 +84,8 @@ _baseline_memory = baseline_memory
 
 
 def available(directory: str | os.PathLike | None = None) -> list[str]:
-    """The names of the baselines in ``directory`` (default: the shipped ones), sorted: every ``NAME`` with both a
-    ``NAME.msgpack`` and a ``NAME.json``. Listing checks nothing else; :func:`load_baseline` does."""
+    """The names of the baselines in `directory` (default: the shipped ones), sorted: every `NAME` with both a
+    `NAME.msgpack` and a `NAME.json`. Listing checks nothing else; `load_baseline` does."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     if not root.is_dir():
         return []
@@ -93,21 +93,21 @@ def available(directory: str | os.PathLike | None = None) -> list[str]:
 
 
 def _read_capped(path: Path) -> bytes:
-    """The bytes of regular file ``path``, at most :data:`MAX_FILE_BYTES` of them (refused before reading when the
+    """The bytes of regular file `path`, at most `MAX_FILE_BYTES` of them (refused before reading when the
     file says it is larger, and never read past the limit when it lies)."""
     return fileio.read_bytes(path, MAX_FILE_BYTES, what="baseline file", error=CheckpointError)
 
 
 def _read_meta_file(path: Path, name: str) -> Any:
-    """The parsed ``NAME.json`` at ``path`` (bounded read, nesting at most 8 levels); ``CheckpointError`` otherwise."""
+    """The parsed `NAME.json` at `path` (bounded read, nesting at most 8 levels); `CheckpointError` otherwise."""
     return fileio.load_json(
         _read_capped(path), max_depth=8, what=f"baseline {name!r}: its metadata {path.name}", error=CheckpointError
     )
 
 
 def check_meta(meta: Any, name: str) -> dict:
-    """``meta`` (parsed ``NAME.json``) checked field by field: every field of the module doc present with its type,
-    no others, and valid values. Returns it; raises :class:`~blokus_jax.errors.CheckpointError` naming the field."""
+    """`meta` (parsed `NAME.json`) checked field by field: every field of the module doc present with its type,
+    no others, and valid values. Returns it; raises `CheckpointError` naming the field."""
     where = f"baseline {name!r}"
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where}: its metadata is a JSON {type(meta).__name__}, not an object")
@@ -177,7 +177,7 @@ def check_meta(meta: Any, name: str) -> dict:
 
 
 def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
-    """The network ``meta`` describes for ``env`` and the abstract (shape/dtype) tree of its params."""
+    """The network `meta` describes for `env` and the abstract (shape/dtype) tree of its params."""
     net = meta["network"]
     value_dim = CONFIGS[meta["algorithm"]].value_dim(env.num_players)  # the value size its algorithm trains
     network = make_network(env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim)
@@ -187,8 +187,8 @@ def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
 
 
 def _check_params(name: str, raw: Any, abstract: Any) -> Any:
-    """``raw`` (as :func:`flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
-    tree, shapes and dtypes are those of ``abstract``."""
+    """`raw` (as `flax.serialization.msgpack_restore` returns it) as device arrays, after checking that its
+    tree, shapes and dtypes are those of `abstract`."""
     where = f"baseline {name!r}"
     leaves, treedef = jax.tree_util.tree_flatten(raw)
     want_leaves, want_treedef = jax.tree_util.tree_flatten(abstract)
@@ -271,8 +271,8 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
-    """The variant of baseline ``name`` from its metadata alone (the CLI's default ``--variant`` for
-    ``baseline:NAME``), or ``None`` when there is no such baseline or its metadata is unreadable."""
+    """The variant of baseline `name` from its metadata alone (the CLI's default `--variant` for
+    `baseline:NAME`), or `None` when there is no such baseline or its metadata is unreadable."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     if name not in available(root):
         return None
@@ -283,10 +283,10 @@ def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> s
 
 
 def baseline_source(name: str, directory: str | os.PathLike | None = None) -> tuple[Any, Any]:
-    """``(config, params)`` of baseline ``name``: the training config it was exported with (its algorithm, variant
-    and network size) and its checked parameters, to start a new run from (``blokus-jax train --init-from
-    baseline:NAME``). Raises :class:`~blokus_jax.errors.CheckpointError` for a name that is not there (listing those
-    that are), a baseline exported without its training config, and whatever :func:`load_baseline` refuses."""
+    """`(config, params)` of baseline `name`: the training config it was exported with (its algorithm, variant
+    and network size) and its checked parameters, to start a new run from (`blokus-jax train --init-from
+    baseline:NAME`). Raises `CheckpointError` for a name that is not there (listing those
+    that are), a baseline exported without its training config, and whatever `load_baseline` refuses."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -399,12 +399,12 @@ def export_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Export checkpoint ``step`` (default: the newest) of training run ``run_dir`` as baseline ``name`` with
-    :func:`write_baseline` (into ``out_dir``, default the package directory). ``command`` is the exact training
-    command of the run; ``sims`` the default search budget (default: the run's self-play ``sims`` for an
-    ``alphazero`` run, usually far below what it should play at, so give it; 0, no search, for ``ppo``); ``mix`` the
-    default weight of playout results in its leaf values (only with a search); ``source_run`` defaults to
-    ``run_dir``. Returns the path of the ``.json``; raises as :func:`write_baseline` does and ``CheckpointError`` for
+    """Export checkpoint `step` (default: the newest) of training run `run_dir` as baseline `name` with
+    `write_baseline` (into `out_dir`, default the package directory). `command` is the exact training
+    command of the run; `sims` the default search budget (default: the run's self-play `sims` for an
+    `alphazero` run, usually far below what it should play at, so give it; 0, no search, for `ppo`); `mix` the
+    default weight of playout results in its leaf values (only with a search); `source_run` defaults to
+    `run_dir`. Returns the path of the `.json`; raises as `write_baseline` does and `CheckpointError` for
     a run without a usable checkpoint."""
     from blokus_agents.training import checkpoint, checkpoint_index
 
