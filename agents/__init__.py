@@ -1,5 +1,5 @@
 """Agents for blokus-jax: heuristic bots (pure JAX policies), the agent-spec resolver, the arena that measures them,
-batched tree search (``mcts``, ``az:``), the shipped baseline agents (``baseline:NAME``), the PPO and AlphaZero
+batched tree search (`mcts`, `az:`), the shipped baseline agents (`baseline:NAME`), the PPO and AlphaZero
 trainers and the CLI.
 
 Quick start::

@@ -1,9 +1,9 @@
 """The one batched play loop: `batch` games side by side on device, one jitted `vmap` of a `lax.scan`.
 
-Every place that plays whole games without Python per step uses :func:`make_rollout`: the random-play demo
-(:mod:`blokus_jax.demo`), the throughput benchmark (:mod:`blokus_jax.benchmark`, with auto-reset for endless play)
-and batched game recording (:func:`rollout`, whose action history :func:`blokus_jax.io.records.from_rollout` turns
-into checked records). Game ``b`` draws its per-step keys from ``split(split(key, batch)[b], num_steps)``.
+Every place that plays whole games without Python per step uses `make_rollout`: the random-play demo
+(`blokus_jax.demo`), the throughput benchmark (`blokus_jax.benchmark`, with auto-reset for endless play)
+and batched game recording (`rollout`, whose action history `blokus_jax.io.records.from_rollout` turns
+into checked records). Game `b` draws its per-step keys from `split(split(key, batch)[b], num_steps)`.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def rollout(
     """Play a batch of games at once on device: no Python per step, one compilation per
     `(env, batch, max_steps, policy)`.
 
-    Returns the final states (leading axis ``batch``) and the ``int32[batch, max_steps]`` action history, ``-1``
-    after a game has ended; pass the history to :func:`blokus_jax.io.records.from_rollout`.
+    Returns the final states (leading axis `batch`) and the `int32[batch, max_steps]` action history, `-1`
+    after a game has ended; pass the history to `blokus_jax.io.records.from_rollout`.
     """
     return _jitted(env, int(batch), None if max_steps is None else int(max_steps), policy)(key)

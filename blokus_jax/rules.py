@@ -398,10 +398,10 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
 
 
 def explain_illegal(tables, state, action: int, color_names=None, cell_name=None) -> str:
-    """One sentence saying why ``action`` is not legal in ``state`` (see :func:`illegal_reason`), e.g. "Blue's
-    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". ``color_names`` (one per colour) and
-    ``cell_name(row, col)`` choose how colours and squares are written (default ``colour 0`` and ``(row, col)``;
-    :func:`blokus_jax.io.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
+    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's
+    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". `color_names` (one per colour) and
+    `cell_name(row, col)` choose how colours and squares are written (default `colour 0` and `(row, col)`;
+    `blokus_jax.io.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
     the state's mask; this only explains it."""
     tables = getattr(tables, "tables", tables)
     variant = tables.variant

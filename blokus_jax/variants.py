@@ -256,7 +256,7 @@ VARIANTS: dict[str, Callable[[], Variant]] = {
 }
 
 
-#: The SGF game type (``GM``) of each variant that Pentobi knows (its ``.blksgf`` files and GTP engine).
+#: The SGF game type (`GM`) of each variant that Pentobi knows (its `.blksgf` files and GTP engine).
 GAMES: dict[str, str] = {
     "classic": "Blokus",
     "classic_2p": "Blokus Two-Player",

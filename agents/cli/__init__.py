@@ -1,11 +1,11 @@
 """The `blokus-jax` command: one module per subcommand (`eval`, `play`, `bench`, `train`, `view`,
 `replay`, `gtp`, `match`) and `main`, which parses the arguments and turns every error into one line.
 
-A command module defines ``NAME`` (the subcommand), ``HELP`` (its one-line help) and ``setup(parser) -> handler``,
-its registration function: it adds the command's arguments to the ``argparse`` parser it is given and returns the
-handler ``(args) -> exit code``, which raises the project's errors (``BlokusError``, ``ValueError``) for bad input.
+A command module defines `NAME` (the subcommand), `HELP` (its one-line help) and `setup(parser) -> handler`,
+its registration function: it adds the command's arguments to the `argparse` parser it is given and returns the
+handler `(args) -> exit code`, which raises the project's errors (`BlokusError`, `ValueError`) for bad input.
 A command module imports JAX and everything heavy inside its handler (and the functions the handler calls), so that
-``blokus-jax --help``, ``blokus-jax CMD --help`` and an argument error load no JAX. To add a command, write such a
+`blokus-jax --help`, `blokus-jax CMD --help` and an argument error load no JAX. To add a command, write such a
 module in this package, import it below and add it to `COMMANDS`. The commands resolve agent specs through
 `blokus_agents.core.policies.resolve_agent` (looked up on the module when called, so that one replacement reaches
 them all).

@@ -147,8 +147,8 @@ def output_dir(text: str) -> str:
 
 
 def run_variant(specs: list[str]) -> str | None:
-    """The variant of the run directories and shipped baselines (``baseline:NAME``) among agent ``specs`` (the one
-    they were trained on), ``None`` when there is none; raises ``ValueError`` when they disagree."""
+    """The variant of the run directories and shipped baselines (`baseline:NAME`) among agent `specs` (the one
+    they were trained on), `None` when there is none; raises `ValueError` when they disagree."""
     from blokus_agents.core.policies import agent_names
     from blokus_agents.players.baselines import baseline_variant
 
@@ -230,9 +230,9 @@ def say(text: str) -> None:
 
 @contextlib.contextmanager
 def showing_calibration(stream: TextIO | None = None) -> Iterator[None]:
-    """Within the block, each step of a ``seconds=`` budget's calibration (:data:`search.calibration_log
-    <blokus_agents.search.mcts.calibration_log>`: positions, each compilation, each timing) is one indented line on
-    ``stream`` (stderr), so that a calibration of some minutes shows where it is."""
+    """Within the block, each step of a `seconds=` budget's calibration
+    (`search.calibration_log`: positions, each compilation, each timing) is one indented line on
+    `stream` (stderr), so that a calibration of some minutes shows where it is."""
     from blokus_agents.search.mcts import calibration_log
 
     handler = logging.StreamHandler(stream or sys.stderr)

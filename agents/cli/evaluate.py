@@ -137,8 +137,8 @@ MAX_SAVED = 10_000
 def save_sample_games(
     env: Env, first: Policy, others: Policy, names: tuple[str, str], count: int, seed: int, directory: str, fmt: str
 ) -> list:
-    """Record ``count`` games on device with ``first`` as player 0 and ``others`` in every other seat, and save them
-    as ``.blksgf`` or JSON records in ``directory``; returns the written paths."""
+    """Record `count` games on device with `first` as player 0 and `others` in every other seat, and save them
+    as `.blksgf` or JSON records in `directory`; returns the written paths."""
     import jax
     import jax.numpy as jnp
 

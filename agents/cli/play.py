@@ -64,7 +64,7 @@ def play_help(env: Env, color: int = 0) -> str:
 
 
 def _first_moves(env: Env, color: int) -> list[int]:
-    """The legal placements (action ids, ascending) of ``color`` on the empty board."""
+    """The legal placements (action ids, ascending) of `color` on the empty board."""
     import jax.numpy as jnp
     import numpy as np
 
@@ -89,8 +89,8 @@ PLAY_COMMANDS = ("pieces", "show", "hint", "undo", "help", "quit", "exit")
 
 
 def suggest_command(text: str, env: Env) -> str | None:
-    """The command that a one-word input which is neither a command nor a cell name most likely meant (``hlep``
-    -> ``help``), or ``None`` when it looks like no command."""
+    """The command that a one-word input which is neither a command nor a cell name most likely meant (`hlep`
+    -> `help`), or `None` when it looks like no command."""
     from blokus_jax.io import render
 
     word = text.strip().lower()
@@ -106,7 +106,7 @@ def suggest_command(text: str, env: Env) -> str | None:
 
 
 def parse_cell(token: str, env: Env) -> tuple[int, int]:
-    """``(row, col)`` of a typed cell name such as ``"e10"`` (Pentobi convention, see :func:`render.cell_name`)."""
+    """`(row, col)` of a typed cell name such as `"e10"` (Pentobi convention, see `render.cell_name`)."""
     from blokus_jax.io import render
 
     return render.parse_cell_name(env.variant, token)
@@ -175,7 +175,7 @@ def parse_move(text: str, env: Env) -> int:
 
 
 def describe_move(env: Env, action: int) -> str:
-    """``"L5 3 c4 (cells c4 c5 d4 ...)"`` for a placement, ``"pass"`` for the pass."""
+    """`"L5 3 c4 (cells c4 c5 d4 ...)"` for a placement, `"pass"` for the pass."""
     from blokus_jax.io import render
 
     if action == env.pass_action:
@@ -255,8 +255,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
 
 
 def _resolve_saying_budget(spec: str, env: Env) -> Policy:
-    """:func:`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
-    it came to on this machine (what ``strong`` or ``seconds=S`` buys here)."""
+    """`resolve_agent`, and where that calibrated a time budget, a line on stderr with the simulations a move
+    it came to on this machine (what `strong` or `seconds=S` buys here)."""
     from blokus_agents.core import policies
     from blokus_agents.search.mcts import calibrated_budgets
 
@@ -282,8 +282,8 @@ class Deferred:
 
 
 def _reply(command: str, env: Env, state: State) -> str | None:
-    """The answer to a command that leaves the position as it is (``pieces``, ``show NAME``, a mistyped command);
-    ``None`` for a move."""
+    """The answer to a command that leaves the position as it is (`pieces`, `show NAME`, a mistyped command);
+    `None` for a move."""
     import numpy as np
 
     lowered = command.lower()
@@ -305,7 +305,7 @@ def _reply(command: str, env: Env, state: State) -> str | None:
 
 
 def _hint_policy(hint_bot: Policy | Deferred) -> Callable:
-    """``hint_bot`` jitted, built at its first call when it is `Deferred` (a time budget calibrates then)."""
+    """`hint_bot` jitted, built at its first call when it is `Deferred` (a time budget calibrates then)."""
     import jax
 
     hints: list[Callable] = []
@@ -325,7 +325,7 @@ def _hint_policy(hint_bot: Policy | Deferred) -> Callable:
 def play_game(
     env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
 ) -> int:
-    """Run an interactive game on text streams: the person in ``seat`` types moves, ``opponent`` plays every other
+    """Run an interactive game on text streams: the person in `seat` types moves, `opponent` plays every other
     seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
     import jax
     import numpy as np

@@ -259,8 +259,8 @@ BASELINE_PREFIX = "baseline:"
 
 
 def _init_source(init_from: str | None) -> Any:
-    """What ``--init-from`` names: ``None``, a run directory (as given), or for ``baseline:NAME`` the baseline's
-    training config and parameters as a :class:`~blokus_agents.training.train.InitNetwork` (``CheckpointError`` for an
+    """What `--init-from` names: `None`, a run directory (as given), or for `baseline:NAME` the baseline's
+    training config and parameters as a `InitNetwork` (`CheckpointError` for an
     unknown or unusable baseline)."""
     if not init_from or not init_from.startswith(BASELINE_PREFIX):
         return init_from
@@ -272,8 +272,8 @@ def _init_source(init_from: str | None) -> Any:
 
 
 def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
-    """The config of a new run: the algorithm's defaults (an open-ended ``total_steps`` unless given), the network
-    size and variant of ``--init-from`` (``init``, as :func:`_init_source` gives it), then the flags."""
+    """The config of a new run: the algorithm's defaults (an open-ended `total_steps` unless given), the network
+    size and variant of `--init-from` (`init`, as `_init_source` gives it), then the flags."""
     from blokus_agents.training import checkpoint, checkpoint_index
     from blokus_agents.training.configs import config_class
     from blokus_agents.training.train import InitNetwork
@@ -306,9 +306,9 @@ def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
 
 
 def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
-    """The host-loop settings to pass to ``train.run``: the flags given; for a new run (or one saved before runs
-    kept their settings) ``blokus-jax train``'s defaults for the others, for a resumed run ``None`` (keep the
-    saved ones). ``--total-steps`` on a resumed run drops its time limit."""
+    """The host-loop settings to pass to `train.run`: the flags given; for a new run (or one saved before runs
+    kept their settings) `blokus-jax train`'s defaults for the others, for a resumed run `None` (keep the
+    saved ones). `--total-steps` on a resumed run drops its time limit."""
     from blokus_agents.training import train as trainer
 
     fresh = not args.resume or trainer.read_settings(out) is None

@@ -1,6 +1,6 @@
 """Declared options of agent specs: a type and a range for every `name:key=value` option, and memory estimates.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -128,15 +128,15 @@ def gib(n: float) -> str:
     return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
 
 
-#: A time budget a move (``seconds=``) is 0 (off) or from ``MIN_SECONDS`` to ``MAX_SECONDS`` seconds.
+#: A time budget a move (`seconds=`) is 0 (off) or from `MIN_SECONDS` to `MAX_SECONDS` seconds.
 MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
 
 
 def check_budget(options: Mapping[str, Any]) -> None:
-    """The one budget rule of every search agent (``mcts``, ``az:``, ``baseline:``, ``strong``), applied to the
-    options a spec or a caller gives: ``seconds`` is 0 (off) or from :data:`MIN_SECONDS` to :data:`MAX_SECONDS`,
-    and a budget is given in simulations or in time, not both (``sims=8,seconds=2``; ``sims=0``, a baseline's own
-    budget, is no budget). Raises ``ValueError`` saying which."""
+    """The one budget rule of every search agent (`mcts`, `az:`, `baseline:`, `strong`), applied to the
+    options a spec or a caller gives: `seconds` is 0 (off) or from `MIN_SECONDS` to `MAX_SECONDS`,
+    and a budget is given in simulations or in time, not both (`sims=8,seconds=2`; `sims=0`, a baseline's own
+    budget, is no budget). Raises `ValueError` saying which."""
     seconds, sims = options.get("seconds", 0), options.get("sims", 0)
     if seconds and not MIN_SECONDS <= seconds <= MAX_SECONDS:
         raise ValueError(

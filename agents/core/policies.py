@@ -1,6 +1,6 @@
 """Policy types and the one resolver of agent specs, used by the CLI, the arena from Python and the adapters.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _network_policy_fn(env: Env, network: Any, greedy: bool):
 # ------------------------------------------------------------------------------------------------------ registry
 @dataclass(frozen=True)
 class _Declared:
-    """What a registration declares beside its factory: the options (see :mod:`blokus_agents.core.options`) and the
+    """What a registration declares beside its factory: the options (see `blokus_agents.core.options`) and the
     memory estimate."""
 
     options: dict[str, Option]
@@ -101,7 +101,7 @@ _RUN_KINDS: dict[str, Callable[..., Policy]] = {}
 BUILTINS = "blokus_agents.players.catalog"
 _BUILTINS_LOADED: list[bool] = []
 #: Prefixes that are part of the spec language but whose implementation may be missing (registered by
-#: :data:`BUILTINS`).
+#: `BUILTINS`).
 _RESERVED = {
     "az": "an AlphaZero run played with search ('az:RUN_DIR,sims=N'), registered by blokus_agents.players.catalog",
     "baseline": "a shipped baseline agent ('baseline:NAME'), registered by blokus_agents.players.catalog",
@@ -131,10 +131,21 @@ def register_agent(
 ) -> None:
     """Make `name` (optionally `name:key=value,...`) resolve to `factory(env, **options)`.
 
-    ``options`` declares the type and range of each option (:class:`~blokus_agents.core.options.Option`); a spec's
-    options are checked against it before ``factory`` runs. ``memory(env, options) -> bytes`` estimates what one
-    game of the agent needs with the given options (defaults filled in); a spec over this machine's memory is
-    refused. Raises ``ValueError`` when ``name`` is taken (unless ``replace``) or is not a plain identifier."""
+    A spec's options are checked against their declarations before `factory` runs, and a spec whose memory
+    estimate is over this machine's memory is refused.
+
+    Args:
+        name: The agent's name in specs: a plain identifier.
+        factory: `factory(env, **options) -> Policy`; its keyword parameters are the spec's options.
+        replace: Replace an agent already registered under `name` instead of raising.
+        options: The type and range of each option (`Option`), keyed by parameter name.
+        memory: `memory(env, options) -> bytes`, what one game of the agent needs with the given options
+            (defaults filled in); `None` for no estimate.
+
+    Raises:
+        ValueError: `name` is not an identifier or is taken (unless `replace`), or `options` declares a parameter
+            `factory` does not take or is not an `Option` of kind int, float, bool or str.
+    """
     load_builtins()
     declared = _declare(name, factory, options, memory, skip=1)
     _register(_AGENTS, name, factory, replace)
@@ -149,9 +160,20 @@ def register_prefix(
     options: dict[str, Option] | None = None,
     memory: Callable[[Env, dict[str, Any]], int] | None = None,
 ) -> None:
-    """Make ``prefix:TARGET[,key=value,...]`` resolve to ``factory(env, target, **options)`` (e.g. ``az:``
-    followed by a run directory); ``options`` and ``memory`` as in :func:`register_agent`. A reserved prefix
-    (``az``, ``baseline``) may be registered once."""
+    """Make `prefix:TARGET[,key=value,...]` resolve to `factory(env, target, **options)` (e.g. `az:`
+    followed by a run directory). A reserved prefix (`az`, `baseline`) may be registered once.
+
+    Args:
+        prefix: The prefix in specs, without the colon: a plain identifier.
+        factory: `factory(env, target, **options) -> Policy`.
+        replace: Replace a prefix already registered instead of raising.
+        options: The type and range of each option, as in `register_agent`.
+        memory: The memory estimate, as in `register_agent`.
+
+    Raises:
+        ValueError: `prefix` is not an identifier or is taken (unless `replace`), or `options` does not match
+            `factory`'s parameters.
+    """
     load_builtins()
     declared = _declare(prefix, factory, options, memory, skip=2)
     _register(_PREFIXES, prefix, factory, replace)
@@ -159,8 +181,8 @@ def register_prefix(
 
 
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
-    """Make a run directory whose checkpoint metadata says ``"algorithm": algorithm`` resolve to
-    ``loader(run_dir, env, **options)``."""
+    """Make a run directory whose checkpoint metadata says `"algorithm": algorithm` resolve to
+    `loader(run_dir, env, **options)`."""
     load_builtins()
     _register(_RUN_KINDS, algorithm, loader, replace)
 
@@ -202,12 +224,22 @@ def agent_names() -> list[str]:
 def resolve_agent(spec: str, env: Env) -> Policy:
     """The policy named by agent `spec` for `env` (see the module docstring for the spec language).
 
-    Every option is checked against its declaration (type and range, see :mod:`blokus_agents.core.options`) and the
-    agent's memory estimate against this machine before anything is built. Raises :class:`AgentSpecError` for an
-    unknown name or prefix, a malformed option, one the agent does not take or one out of range, and
-    :class:`~blokus_jax.errors.CheckpointError` for a run directory whose checkpoint is missing, corrupt or for
-    another variant. A bot name that is also a directory here plays the bot (with a warning; write ``./NAME`` for
-    the directory).
+    Every option is checked against its declaration (type and range, see `blokus_agents.options`) and the
+    agent's memory estimate against this machine before anything is built. A bot name that is also a directory
+    here plays the bot (with a warning; write `./NAME` for the directory).
+
+    Args:
+        spec: An agent spec: `"greedy"`, `"mcts:sims=64"`, `"baseline:duo"`, `"az:runs/duo"` or a run
+            directory.
+        env: The environment the agent will play.
+
+    Returns:
+        A `Policy`: a `(key, state) -> action` function, or a `ParamPolicy` carrying its parameters.
+
+    Raises:
+        AgentSpecError: An empty spec, an unknown name or prefix, a missing run directory, a malformed option,
+            one the agent does not take, one out of range, or a memory estimate over this machine's.
+        CheckpointError: A run directory whose checkpoint is missing, corrupt or for another variant.
     """
     return _resolve(spec, env, build=True)  # type: ignore[return-value] (a policy when built)
 
@@ -229,7 +261,7 @@ def check_agent(spec: str, env: Env) -> None:
 
 
 def _resolve(spec: str, env: Env, build: bool) -> Policy | None:
-    """:func:`resolve_agent` (``build``) or :func:`check_agent` (not ``build``: ``None`` once the spec is checked)."""
+    """`resolve_agent` (`build`) or `check_agent` (not `build`: `None` once the spec is checked)."""
     load_builtins()
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(
@@ -305,7 +337,7 @@ def split_target(spec: str) -> tuple[str, str | None]:
 def spec_paths(spec: str) -> list[str]:
     """The run directories an agent spec reads (a run directory itself, the target of `az:`), existing or not;
     empty for a registered agent or a shipped baseline. Used to key caches on the checkpoint, see
-    :func:`spec_identity`."""
+    `spec_identity`."""
     load_builtins()
     name, colon, _ = spec.partition(":")
     if name in _AGENTS:
@@ -398,10 +430,10 @@ def _typed_options(
 
 
 def agent_options(spec: str, env: Env) -> tuple[str, dict[str, Any]]:
-    """``(name, options)`` of the spec of a registered agent (``mcts:sims=64,playouts=4`` -> ``("mcts", {"sims":
-    64, "playouts": 4})``), each option typed and range-checked as :func:`resolve_agent` would, nothing built: for
-    settings that name an agent without playing it (the AlphaZero trainer's ``teacher``). Raises
-    :class:`AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
+    """`(name, options)` of the spec of a registered agent (`mcts:sims=64,playouts=4` -> `("mcts", {"sims":
+    64, "playouts": 4})`), each option typed and range-checked as `resolve_agent` would, nothing built: for
+    settings that name an agent without playing it (the AlphaZero trainer's `teacher`). Raises
+    `AgentSpecError` for an unknown agent (prefixes and run directories have no options to read) or a bad
     option."""
     load_builtins()
     if not isinstance(spec, str) or not spec.strip():
@@ -486,10 +518,10 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter, option: O
 # ------------------------------------------------------------------------------------------------ run directories
 @dataclass(frozen=True)
 class RunReader:
-    """How run directories are read (installed by :mod:`blokus_agents.players.catalog` from
-    :mod:`blokus_agents.training.checkpoint`):
-    ``require(run_dir, spec)`` raises :class:`AgentSpecError` unless the run has a checkpoint, ``read_meta(run_dir)``
-    returns the newest checkpoint's metadata, ``load_network(run_dir, env) -> (network, params)``."""
+    """How run directories are read (installed by `blokus_agents.players.catalog` from
+    `blokus_agents.training.checkpoint`):
+    `require(run_dir, spec)` raises `AgentSpecError` unless the run has a checkpoint, `read_meta(run_dir)`
+    returns the newest checkpoint's metadata, `load_network(run_dir, env) -> (network, params)`."""
 
     require: Callable[..., int]
     read_meta: Callable[..., dict]
@@ -552,9 +584,9 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
-    """``(network, params)`` of the newest checkpoint in ``run_dir`` (see :mod:`blokus_agents.training.checkpoint`),
+    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.training.checkpoint`),
     built for
-    ``env``. Raises ``CheckpointError`` when there is none, it is corrupt, or it was trained on another variant."""
+    `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another variant."""
     return _reader(run_dir).load_network(run_dir, env)
 
 

@@ -1,6 +1,6 @@
 """Arena: batched matches between policies with exact seat rotation, win rates with confidence intervals, ratings.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The project's agents as a GTP engine that speaks Pentobi's dialect of the Go Text Protocol.
 
-``blokus-jax gtp --agent SPEC --variant V`` reads GTP commands on stdin and answers on stdout, so Pentobi's
-``twogtp``, GoGui-style tools and :mod:`blokus_agents.engines.ladder` can play any agent spec. The dialect is Pentobi's:
-colours ``b``/``w`` with two colours and ``1``-``4`` with four (colour names are accepted too), a move is its cells as
-points joined by commas (``e10,e9,f9``: column letters from ``a`` on the left, rows counted from 1 at the bottom), and
-there is no pass move: a colour without a legal placement is skipped. ``genmove`` for such a colour answers
-``pass`` and changes nothing.
+`blokus-jax gtp --agent SPEC --variant V` reads GTP commands on stdin and answers on stdout, so Pentobi's
+`twogtp`, GoGui-style tools and `blokus_agents.engines.ladder` can play any agent spec. The dialect is Pentobi's:
+colours `b`/`w` with two colours and `1`-`4` with four (colour names are accepted too), a move is its cells as
+points joined by commas (`e10,e9,f9`: column letters from `a` on the left, rows counted from 1 at the bottom), and
+there is no pass move: a colour without a legal placement is skipped. `genmove` for such a colour answers
+`pass` and changes nothing.
 
 Every malformed or illegal command gets a GTP error reply (`? message`) and leaves the position as it was; the
 engine only stops on `quit` or the end of its input. Lines are capped at `MAX_LINE` characters.
@@ -178,9 +178,9 @@ class _Entry:
 class GtpEngine:
     """A Blokus position and an agent behind GTP commands: `handle` answers one command line.
 
-    ``agent`` is an agent spec (see :func:`blokus_agents.core.policies.resolve_agent`), built for ``variant`` when the
-    engine starts (a time-budgeted spec calibrates then) and again when ``set_game`` changes the variant.
-    ``seed`` seeds the agent's random choices (``set_random_seed`` resets it).
+    `agent` is an agent spec (see `blokus_agents.core.policies.resolve_agent`), built for `variant` when the
+    engine starts (a time-budgeted spec calibrates then) and again when `set_game` changes the variant.
+    `seed` seeds the agent's random choices (`set_random_seed` resets it).
     """
 
     def __init__(self, agent: str, variant: str = "duo", seed: int = 0, log: Callable[[str], None] | None = None):
@@ -436,8 +436,8 @@ def run_engine(
 ) -> int:
     """Run a GTP engine for `agent` on `variant` over `stdin`/`stdout` (the process's by default).
 
-    While it runs, anything else written to ``sys.stdout`` (a library's print) goes to stderr, so that the protocol
-    stream carries replies only. Raises :class:`~blokus_agents.core.policies.AgentSpecError` for a bad spec before
+    While it runs, anything else written to `sys.stdout` (a library's print) goes to stderr, so that the protocol
+    stream carries replies only. Raises `AgentSpecError` for a bad spec before
     reading
     any command."""
     stdin = stdin or sys.stdin

@@ -454,7 +454,7 @@ def play_match(
     games already there are kept and skipped, so an interrupted match resumes) and games saved under
     `games_dir`. Returns the games of each level (key `None` without levels).
 
-    Raises :class:`MatchError` for bad settings and :class:`~blokus_agents.core.policies.AgentSpecError` for a bad spec,
+    Raises `MatchError` for bad settings and `AgentSpecError` for a bad spec,
     before any game is played."""
     if not isinstance(games, int) or games < 1:
         raise MatchError(f"games must be a positive number, got {games!r}")

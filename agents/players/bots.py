@@ -1,6 +1,6 @@
 """Heuristic bots: pure JAX policies `(key, state) -> action` that work under `jax.jit` and `jax.vmap`.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -219,8 +219,8 @@ BOTS: dict[str, Callable[..., Policy]] = {
 _WEIGHT = Option(float, -100.0, 100.0, doc="weight of the piece size in the corners score")
 _TOP_K = Option(int, 1, PLACEMENTS, doc="candidate placements looked at")
 
-#: Declared options of the bots (type and range; checked by :func:`blokus_agents.core.policies.resolve_agent` before a
-#: bot is built from a spec such as ``minimax:k=8``).
+#: Declared options of the bots (type and range; checked by `blokus_agents.core.policies.resolve_agent` before a
+#: bot is built from a spec such as `minimax:k=8`).
 BOT_OPTIONS: dict[str, dict[str, Option]] = {
     "corners": {"size_weight": _WEIGHT},
     "mobility": {"k": _TOP_K, "size_weight": _WEIGHT},

@@ -1,5 +1,5 @@
-"""The built-in agents, registered in one place: the bots, ``mcts`` and ``strong``, the prefixes ``az:`` and
-``baseline:``, the run-directory kinds (``ppo``, ``alphazero``) and the checkpoint reader that run directories are
+"""The built-in agents, registered in one place: the bots, `mcts` and `strong`, the prefixes `az:` and
+`baseline:`, the run-directory kinds (`ppo`, `alphazero`) and the checkpoint reader that run directories are
 loaded with. The registry imports this module at its first lookup or registration
 (`blokus_agents.core.policies.BUILTINS`), so every built-in spec resolves without importing it first."""
 

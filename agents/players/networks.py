@@ -1,6 +1,6 @@
 """The policy-value network: a small residual conv net over the egocentric observation of the player to move.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -170,16 +170,16 @@ def make_network(
 
 
 def value_size(num_players: int, per_seat: bool) -> int:
-    """Outputs of a value head for a variant of ``num_players`` players: 1 (the result of the player to move) with
-    one or two players or when the head predicts the mover's result alone, else ``num_players`` (every seat's result
-    in the mover's egocentric seat order, :func:`blokus_agents.search.gumbel.egocentric_seats`)."""
+    """Outputs of a value head for a variant of `num_players` players: 1 (the result of the player to move) with
+    one or two players or when the head predicts the mover's result alone, else `num_players` (every seat's result
+    in the mover's egocentric seat order, `blokus_agents.search.gumbel.egocentric_seats`)."""
     return int(num_players) if per_seat and num_players > 2 else 1
 
 
 def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
-    """The network of a training run's ``config`` (a :class:`~blokus_agents.training.configs.PPOConfig` or
-    :class:`~blokus_agents.training.configs.AZConfig`) for ``env`` (its variant): its ``channels``, ``blocks`` and
-    ``value_hidden``, and the value size of its algorithm (:meth:`~blokus_agents.training.configs.RunConfig.value_dim`).
+    """The network of a training run's `config` (a `PPOConfig` or
+    `AZConfig`) for `env` (its variant): its `channels`, `blocks` and
+    `value_hidden`, and the value size of its algorithm (`value_dim`).
     Trainers, checkpoints and run-directory agents all build a run's network here."""
     value_dim = config.value_dim(env.num_players)
     return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim)

@@ -1,7 +1,7 @@
 """Batched Gumbel MuZero search over the exact environment (mctx): the node embedding with its candidate table, the
-values and signs of the paranoid two-sided reduction, the ``rollout``, ``network`` and ``mixed`` evaluators and
-:func:`make_search`. The agents built on it live in :mod:`blokus_agents.search.mcts`; the design is described in
-``docs/design.md``."""
+values and signs of the paranoid two-sided reduction, the `rollout`, `network` and `mixed` evaluators and
+`make_search`. The agents built on it live in `blokus_agents.search.mcts`; the design is described in
+`docs/design.md`."""
 
 from __future__ import annotations
 
@@ -44,12 +44,12 @@ class Node:
 
 
 class SearchOutput(NamedTuple):
-    """Result of a batched search: ``action`` ``int32[B]`` full action ids to play, ``action_weights``
-    ``float32[B, num_actions]`` the search's improved policy over full action ids (hints; computed only when used
-    under ``jit``), ``value`` ``float32[B]`` the root value from the mover's view, and the same improved policy in
-    compact form, the training target of :mod:`blokus_agents.training.alphazero`: ``candidates`` ``int32[B, k]`` the
+    """Result of a batched search: `action` `int32[B]` full action ids to play, `action_weights`
+    `float32[B, num_actions]` the search's improved policy over full action ids (hints; computed only when used
+    under `jit`), `value` `float32[B]` the root value from the mover's view, and the same improved policy in
+    compact form, the training target of `blokus_agents.training.alphazero`: `candidates` `int32[B, k]` the
     root's
-    candidate action ids and ``candidate_weights`` ``float32[B, k]`` their weights (0 on invalid slots; the pass
+    candidate action ids and `candidate_weights` `float32[B, k]` their weights (0 on invalid slots; the pass
     in a pass-only position has weight 1)."""
 
     action: jax.Array
@@ -170,16 +170,16 @@ ATTACH_BASE = 1.8
 def playout_value(
     env: Env, playouts: int = 8, playout: str = "greedy", margin: float = 0.0, margin_scale: float = 10.0
 ) -> Callable[[jax.Array, State, jax.Array], jax.Array]:
-    """The value of the ``rollout`` evaluator, ``(key, state, root_player) -> f32``: the mean over ``playouts`` games
-    played to the end from the position by the ``playout`` policy (``"greedy"``, ``"random"`` or ``"block"``: greedy,
-    preferring placements that cover an opponent's corner cells; ``"local"``: answering the opponent's last piece
-    nearby, drawing pieces in proportion to ``3 ** size``; ``"attach"``: ``local`` with each piece's weight also
-    multiplied by ``1.8 ** (corners - 1)``, its shape's corner cells, as Pentobi weighs attach points; see
-    :func:`blokus_agents.search.playouts.playout`), each scored
-    by :func:`root_utility` of the env's final rewards, blended with weight ``margin`` with ``tanh(score margin /
-    margin_scale)`` of the root's player against the best other (a denser signal than win or loss when playouts are
-    few), and signed for the mover's side (0 for a finished game). Used by :func:`rollout_evaluator` and
-    :func:`mixed_evaluator`."""
+    """The value of the `rollout` evaluator, `(key, state, root_player) -> f32`: the mean over `playouts` games
+    played to the end from the position by the `playout` policy (`"greedy"`, `"random"` or `"block"`: greedy,
+    preferring placements that cover an opponent's corner cells; `"local"`: answering the opponent's last piece
+    nearby, drawing pieces in proportion to `3 ** size`; `"attach"`: `local` with each piece's weight also
+    multiplied by `1.8 ** (corners - 1)`, its shape's corner cells, as Pentobi weighs attach points; see
+    `blokus_agents.search.playouts.playout`), each scored
+    by `root_utility` of the env's final rewards, blended with weight `margin` with `tanh(score margin /
+    margin_scale)` of the root's player against the best other (a denser signal than win or loss when playouts are
+    few), and signed for the mover's side (0 for a finished game). Used by `rollout_evaluator` and
+    `mixed_evaluator`."""
     if playout not in PLAYOUTS:
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
@@ -232,10 +232,10 @@ def rollout_evaluator(
     size_weight: float = 1.0,
     centre: float = 0.0,
 ) -> Evaluator:
-    """The ``rollout`` evaluator: logits = (``corners`` move scores + ``centre`` times the centre-approach score of
-    :func:`~blokus_agents.search.playouts.centre_move_scores`) / ``temperature``; value = :func:`playout_value` with
+    """The `rollout` evaluator: logits = (`corners` move scores + `centre` times the centre-approach score of
+    `centre_move_scores`) / `temperature`; value = `playout_value` with
     these
-    ``playouts``, ``playout`` policy and ``margin`` blend. Returns an :data:`Evaluator`."""
+    `playouts`, `playout` policy and `margin` blend. Returns an `Evaluator`."""
     value_of = playout_value(env, playouts, playout, margin, margin_scale)
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
@@ -259,8 +259,8 @@ def rollout_evaluator(
 
 
 def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
-    """The ``network`` evaluator: ``apply_fn(params, observation) -> (logits f32[num_actions], value)`` (a
-    :class:`~blokus_agents.players.networks.PolicyValueNet`'s ``apply``; ``value`` a scalar or ``f32[num_players]`` per
+    """The `network` evaluator: `apply_fn(params, observation) -> (logits f32[num_actions], value)` (a
+    `PolicyValueNet`'s `apply`; `value` a scalar or `f32[num_players]` per
     seat) on the mover's egocentric observation; logits of the placements as the prior, the value head as the
     mover's side value (`network_side_value`). Returns an `Evaluator`."""
 

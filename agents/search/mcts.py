@@ -1,7 +1,7 @@
-"""The search agents: ``mcts`` (the network-free search with playouts), ``az:RUN_DIR`` and the network search that
-``baseline:`` plays, ``strong`` (the best setting a variant has measured at a time budget), an AlphaZero run's
-``teacher``, and the calibration of ``seconds=`` time budgets into simulations. The search itself is
-:mod:`blokus_agents.search.gumbel`; the settings are declared once in :mod:`blokus_agents.search.settings`."""
+"""The search agents: `mcts` (the network-free search with playouts), `az:RUN_DIR` and the network search that
+`baseline:` plays, `strong` (the best setting a variant has measured at a time budget), an AlphaZero run's
+`teacher`, and the calibration of `seconds=` time budgets into simulations. The search itself is
+`blokus_agents.search.gumbel`; the settings are declared once in `blokus_agents.search.settings`."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ class Budget:
 _CALIBRATED: dict[tuple, Budget] = {}
 
 #: Each step of a calibration (compiling, timing) is logged at INFO here, so that a program can show its progress
-#: (``blokus-jax play`` prints these lines while the first hint calibrates).
+#: (`blokus-jax play` prints these lines while the first hint calibrates).
 calibration_log = logging.getLogger("blokus_agents.search.mcts.calibration")
 
 
@@ -292,13 +292,13 @@ def calibrate_budget(
 
 @takes_settings()
 def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings: SearchSettings) -> ParamPolicy:
-    """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
-    -> (logits, value)``. Returns a :class:`~blokus_agents.core.policies.ParamPolicy` (a policy ``(key, state) ->
-    int32``
-    whose ``params`` the arena passes into its compiled match). ``gumbel_scale=0`` plays the search's best move;
-    self-play training wants ``gumbel_scale=1`` (exploration, and the policy-improvement guarantee of Gumbel
-    sampling). ``mix > 0`` mixes playouts into the leaf values (:func:`mixed_evaluator` with ``playouts``,
-    ``playout`` and ``margin``; unused at ``mix=0``).
+    """Gumbel MuZero search guided by a policy-value network (the `network` evaluator): `apply_fn(params, obs)
+    -> (logits, value)`. Returns a `ParamPolicy` (a policy `(key, state) ->
+    int32`
+    whose `params` the arena passes into its compiled match). `gumbel_scale=0` plays the search's best move;
+    self-play training wants `gumbel_scale=1` (exploration, and the policy-improvement guarantee of Gumbel
+    sampling). `mix > 0` mixes playouts into the leaf values (`mixed_evaluator` with `playouts`,
+    `playout` and `margin`; unused at `mix=0`).
 
     `seconds=S > 0` replaces `sims` by a time budget, as for `mcts_policy`: the simulations one batch-1
     search with these `params` runs in at most `S` seconds on this machine in each phase of the game
@@ -392,9 +392,9 @@ def teacher_search(
 
 
 def teacher_memory(env: Env, spec: str, k: int) -> int:
-    """Estimated bytes of one game's teacher search (:func:`teacher_search` of ``spec`` with the run's ``k``): its
-    tree and playouts, as :func:`blokus_agents.core.options.search_bytes` counts them but without XLA's working copies
-    (a lower estimate, like the trainer's other parts). Raises ``AgentSpecError`` for a bad spec."""
+    """Estimated bytes of one game's teacher search (`teacher_search` of `spec` with the run's `k`): its
+    tree and playouts, as `blokus_agents.core.options.search_bytes` counts them but without XLA's working copies
+    (a lower estimate, like the trainer's other parts). Raises `AgentSpecError` for a bad spec."""
     o = _teacher_settings(env, spec)
     return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
 
@@ -458,7 +458,7 @@ _strong_memory = strong_memory
 
 
 def search_memory(env: Env, options: dict) -> int:
-    """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.core.options.search_bytes`)."""
+    """Estimated bytes of one game's search with `options` (`blokus_agents.core.options.search_bytes`)."""
     sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
     return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
 

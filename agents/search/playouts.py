@@ -35,8 +35,8 @@ from blokus_jax.tables import Tables, join_action
 
 
 def orientation_row_masks(tables: Tables) -> np.ndarray:
-    """``uint32[O, R]``: row ``d`` of orientation ``o``'s bounding box as a bit mask anchored at column 0 (``R`` is
-    the tallest bounding box); placing ``o`` at ``(r, c)`` ORs ``mask[o, d] << c`` into row ``r + d``."""
+    """`uint32[O, R]`: row `d` of orientation `o`'s bounding box as a bit mask anchored at column 0 (`R` is
+    the tallest bounding box); placing `o` at `(r, c)` ORs `mask[o, d] << c` into row `r + d`."""
     rows = int(max(cells[:, 0].max() for cells in tables.orientation_cells)) + 1
     masks = np.zeros((tables.num_orientations, rows), np.uint32)
     for o, cells in enumerate(tables.orientation_cells):
@@ -54,12 +54,12 @@ def playout_move(
     size_base: float = 0.0,
     attach_base: float = 0.0,
 ) -> jax.Array:
-    """The move of a playout policy from the packed legal placements ``bits`` (``uint32[O, H]``): a uniformly random
-    placement of the largest placeable piece size (``greedy``) or of any size; with ``covering`` (the legal anchors
-    that cover a cell the policy prefers, a subset of ``bits``) the ones among those that also cover, when there
-    are any. ``size_base > 0`` replaces the size rule by weights: each placement is drawn with probability in
-    proportion to ``size_base ** size`` (``greedy`` is then ignored), times ``attach_base ** (corners - 1)`` with
-    ``attach_base > 0`` (``corners``: the shape's corner cells, :attr:`Tables.orientation_corners`). The pass when
+    """The move of a playout policy from the packed legal placements `bits` (`uint32[O, H]`): a uniformly random
+    placement of the largest placeable piece size (`greedy`) or of any size; with `covering` (the legal anchors
+    that cover a cell the policy prefers, a subset of `bits`) the ones among those that also cover, when there
+    are any. `size_base > 0` replaces the size rule by weights: each placement is drawn with probability in
+    proportion to `size_base ** size` (`greedy` is then ignored), times `attach_base ** (corners - 1)` with
+    `attach_base > 0` (`corners`: the shape's corner cells, `Tables.orientation_corners`). The pass when
     nothing is placeable."""
     width = tables.variant.board_shape[1]
     if greedy and not size_base > 0:
@@ -80,9 +80,9 @@ def playout_move(
 
 
 def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: int, pass_action: int) -> jax.Array:
-    """A random set bit of packed ``uint32[O, H]`` bits as an action index, drawn with probability in proportion to
-    ``weights[o]`` (``float32[O]``, positive) of its orientation: an orientation by its placements times its weight,
-    then a uniformly random placement of it. ``pass_action`` if no bit is set."""
+    """A random set bit of packed `uint32[O, H]` bits as an action index, drawn with probability in proportion to
+    `weights[o]` (`float32[O]`, positive) of its orientation: an orientation by its placements times its weight,
+    then a uniformly random placement of it. `pass_action` if no bit is set."""
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
     per_orientation = jnp.sum(counts, axis=-1)
@@ -100,15 +100,15 @@ def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: 
 
 
 def _dilate(rows: jax.Array) -> jax.Array:
-    """The cells of row bitboard ``rows`` (``uint32[H]``) and their 8 neighbours (bits past the board's width may be
+    """The cells of row bitboard `rows` (`uint32[H]`) and their 8 neighbours (bits past the board's width may be
     set; callers only test them against placements, which never cover them)."""
     wide = rows | (rows << 1) | (rows >> 1)
     return wide | _shift_rows(wide, 1, 0) | _shift_rows(wide, -1, 0)
 
 
 def _piece_rows(tables: Tables, masks: jax.Array, action: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The orientation of placement ``action`` and the row bitboard of its cells (``masks`` is
-    :func:`orientation_row_masks`; all zero for the pass)."""
+    """The orientation of placement `action` and the row bitboard of its cells (`masks` is
+    `orientation_row_masks`; all zero for the pass)."""
     rows, width = tables.variant.board_shape
     depth = masks.shape[1]
     o = jnp.minimum(action // (rows * width), tables.num_orientations - 1)
@@ -119,13 +119,13 @@ def _piece_rows(tables: Tables, masks: jax.Array, action: jax.Array) -> tuple[ja
 
 
 def _mover_owner(tables: Tables, color: jax.Array) -> jax.Array:
-    """The player owning colour ``color`` (a select over the colours, no gather)."""
+    """The player owning colour `color` (a select over the colours, no gather)."""
     owner = jnp.asarray(tables.color_owner)
     return jnp.sum(jnp.where(jnp.arange(owner.shape[0]) == color, owner, 0))
 
 
 def _opponent_corners(tables: Tables, own: jax.Array, occupied: jax.Array, placed: jax.Array, color) -> jax.Array:
-    """Corner cells of every colour owned by another player than ``color``'s (a shared colour's do not count), as
+    """Corner cells of every colour owned by another player than `color`'s (a shared colour's do not count), as
     a row bitboard; a static loop over the colours with selects (batched gathers are serial loops on CPU)."""
     mover, cells = _mover_owner(tables, color), jnp.zeros_like(occupied)
     for c, owner in enumerate(tables.color_owner):
@@ -137,8 +137,8 @@ def _opponent_corners(tables: Tables, own: jax.Array, occupied: jax.Array, place
 
 
 def _near_opponents(tables: Tables, recent: jax.Array, color) -> jax.Array:
-    """Cells within two (in any direction) of the last piece (``recent``, ``uint32[C, H]``) of every colour owned by
-    another player than ``color``'s."""
+    """Cells within two (in any direction) of the last piece (`recent`, `uint32[C, H]`) of every colour owned by
+    another player than `color`'s."""
     mover, cells = _mover_owner(tables, color), jnp.zeros(recent.shape[1:], jnp.uint32)
     for c, owner in enumerate(tables.color_owner):
         if owner >= 0:
@@ -161,23 +161,23 @@ def playout(
     size_base: float = 0.0,
     attach_base: float = 0.0,
 ) -> tuple[jax.Array, jax.Array]:
-    """Play the position to the end, ``color`` first, and return the final ``(remaining int8[C, P],
-    last_was_monomino bool[C])`` (score them with :func:`color_scores`). ``passed`` (``bool[C]``) marks colours
-    that are out already; ``color`` must not be one of them unless all are.
+    """Play the position to the end, `color` first, and return the final `(remaining int8[C, P],
+    last_was_monomino bool[C])` (score them with `color_scores`). `passed` (`bool[C]`) marks colours
+    that are out already; `color` must not be one of them unless all are.
 
     Each turn the colour to move plays, from its exact packed legal placements, a uniformly random placement of its
-    largest placeable piece size (``greedy``) or a uniformly random placement; with none it passes for good. Colours
-    are not asked again once passed; the loop ends when every colour has passed. Same moves as ``Env.step`` with
-    ``greedy_bot`` (or ``random_bot``) for the same keys, with less work per move.
+    largest placeable piece size (`greedy`) or a uniformly random placement; with none it passes for good. Colours
+    are not asked again once passed; the loop ends when every colour has passed. Same moves as `Env.step` with
+    `greedy_bot` (or `random_bot`) for the same keys, with less work per move.
 
-    ``block`` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
+    `block` (a playout that sees its opponents): among those placements, prefer the ones that cover at least one
     corner cell of another player's colours (a cell from which that colour could start a piece), when there are
-    any. A third of the work of a move more than ``greedy``.
+    any. A third of the work of a move more than `greedy`.
 
-    ``local`` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
+    `local` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
     within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
-    there are any. ``size_base`` and ``attach_base`` weigh the draws (:func:`playout_move`). ``block`` and
-    ``local`` are exclusive."""
+    there are any. `size_base` and `attach_base` weigh the draws (`playout_move`). `block` and
+    `local` are exclusive."""
     if block and local:
         raise ValueError("playout: block and local are exclusive preferences; choose one")
     prefers = block or local
@@ -250,15 +250,15 @@ def playout(
 
 # ----------------------------------------------------------------------------------------------- move scores
 def color_weights(env: Env, state: State) -> jax.Array:
-    """``float32[C]``: +1 for colours of the player to move, -1 for other players' colours, 0 for a shared one."""
+    """`float32[C]`: +1 for colours of the player to move, -1 for other players' colours, 0 for a shared one."""
     owner = jnp.asarray(env.tables.color_owner)
     return jnp.where(owner < 0, 0.0, jnp.where(owner == state.current_player, 1.0, -1.0))
 
 
 class _CornerKernels:
-    """Per-orientation 0/1 templates for the ``corners`` score, flattened to a matrix ``float32[O, 3 * kh * kw]``.
+    """Per-orientation 0/1 templates for the `corners` score, flattened to a matrix `float32[O, 3 * kh * kw]`.
 
-    Template position ``(i, j)`` is the cell offset ``(i - 1, j - 1)`` from the orientation's bounding-box corner.
+    Template position `(i, j)` is the cell offset `(i - 1, j - 1)` from the orientation's bounding-box corner.
     Block 0 marks the piece's *halo* (cells diagonal to the piece and not edge-adjacent to it), block 1 the piece
     and its edge neighbours, block 2 the piece itself.
     """
@@ -279,7 +279,7 @@ class _CornerKernels:
 
 
 def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
-    """``float32[O, H, W]`` change in corner balance of every placement (legal or not) for the colour to move.
+    """`float32[O, H, W]` change in corner balance of every placement (legal or not) for the colour to move.
 
     Equals (own corners created) - (own corners covered or made edge-adjacent) + (opponents' corners covered), where
     a corner is a cell from which a colour may start a new piece (diagonal to it, empty, not edge-adjacent to it;
@@ -310,7 +310,7 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
 
 
 def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]`` integer-valued corner-balance scores plus ``size_weight`` times piece size."""
+    """`state -> float32[O * H * W]` integer-valued corner-balance scores plus `size_weight` times piece size."""
     kernels = _CornerKernels(env)
     size_bonus = jnp.asarray(size_weight * env.tables.orientation_size, jnp.float32)[:, None, None]
 
@@ -321,19 +321,19 @@ def corner_move_scores(env: Env, size_weight: float) -> Callable[[State], jax.Ar
 
 
 def _centre_distance(env: Env, points: np.ndarray) -> np.ndarray:
-    """Euclidean distance of board points ``[..., 2]`` (row, column) from the board's centre point."""
+    """Euclidean distance of board points `[..., 2]` (row, column) from the board's centre point."""
     rows, cols = env.board_shape
     return np.linalg.norm(points - np.array([(rows - 1) / 2, (cols - 1) / 2]), axis=-1).astype(np.float32)
 
 
 def _board_points(env: Env) -> np.ndarray:
-    """``int[H, W, 2]``: the (row, column) of every cell."""
+    """`int[H, W, 2]`: the (row, column) of every cell."""
     rows, cols = env.board_shape
     return np.stack(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"), axis=-1)
 
 
 def centre_distances(env: Env) -> np.ndarray:
-    """``float32[O, H, W]``: for the placement of orientation ``o`` with its bounding box's corner at ``(r, c)``, the
+    """`float32[O, H, W]`: for the placement of orientation `o` with its bounding box's corner at `(r, c)`, the
     distance from the board's centre point to the placement's nearest cell (cells off the board count where they
     would lie; such placements are never legal). A static table, built once per variant."""
     anchors = _board_points(env)[:, :, None, :]  # [H, W, 1, 2]
@@ -341,12 +341,12 @@ def centre_distances(env: Env) -> np.ndarray:
 
 
 def centre_move_scores(env: Env) -> Callable[[State], jax.Array]:
-    """``state -> float32[O * H * W]``: how much closer to the board's centre each placement brings the colour to
-    move, ``max(0, d_own - d_move)``: ``d_move`` is the distance from the centre to the placement's nearest cell
-    (:func:`centre_distances`), ``d_own`` that of the colour's nearest cell on the board (the board's half-diagonal
+    """`state -> float32[O * H * W]`: how much closer to the board's centre each placement brings the colour to
+    move, `max(0, d_own - d_move)`: `d_move` is the distance from the centre to the placement's nearest cell
+    (`centre_distances`), `d_own` that of the colour's nearest cell on the board (the board's half-diagonal
     before its first piece). Positive only for moves that advance towards the centre, so it fades out by itself once
     a colour has reached it: Pentobi's "distance to the centre early on" as a move feature, which breaks the ties of
-    the ``corners`` score in the opening."""
+    the `corners` score in the opening."""
     rows, cols = env.board_shape
     move_distance = jnp.asarray(centre_distances(env))
     cell_distance = jnp.asarray(_centre_distance(env, _board_points(env)))

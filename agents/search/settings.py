@@ -14,7 +14,7 @@ from typing import Any
 
 from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, check_budget
 
-#: Playout policies of the ``rollout`` evaluator (see :func:`blokus_agents.search.playouts.playout`).
+#: Playout policies of the `rollout` evaluator (see `blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
 
 

@@ -1,10 +1,10 @@
 """The training algorithms by name: each one's config class and trainer factory.
 
-A run directory's checkpoint metadata names its algorithm (``"ppo"`` or ``"alphazero"``);
-:mod:`blokus_agents.training.checkpoint` reads the config back with the matching class
-(:mod:`blokus_agents.training.configs`) and
-:mod:`blokus_agents.training.train` builds the matching trainer here, so both
-algorithms share one host loop, one checkpoint format and one CLI (``blokus-jax train --algo ...``).
+A run directory's checkpoint metadata names its algorithm (`"ppo"` or `"alphazero"`);
+`blokus_agents.training.checkpoint` reads the config back with the matching class
+(`blokus_agents.training.configs`) and
+`blokus_agents.training.train` builds the matching trainer here, so both
+algorithms share one host loop, one checkpoint format and one CLI (`blokus-jax train --algo ...`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
 
 
 def make_trainer(config: Any, mesh: Any = None) -> Any:
-    """The trainer of ``config`` (a :class:`~blokus_agents.training.ppo.PPOConfig` or
-    :class:`~blokus_agents.training.alphazero.AZConfig`), split over ``mesh`` when one is given."""
+    """The trainer of `config` (a `PPOConfig` or
+    `AZConfig`), split over `mesh` when one is given."""
     return ALGORITHMS[config.algorithm][1](config, mesh)
 
 

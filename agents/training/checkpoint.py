@@ -1,6 +1,6 @@
 """Training checkpoints with orbax (never pickle), verified on load.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -234,9 +234,9 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
-    """The config (:class:`PPOConfig` or :class:`~blokus_agents.training.alphazero.AZConfig`) stored with checkpoint
-    ``step``
-    (default: the newest) of ``run_dir``; raises ``CheckpointError`` when it is missing, unreadable or from an
+    """The config (`PPOConfig` or `AZConfig`) stored with checkpoint
+    `step`
+    (default: the newest) of `run_dir`; raises `CheckpointError` when it is missing, unreadable or from an
     incompatible version."""
     return read_meta(run_dir, step)["config"]
 
@@ -351,10 +351,10 @@ def check_finite(params: Any, where: str) -> None:
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
-    """The verified runner (:class:`~blokus_agents.training.ppo.Runner` or
-    :class:`~blokus_agents.training.alphazero.AZRunner`) of
-    checkpoint ``step`` (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over
-    ``trainer.mesh`` if any). Raises ``CheckpointError`` when the checkpoint is missing, corrupt, of format 1 or
+    """The verified runner (`Runner` or
+    `AZRunner`) of
+    checkpoint `step` (default: the newest) of `run_dir`, placed like `trainer.init` would place it (sharded over
+    `trainer.mesh` if any). Raises `CheckpointError` when the checkpoint is missing, corrupt, of format 1 or
     without its replay buffer (an AlphaZero checkpoint older than the newest, see the module doc), or its config
     differs from `trainer.config` (listing the differences) in anything but `total_steps`, which may change to
     extend a run (the learning-rate horizon stays as saved)."""

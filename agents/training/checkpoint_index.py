@@ -1,6 +1,6 @@
 """Which checkpoints a run directory holds, read without orbax: the update folders under `checkpoints/` (each
 named after the update its metadata records), the newest one, and what to say when there is none. The reading and
-writing of checkpoints is :mod:`blokus_agents.training.checkpoint`.
+writing of checkpoints is `blokus_agents.training.checkpoint`.
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ def require_init_source(run_dir: str | os.PathLike) -> int:
 
 
 def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> int:
-    """The newest update of ``run_dir`` given as an agent (``spec``, e.g. ``"az:runs/duo"``; default the path):
-    an :class:`~blokus_agents.core.policies.AgentSpecError` (the error of every bad agent spec) when it has none."""
+    """The newest update of `run_dir` given as an agent (`spec`, e.g. `"az:runs/duo"`; default the path):
+    an `AgentSpecError` (the error of every bad agent spec) when it has none."""
     shown = spec if spec is not None else str(run_dir)
     return require_run(
         run_dir,

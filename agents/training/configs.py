@@ -1,10 +1,10 @@
 """The training configs: every setting of a run, saved with each checkpoint (a run is reproducible from its config
-and seed). :class:`PPOConfig` for :mod:`blokus_agents.training.ppo`, :class:`AZConfig` for
-:mod:`blokus_agents.training.alphazero`, both
-on :class:`RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
-:mod:`blokus_agents.training.checkpoint` can read any run's config without importing a trainer; :data:`CONFIGS` maps
+and seed). `PPOConfig` for `blokus_agents.training.ppo`, `AZConfig` for
+`blokus_agents.training.alphazero`, both
+on `RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
+`blokus_agents.training.checkpoint` can read any run's config without importing a trainer; `CONFIGS` maps
 each
-algorithm's name (the ``"algorithm"`` of checkpoint metadata) to its class.
+algorithm's name (the `"algorithm"` of checkpoint metadata) to its class.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from blokus_jax.variants import VARIANTS
 MAX_SEED = 2**32 - 1
 #: The largest `total_steps` (the CLI's open-ended time-limited runs use 10**12).
 MAX_TOTAL_STEPS = 10**15
-#: The largest update count a trainer's ``int32`` counters hold (``teacher_updates``; the learning-rate schedule's
-#: horizon saturates there, :data:`blokus_agents.training.scaffold.MAX_HORIZON`).
+#: The largest update count a trainer's `int32` counters hold (`teacher_updates`; the learning-rate schedule's
+#: horizon saturates there, `blokus_agents.training.scaffold.MAX_HORIZON`).
 MAX_UPDATES = int(np.iinfo(np.int32).max)
 #: The largest search budget of an AlphaZero run (simulations per move).
 MAX_SIMS = 10_000
@@ -47,10 +47,10 @@ class ReplayWarning(UserWarning):
 
 
 class RunConfig:
-    """JSON round trip and validation shared by the training configs (:class:`PPOConfig`,
-    :class:`blokus_agents.training.alphazero.AZConfig`): frozen dataclasses whose fields are ``str``, ``int`` or
-    ``float`` and
-    which name their training algorithm in ``algorithm`` (a class attribute, the ``"algorithm"`` of checkpoint
+    """JSON round trip and validation shared by the training configs (`PPOConfig`,
+    `blokus_agents.training.alphazero.AZConfig`): frozen dataclasses whose fields are `str`, `int` or
+    `float` and
+    which name their training algorithm in `algorithm` (a class attribute, the `"algorithm"` of checkpoint
     metadata)."""
 
     algorithm: ClassVar[str]
@@ -72,8 +72,8 @@ class RunConfig:
     def value_dim(cls, num_players: int) -> int:
         """Outputs of the value head this algorithm trains for a variant of `num_players` players: 1 (the result
         of the player to move) with one or two players or when the algorithm predicts the mover's result alone
-        (PPO's critic), else ``num_players`` (every seat's result in the mover's egocentric seat order, which
-        AlphaZero's paranoid search reduces; see :func:`blokus_agents.search.mcts.egocentric_seats`). The one rule that
+        (PPO's critic), else `num_players` (every seat's result in the mover's egocentric seat order, which
+        AlphaZero's paranoid search reduces; see `blokus_agents.search.mcts.egocentric_seats`). The one rule that
         builds a run's network (trainer, checkpoints, shipped baselines)."""
         return value_size(num_players, cls.per_seat_values)
 
@@ -370,8 +370,8 @@ class AZConfig(RunConfig):
         return self.train_steps
 
     def search_settings(self) -> SearchSettings:
-        """The self-play search's settings (``sims``, ``k``, ``considered``, ``gumbel_scale``; the others keep their
-        defaults): the search agents' :class:`~blokus_agents.search.settings.SearchSettings`."""
+        """The self-play search's settings (`sims`, `k`, `considered`, `gumbel_scale`; the others keep their
+        defaults): the search agents' `SearchSettings`."""
         return SearchSettings(sims=self.sims, k=self.k, considered=self.considered, gumbel_scale=self.gumbel_scale)
 
 

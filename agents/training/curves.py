@@ -1,6 +1,6 @@
 """The learning curve of a training run: the network's win rates against fixed bots during training (arena games
-with intervals), those rates as text for the progress bar, and the plot ``win_rate.png``. The loop that calls them is
-:mod:`blokus_agents.training.train`.
+with intervals), those rates as text for the progress bar, and the plot `win_rate.png`. The loop that calls them is
+`blokus_agents.training.train`.
 """
 
 from __future__ import annotations

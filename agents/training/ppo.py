@@ -1,6 +1,6 @@
 """PPO self-play for blokus-jax, PureJaxRL style: everything from the rollout to the optimiser step runs on device.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -159,8 +159,8 @@ def _update_metrics(
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     """PureJaxRL's entry point: the `PPOTrainer` of `config`; `make_train(config)(key)` trains. The nested
     functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
-    :func:`make_loss`). The environment, network, optimiser, shardings and jit wiring come from
-    :mod:`blokus_agents.training.scaffold`."""
+    `make_loss`). The environment, network, optimiser, shardings and jit wiring come from
+    `blokus_agents.training.scaffold`."""
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts

@@ -49,9 +49,9 @@ class Sample(struct.PyTreeNode):
 
 
 def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int, value_dim: int | None = None) -> Buffer:
-    """An empty :class:`Buffer` for ``num_envs`` games of ``env`` with ``games_per_env`` slots each, whose value
-    targets have ``value_dim`` entries a position (default: the size of AlphaZero's value head for ``env``,
-    :meth:`~blokus_agents.training.configs.AZConfig.value_dim`; 1 stores scalar targets)."""
+    """An empty `Buffer` for `num_envs` games of `env` with `games_per_env` slots each, whose value
+    targets have `value_dim` entries a position (default: the size of AlphaZero's value head for `env`,
+    `value_dim`; 1 stores scalar targets)."""
     value_dim = value_size(env.num_players, per_seat=True) if value_dim is None else int(value_dim)
     rows, cols = env.board_shape
     colors, pieces = env.num_colors, env.num_pieces

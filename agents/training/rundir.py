@@ -1,6 +1,6 @@
 """The files of a training run directory besides its checkpoints: the run lock and `metrics.jsonl`.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.io import fileio
 
 METRICS_FILE = "metrics.jsonl"
-#: Seconds a process waits for all the others to join a distributed run, by default (``--distributed-timeout``).
+#: Seconds a process waits for all the others to join a distributed run, by default (`--distributed-timeout`).
 DISTRIBUTED_TIMEOUT = 120
 LOCK_FILE = "train.lock"
 #: The longest line of `metrics.jsonl` that is read (a record takes well under a kilobyte).

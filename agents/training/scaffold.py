@@ -1,7 +1,7 @@
-"""The trainer scaffold: what both trainers (:mod:`blokus_agents.training.ppo`,
-:mod:`blokus_agents.training.alphazero`) need around their own update, written once.
+"""The trainer scaffold: what both trainers (`blokus_agents.training.ppo`,
+`blokus_agents.training.alphazero`) need around their own update, written once.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -335,9 +335,9 @@ SPLIT_FIELDS = ("env_state", "buffer")
 
 
 def runner_shardings(runner: Any, mesh: Mesh) -> Any:
-    """Shardings of a runner (:class:`blokus_agents.training.ppo.Runner`, or
-    :class:`blokus_agents.training.alphazero.AZRunner`) on
-    ``mesh``: the per-game fields (:data:`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along
+    """Shardings of a runner (`blokus_agents.training.ppo.Runner`, or
+    `blokus_agents.training.alphazero.AZRunner`) on
+    `mesh`: the per-game fields (`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along
     their games axis, the rest (parameters, optimiser state, key, counter) replicated. Returns a pytree of
     `NamedSharding` with the runner's structure."""
     split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())

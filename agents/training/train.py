@@ -1,9 +1,9 @@
-"""The host-side training loop around a trainer's ``update`` (PPO, :mod:`blokus_agents.training.ppo`, or AlphaZero,
-:mod:`blokus_agents.training.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints
+"""The host-side training loop around a trainer's `update` (PPO, `blokus_agents.training.ppo`, or AlphaZero,
+`blokus_agents.training.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints
 and the
 final learning-curve plot.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ with warnings.catch_warnings():  # a notebook without ipywidgets falls back to t
 
 
 def default_mesh(config: Any):
-    """The mesh a run of ``config`` uses by default (:func:`blokus_agents.training.scaffold.default_mesh`): every device
+    """The mesh a run of `config` uses by default (`blokus_agents.training.scaffold.default_mesh`): every device
     of
-    every process with several processes, else as many local devices as ``config.num_envs`` splits evenly over
-    (``None`` when that is one)."""
+    every process with several processes, else as many local devices as `config.num_envs` splits evenly over
+    (`None` when that is one)."""
     return scaffold.default_mesh(config.num_envs)
 
 
@@ -76,7 +76,7 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwo
     that run is of another variant or its network has another shape (`--channels`, `--blocks` and
     `value_hidden` must match), or it has no checkpoint. When only the value head's size differs (a PPO run's
     scalar critic warm-starting AlphaZero's per-seat head with 3-4 players,
-    :meth:`~blokus_agents.training.configs.RunConfig.value_dim`), everything but the value head's output layer is copied
+    `value_dim`), everything but the value head's output layer is copied
     and
     that layer keeps its fresh initialisation."""
     if isinstance(run_dir, InitNetwork):
@@ -150,11 +150,11 @@ def run(
     mesh: Any = "auto",
     init_from: str | os.PathLike | InitNetwork | None = None,
 ) -> dict:
-    """Train ``config`` (a :class:`~blokus_agents.training.ppo.PPOConfig` trains PPO, an
-    :class:`~blokus_agents.training.alphazero.AZConfig` AlphaZero) until ``config.total_steps`` env steps, ``minutes``
+    """Train `config` (a `PPOConfig` trains PPO, an
+    `AZConfig` AlphaZero) until `config.total_steps` env steps, `minutes`
     of wall
-    time on the run's clock or update number ``until_update``, whichever comes first, writing metrics, checkpoints
-    and the plot to ``out_dir``.
+    time on the run's clock or update number `until_update`, whichever comes first, writing metrics, checkpoints
+    and the plot to `out_dir`.
 
     The host-loop settings (`eval_every` 10, `eval_games` 32, `opponents` random and greedy,
     `checkpoint_every` 50, `checkpoint_minutes` 5, `minutes` none: the defaults of a new run) are kept in
@@ -179,10 +179,10 @@ def run(
     written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
     stops at once (`KeyboardInterrupt`), keeping the earlier checkpoints.
 
-    ``progress`` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
-    either way). ``mesh``: ``"auto"`` (:func:`default_mesh`), ``None`` or a
-    :func:`~blokus_agents.training.scaffold.make_mesh` mesh. With several processes
-    (:func:`blokus_agents.training.scaffold.start_distributed`) every process calls ``run`` with the same arguments;
+    `progress` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
+    either way). `mesh`: `"auto"` (`default_mesh`), `None` or a
+    `make_mesh` mesh. With several processes
+    (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the same arguments;
     process
     0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
     together. A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the
@@ -265,7 +265,7 @@ def _check_same_run(config: Any, settings: Settings, out: Path, resume: bool, un
 
 @contextmanager
 def _process_lock(out: Path) -> Iterator[None]:
-    """Claim ``out`` (:func:`blokus_agents.training.rundir.claim`: create it and hold its run lock) in process 0 for the
+    """Claim `out` (`blokus_agents.training.rundir.claim`: create it and hold its run lock) in process 0 for the
     whole
     run; with several processes the others learn whether process 0 got it, and all stop together when it did not."""
     if jax.process_count() == 1:

@@ -3,7 +3,7 @@ rejected action, opponent policies by name, and the observation conversion.
 
 Validation is cheap on the hot path: the adapters keep the host copy of the current legal mask that they return to
 the caller anyway, so a legal action costs one array lookup. Only when an action is rejected is the reason worked out
-(host side, with :func:`blokus_jax.io.records.explain_illegal`; the legality decision itself is always the core's mask).
+(host side, with `blokus_jax.io.records.explain_illegal`; the legality decision itself is always the core's mask).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ActionTypeError, ConfigError, IllegalActionError
 
-#: A pure JAX policy ``(key, state) -> int32 action``, the convention of :mod:`blokus_agents.players.bots`.
+#: A pure JAX policy `(key, state) -> int32 action`, the convention of `blokus_agents.players.bots`.
 Policy = Callable[[jax.Array, State], jax.Array]
 
 #: Machine-readable values of `RejectedActionError.reason`.
@@ -109,9 +109,9 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
 
 
 def resolve_policy(spec: str | Policy | None, env: Env) -> Policy:
-    """A pure JAX policy from an agent spec (``"greedy"``, ``"minimax:k=8"``, a run directory, ... resolved with
-    ``blokus_agents.core.policies.resolve_agent``, imported lazily), a policy callable (wrapped by
-    :func:`checked_policy`) or ``None`` (the uniform random policy)."""
+    """A pure JAX policy from an agent spec (`"greedy"`, `"minimax:k=8"`, a run directory, ... resolved with
+    `blokus_agents.core.policies.resolve_agent`, imported lazily), a policy callable (wrapped by
+    `checked_policy`) or `None` (the uniform random policy)."""
     if spec is None or spec == "random":
         return env.sample_action
     if callable(spec):
@@ -140,10 +140,10 @@ def _reference_env() -> Env:
 def check_agent_spec(spec: Any, owner: str = "agent") -> None:
     """Check an agent spec before any game is known, as far as that is possible: a callable or `None` (random)
     passes; anything else must be a non-empty string. A registered agent's name and options are checked as
-    ``blokus_agents.core.policies.agent_options`` checks them, option bounds that depend on the board taken on
-    ``classic`` (the loosest); a spec that names run directories needs them to exist; a shipped baseline and a run's
-    checkpoint are read later, against the game's variant. Raises :class:`~blokus_jax.errors.ConfigError` (type,
-    empty) or ``AgentSpecError`` (unknown agent, bad option, missing run directory); builds nothing."""
+    `blokus_agents.core.policies.agent_options` checks them, option bounds that depend on the board taken on
+    `classic` (the loosest); a spec that names run directories needs them to exist; a shipped baseline and a run's
+    checkpoint are read later, against the game's variant. Raises `ConfigError` (type,
+    empty) or `AgentSpecError` (unknown agent, bad option, missing run directory); builds nothing."""
     if spec is None or callable(spec):
         return
     if not isinstance(spec, str):
@@ -200,7 +200,7 @@ def checked_policy(policy: Policy) -> Policy:
 
 
 def opponents_identity(spec: Any) -> tuple:
-    """A hashable identity of what opponent specs load now (see ``blokus_agents.core.policies.spec_identity``): the
+    """A hashable identity of what opponent specs load now (see `blokus_agents.core.policies.spec_identity`): the
     checkpoint folders of every run directory they name, so that a cache keyed on it reloads a retrained run.
     Empty for bot names and callables, and when `blokus_agents` is not installed."""
     specs = spec if isinstance(spec, (list, tuple)) else (spec,)

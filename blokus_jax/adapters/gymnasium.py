@@ -7,13 +7,13 @@ vectorization_mode="vector_entry_point")`.
 =========================== ============== ====================================================================
 id                          variant        opponents
 =========================== ============== ====================================================================
-``BlokusClassic-v0``        ``classic``    random (3 opponents)
-``BlokusClassic2P-v0``      ``classic_2p`` random (the learner plays two colours)
-``BlokusClassic3P-v0``      ``classic_3p`` random (the shared colour is placed in turn)
-``BlokusDuo-v0``            ``duo``        random
-``BlokusJunior-v0``         ``junior``     random
-``BlokusSimple-v0``         ``simple``     random (7x7 board, for quick experiments)
-``Blokus<...>Greedy-v0``    same           ``greedy`` bot from :mod:`blokus_agents.players.bots` (largest piece first)
+`BlokusClassic-v0`        `classic`    random (3 opponents)
+`BlokusClassic2P-v0`      `classic_2p` random (the learner plays two colours)
+`BlokusClassic3P-v0`      `classic_3p` random (the shared colour is placed in turn)
+`BlokusDuo-v0`            `duo`        random
+`BlokusJunior-v0`         `junior`     random
+`BlokusSimple-v0`         `simple`     random (7x7 board, for quick experiments)
+`Blokus<...>Greedy-v0`    same           `greedy` bot from `blokus_agents.players.bots` (largest piece first)
 =========================== ============== ====================================================================
 
 **Episode.** The learner holds one seat (player index; `seat="random"` draws one per episode from the env's seeded

@@ -127,7 +127,7 @@ _SPELLINGS_SIZE = 256
 
 
 def _decode_variant(text: str) -> Variant:
-    """The custom variant of a ``variant`` game parameter (base64 records-format JSON, checked field by field)."""
+    """The custom variant of a `variant` game parameter (base64 records-format JSON, checked field by field)."""
     from blokus_jax.io.record_json import variant_from_json
     from blokus_jax.io.records import MAX_RECORD_BYTES
 
@@ -194,8 +194,8 @@ def _replayed(rules_key: str, actions: Any) -> _Position:
 
 
 def variant_parameter(variant: Variant) -> str:
-    """The game parameter ``variant`` that plays ``variant``: its records-format JSON in URL-safe base64 without
-    padding (letters, digits, ``-`` and ``_`` only, which OpenSpiel's game strings carry unchanged)."""
+    """The game parameter `variant` that plays `variant`: its records-format JSON in URL-safe base64 without
+    padding (letters, digits, `-` and `_` only, which OpenSpiel's game strings carry unchanged)."""
     from blokus_jax.io.record_json import variant_to_dict
 
     text = json.dumps(variant_to_dict(variant), separators=(",", ":"))
@@ -492,8 +492,8 @@ class _Observer:
 
 # ----------------------------------------------------------------------------------------------------- the bot
 class ProjectBot(pyspiel.Bot):
-    """Any agent of the project as an OpenSpiel bot: ``ProjectBot("mcts:sims=64")``, ``ProjectBot("greedy")``, a
-    run directory, ... (the agent specs of ``blokus_agents.core.policies.resolve_agent``). It plays the states of the
+    """Any agent of the project as an OpenSpiel bot: `ProjectBot("mcts:sims=64")`, `ProjectBot("greedy")`, a
+    run directory, ... (the agent specs of `blokus_agents.core.policies.resolve_agent`). It plays the states of the
     games of this module; the policy is resolved and jitted once per variant, on the first move of that variant.
 
     The spec is checked when the bot is made: its type, an agent name and its options (typed and range-checked,

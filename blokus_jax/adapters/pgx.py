@@ -114,10 +114,10 @@ class State(pgx.State):
         return env_id(self._variant)
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The position drawn by :func:`blokus_jax.io.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
-        visualiser does). ``scale`` (a finite positive number) multiplies the picture's size; ``color_theme``
-        (``None``, ``"light"`` or ``"dark"``) is accepted for Pgx's signature (the project's palette is colour-blind
-        safe and has one theme). Returns the SVG document; raises :class:`~blokus_jax.errors.ConfigError` for
+        """The position drawn by `blokus_jax.io.render.to_svg` (a batch of states is drawn as a grid, as Pgx's
+        visualiser does). `scale` (a finite positive number) multiplies the picture's size; `color_theme`
+        (`None`, `"light"` or `"dark"`) is accepted for Pgx's signature (the project's palette is colour-blind
+        safe and has one theme). Returns the SVG document; raises `ConfigError` for
         another scale or theme."""
         from blokus_jax.io import render
 

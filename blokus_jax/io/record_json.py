@@ -1,7 +1,7 @@
 """The JSON fields of a game record, read with every type and size checked: a variant's definition
-(:func:`variant_to_dict` and back, bounded by the ``MAX_RECORD_*`` limits before any piece or table is built) and the
-field checks that :mod:`blokus_jax.io.records` uses for the rest of a record, each raising
-:class:`~blokus_jax.errors.RecordError` naming the field."""
+(`variant_to_dict` and back, bounded by the `MAX_RECORD_*` limits before any piece or table is built) and the
+field checks that `blokus_jax.io.records` uses for the rest of a record, each raising
+`RecordError` naming the field."""
 
 from __future__ import annotations
 

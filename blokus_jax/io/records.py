@@ -1,11 +1,11 @@
 """Game records: the `GameRecord`, its compact JSON form, and checked replay on device.
 
-A :class:`GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
-scores, the players' names and metadata. Every way of building one (:meth:`GameRecord.from_actions`,
-:func:`from_rollout`, :func:`from_blksgf`, :func:`from_json`, :func:`load`) replays the moves on device and checks
-each with ``Env.is_legal``; a corrupt, oversized or illegal record raises :class:`~blokus_jax.errors.RecordError`
-naming the move or field, and nothing is half-loaded. Pentobi's ``.blksgf`` syntax is :mod:`blokus_jax.io.sgf`, a
-variant's JSON form :mod:`blokus_jax.io.record_json`, the play loop :mod:`blokus_jax.rollout`.
+A `GameRecord` holds the env's action ids (placements and passes), the colour that took each action, the final
+scores, the players' names and metadata. Every way of building one (`GameRecord.from_actions`,
+`from_rollout`, `from_blksgf`, `from_json`, `load`) replays the moves on device and checks
+each with `Env.is_legal`; a corrupt, oversized or illegal record raises `RecordError`
+naming the move or field, and nothing is half-loaded. Pentobi's `.blksgf` syntax is `blokus_jax.io.sgf`, a
+variant's JSON form `blokus_jax.io.record_json`, the play loop `blokus_jax.rollout`.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def _app() -> str:
 
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
-    """Why ``action`` is not legal in ``state``, in one sentence with the variant's colour names and Pentobi cell
-    names (:func:`blokus_jax.rules.explain_illegal` with the display names of :mod:`blokus_jax.io.render`)."""
+    """Why `action` is not legal in `state`, in one sentence with the variant's colour names and Pentobi cell
+    names (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.io.render`)."""
     return rules.explain_illegal(
         _env(variant).tables,
         state,
@@ -320,9 +320,9 @@ class GameRecord:
 
     # -------------------------------------------------------------------------------------------------- export
     def to_blksgf(self) -> str:
-        """The record as Pentobi ``.blksgf`` text (:func:`blokus_jax.io.sgf.write`): a root node with ``GM``, ``FF``,
-        ``CA``, ``AP``, the players' names, ``RE`` (two-player games that ended: ``B+n``, ``W+n`` or ``0``) and
-        the metadata, then one node per placement (passes are implied). Raises :class:`RecordError` for variants
+        """The record as Pentobi `.blksgf` text (`blokus_jax.io.sgf.write`): a root node with `GM`, `FF`,
+        `CA`, `AP`, the players' names, `RE` (two-player games that ended: `B+n`, `W+n` or `0`) and
+        the metadata, then one node per placement (passes are implied). Raises `RecordError` for variants
         Pentobi does not have."""
         result = sgf.result_value(self.player_scores) if self.terminated and self.variant.num_players == 2 else None
         return sgf.write(self.variant, self.players, self.metadata, self.moves, result, _app())
@@ -357,10 +357,10 @@ class GameRecord:
         return json.dumps(self.to_dict(), indent=indent, separators=separators)
 
     def save(self, path: str | Path, overwrite: bool = True) -> Path:
-        """Write the record to ``path``: ``.blksgf``/``.sgf`` as :meth:`to_blksgf`, ``.json`` as :meth:`to_json`.
-        The write is atomic (:func:`blokus_jax.io.fileio.write_atomic`: a failure half-way leaves an old file intact)
-        and never goes through a symbolic link; ``overwrite=False`` refuses an existing file. Returns the path;
-        raises :class:`RecordError` for an unknown suffix or a file that cannot be written."""
+        """Write the record to `path`: `.blksgf`/`.sgf` as `to_blksgf`, `.json` as `to_json`.
+        The write is atomic (`blokus_jax.io.fileio.write_atomic`: a failure half-way leaves an old file intact)
+        and never goes through a symbolic link; `overwrite=False` refuses an existing file. Returns the path;
+        raises `RecordError` for an unknown suffix or a file that cannot be written."""
         path = Path(path)
         if path.suffix.lower() in (".blksgf", ".sgf"):
             text = self.to_blksgf()
@@ -480,7 +480,7 @@ def _check_size(text: str) -> str:
 
 
 def from_blksgf(text: str) -> GameRecord:
-    """Read a Pentobi ``.blksgf`` record (the main line of the first game, :func:`blokus_jax.io.sgf.read`) and check
+    """Read a Pentobi `.blksgf` record (the main line of the first game, `blokus_jax.io.sgf.read`) and check
     it move by move.
 
     Args:

@@ -639,8 +639,8 @@ def to_image(state: Any, env: Any = None, **kwargs):
 
 
 def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs) -> bytes:
-    """The :func:`to_svg` picture as PNG bytes (also written to ``path`` when given, atomically and never through a
-    symbolic link: :func:`blokus_jax.io.fileio.write_atomic`); needs pillow."""
+    """The `to_svg` picture as PNG bytes (also written to `path` when given, atomically and never through a
+    symbolic link: `blokus_jax.io.fileio.write_atomic`); needs pillow."""
     buffer = io.BytesIO()
     to_image(state, env, **kwargs).save(buffer, format="PNG")
     data = buffer.getvalue()

@@ -1,10 +1,10 @@
 """Pentobi's `.blksgf` dialect of SGF: read the main line of a game into placements, and write one back.
 
-``GM[Blokus]``, ``GM[Blokus Two-Player]``, ``GM[Blokus Three-Player]``, ``GM[Blokus Duo]`` and ``GM[Blokus
-Junior]``: one node per placement, e.g. ``;B[f9,e10,f10,g10,f11]`` (colours ``B``/``W`` with two colours, ``1``..
-``4`` otherwise), column letters from ``a``, row numbers from 1 at the bottom. The format has no passes; the game
-logic that fills them in (and checks every move) lives in :mod:`blokus_jax.io.records`, which builds a
-:class:`~blokus_jax.io.records.GameRecord` from the :class:`SgfGame` read here.
+`GM[Blokus]`, `GM[Blokus Two-Player]`, `GM[Blokus Three-Player]`, `GM[Blokus Duo]` and `GM[Blokus
+Junior]`: one node per placement, e.g. `;B[f9,e10,f10,g10,f11]` (colours `B`/`W` with two colours, `1`..
+`4` otherwise), column letters from `a`, row numbers from 1 at the bottom. The format has no passes; the game
+logic that fills them in (and checks every move) lives in `blokus_jax.io.records`, which builds a
+`GameRecord` from the `SgfGame` read here.
 
 The reader is iterative (no recursion, so any nesting depth is fine), linear in the text's length, and raises
 `RecordError` naming the line, property or move for anything malformed; it never
@@ -228,10 +228,10 @@ def _extra_metadata(text: str) -> dict[str, str]:
 
 
 def read(text: str) -> SgfGame:
-    """Read a Pentobi ``.blksgf`` text: the variant from ``GM``, the players, metadata, ``RE`` and each placement
+    """Read a Pentobi `.blksgf` text: the variant from `GM`, the players, metadata, `RE` and each placement
     of the main line as an env action id. Checks syntax, the game type, setup properties (not supported),
     colours, coordinates and piece shapes, and that there are no more placements than a game can have; it does
-    not check the rules (see :func:`blokus_jax.io.records.from_blksgf`). Raises :class:`RecordError`."""
+    not check the rules (see `blokus_jax.io.records.from_blksgf`). Raises `RecordError`."""
     nodes = parse_main_line(text)
     if not nodes:
         raise RecordError("the SGF file has no nodes; a record needs at least a root node with GM[...]")

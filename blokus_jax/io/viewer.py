@@ -91,10 +91,10 @@ def source_name(source: str | os.PathLike | None) -> str:
 
 
 def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
-    """The viewer page as one HTML string, showing ``record`` (at its final position) if given, else empty and
-    ready to open a file. ``title`` defaults to the variant's name; the file name of ``source`` (the record's path;
-    only the name, never its folders, see :func:`source_name`) is noted in the page's head so that
-    :func:`page_source` can tell which record a page shows."""
+    """The viewer page as one HTML string, showing `record` (at its final position) if given, else empty and
+    ready to open a file. `title` defaults to the variant's name; the file name of `source` (the record's path;
+    only the name, never its folders, see `source_name`) is noted in the page's head so that
+    `page_source` can tell which record a page shows."""
     template = resources.files("blokus_jax.io").joinpath("viewer_template.html").read_text(encoding="utf-8")
     if any(mark not in template for mark in (_DATA, _CSP, _SOURCE)):
         raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
@@ -146,9 +146,9 @@ def page_source(path: str | Path) -> str | None:
 def write_viewer(
     record: GameRecord | None, path: str | Path, title: str | None = None, source: str | None = None
 ) -> Path:
-    """Write :func:`viewer_html` for ``record`` to ``path`` (parent folders are created); returns the path. The
-    write is atomic (:func:`blokus_jax.io.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
-    page intact, and a symbolic link or non-regular file at ``path`` is refused (``BlokusError``)."""
+    """Write `viewer_html` for `record` to `path` (parent folders are created); returns the path. The
+    write is atomic (`blokus_jax.io.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
+    page intact, and a symbolic link or non-regular file at `path` is refused (`BlokusError`)."""
     path = Path(path)
     page = viewer_html(record, title, source)
     try:

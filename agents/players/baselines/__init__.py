@@ -1,6 +1,6 @@
 """Shipped baseline agents: trained networks that come with the package, named `baseline:NAME` in agent specs.
 
-Design notes: ``docs/design.md``.
+Design notes: `docs/design.md`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: `export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-#: The training algorithms a baseline may come from (those of :mod:`blokus_agents.training.configs`).
+#: The training algorithms a baseline may come from (those of `blokus_agents.training.configs`).
 ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: Metadata fields and their types (`int` means a true int, not a bool).
@@ -75,7 +75,7 @@ BASELINE_OPTIONS = {
 
 
 def baseline_memory(env: Env, options: dict) -> int:
-    """:func:`~blokus_agents.search.mcts.az_memory` with the playouts counted when ``mix`` is left to the baseline (its
+    """`az_memory` with the playouts counted when `mix` is left to the baseline (its
     metadata is not read for an estimate)."""
     return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
 
@@ -204,11 +204,11 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
-    """``(network, params, meta)`` of baseline ``name`` from ``directory`` (default: the shipped ones), built for
-    ``env``. Raises :class:`~blokus_agents.core.policies.AgentSpecError` for a name that is not there (listing those
+    """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for
+    `env`. Raises `AgentSpecError` for a name that is not there (listing those
     that
-    are) and :class:`~blokus_jax.errors.CheckpointError` for another variant (saying which ``--variant`` to use), a file
-    over :data:`MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    are) and `CheckpointError` for another variant (saying which `--variant` to use), a file
+    over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -239,19 +239,30 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
 
 @takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
 def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
-    """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
-    :func:`load_baseline`) as a :class:`~blokus_agents.core.policies.ParamPolicy`.
+    """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
+    `load_baseline`) as a `ParamPolicy`.
 
-    ``sims=0`` plays the baseline as it was published: an ``alphazero`` baseline with
-    :func:`~blokus_agents.search.mcts.network_search_policy` and its metadata's ``sims``, a ``ppo`` baseline (``sims`` 0
-    in
-    its metadata) with the argmax of its masked policy. ``sims=N > 0`` plays either kind with search of ``N``
-    simulations guided by its network (like ``az:RUN_DIR``); ``k``, ``considered`` and ``gumbel_scale`` are the
-    search's options and matter only when it searches, as do ``mix`` (the weight of ``playouts`` playout results by
-    the ``playout`` policy, with ``margin``, in the leaf values, as for ``az:RUN_DIR,mix=L``; by default the
-    baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
-    instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
-    cannot be given with ``sims``."""
+    `sims=0` plays the baseline as it was published: an `alphazero` baseline with `network_search_policy` and its
+    metadata's `sims`, a `ppo` baseline (`sims` 0 in its metadata) with the argmax of its masked policy.
+
+    Args:
+        env: The environment; its variant must be the baseline's.
+        target: The baseline's name (`"duo"`).
+        settings: The search settings, given to the call as keyword arguments (the decorator gathers them into one
+            `SearchSettings`). `sims=N > 0` plays either kind with a search of `N` simulations guided by its
+            network (like `az:RUN_DIR`); `k`, `considered` and `gumbel_scale` matter only when it searches, as
+            does `mix` (the weight of `playouts` playout results by the `playout` policy, with `margin`, in the
+            leaf values; by default the baseline's own `mix`). `seconds=S > 0` searches with a time budget of `S`
+            seconds a move (calibrated on this machine, as for `mcts`) and cannot be given with `sims`.
+
+    Returns:
+        The policy, a `ParamPolicy` carrying the network's parameters.
+
+    Raises:
+        AgentSpecError: `sims` out of `[0, MAX_SIMS]`, `sims` and `seconds` both given, or no such baseline.
+        CheckpointError: The baseline cannot be loaded for `env` (see `load_baseline`).
+        ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+    """
     sims, seconds = settings.sims, settings.seconds
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
@@ -318,11 +329,11 @@ def write_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Write ``params`` of a :func:`~blokus_agents.players.networks.make_network` network as baseline ``name``
-    (``NAME.msgpack`` and ``NAME.json``, fields as in the module doc) into ``out_dir`` (default: the package
-    directory), then load it back and check that it is bit-exact. Returns the path of the ``.json``. Raises
-    ``ValueError`` for a bad name, command or metadata value, ``FileExistsError`` when the baseline exists and not
-    ``overwrite``, and ``CheckpointError`` for a network over :data:`MAX_EXPORT_BYTES`."""
+    """Write `params` of a `make_network` network as baseline `name`
+    (`NAME.msgpack` and `NAME.json`, fields as in the module doc) into `out_dir` (default: the package
+    directory), then load it back and check that it is bit-exact. Returns the path of the `.json`. Raises
+    `ValueError` for a bad name, command or metadata value, `FileExistsError` when the baseline exists and not
+    `overwrite`, and `CheckpointError` for a network over `MAX_EXPORT_BYTES`."""
     if not _NAME.fullmatch(name):
         raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
     if not command.strip():
