@@ -64,7 +64,7 @@ def color_text(variant: Variant, color: int) -> str:
 
 def parse_color(variant: Variant, text: str) -> int:
     """The colour index named by ``text`` (case-insensitive). Raises :class:`GtpError` naming the valid words."""
-    word = text.strip().lower()
+    word = text.strip().lower() if text.isascii() else ""  # ASCII only: a Kelvin sign is no 'k' of "black"
     for color, words in enumerate(color_words(variant)):
         if word in words:
             return color
@@ -97,7 +97,7 @@ def parse_move(env: Env, text: str) -> int:
 def variant_of_game(text: str, current: Variant) -> str:
     """The project's variant name for a ``set_game`` argument (Pentobi's ``GM`` names, e.g. ``Blokus Duo``, or a
     project variant name). Raises :class:`GtpError` listing the games this engine can play."""
-    wanted = " ".join(text.split()).lower()
+    wanted = " ".join(text.split()).lower() if text.isascii() else ""  # ASCII only (a Kelvin sign is no 'k')
     for name, game in GAMES.items():
         if wanted in (game.lower(), name):
             return name
@@ -132,11 +132,11 @@ class GtpEngine:
         self.quit = False
         self.genmove_seconds: list[float] = []
         self._commands: dict[str, Callable[[list[str]], str]] = {
-            "protocol_version": lambda a: PROTOCOL_VERSION,
-            "name": lambda a: "blokus-jax",
-            "version": lambda a: f"{__version__} ({self.agent})",
+            "protocol_version": _no_args("protocol_version", lambda: PROTOCOL_VERSION),
+            "name": _no_args("name", lambda: "blokus-jax"),
+            "version": _no_args("version", lambda: f"{__version__} ({self.agent})"),
             "known_command": self._known_command,
-            "list_commands": lambda a: "\n".join(sorted(self._commands)),
+            "list_commands": _no_args("list_commands", lambda: "\n".join(sorted(self._commands))),
             "quit": self._quit,
             "set_game": self._set_game,
             "clear_board": self._clear_board,
@@ -146,9 +146,9 @@ class GtpEngine:
             "undo": self._undo,
             "all_legal": self._all_legal,
             "final_score": self._final_score,
-            "showboard": lambda a: "\n" + render.to_text(self.state, self.env),
+            "showboard": _no_args("showboard", lambda: "\n" + render.to_text(self.state, self.env)),
             "set_random_seed": self._set_random_seed,
-            "cputime": lambda a: f"{_cpu_seconds():.3f}",
+            "cputime": _no_args("cputime", lambda: f"{_cpu_seconds():.3f}"),
         }
 
     # ---------------------------------------------------------------------------------------- set-up
@@ -179,9 +179,11 @@ class GtpEngine:
         line = _CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
         if not line:
             return None
+        if not line.isascii():  # GTP is ASCII: no other digits as ids, no Kelvin sign read as the letter k
+            return "? the command holds non-ASCII characters; GTP commands, colours and moves are ASCII only\n\n"
         words = line.split()
         ident = ""
-        if words[0].isdigit():
+        if words[0].isascii() and words[0].isdigit():
             ident, words = words[0], words[1:]
             if not words:
                 return f"?{ident} missing command\n\n"
@@ -216,6 +218,7 @@ class GtpEngine:
         return "true" if args[0].lower() in self._commands else "false"
 
     def _quit(self, args: list[str]) -> str:
+        _arity(args, 0, "quit")
         self.quit = True
         return ""
 
@@ -344,6 +347,16 @@ class GtpEngine:
 def _arity(args: list[str], count: int, usage: str) -> None:
     if len(args) != count:
         raise GtpError(f"wrong number of arguments ({len(args)}); usage: {usage}")
+
+
+def _no_args(name: str, answer: Callable[[], str]) -> Callable[[list[str]], str]:
+    """A handler for command ``name``, which takes no arguments: ``answer()``, or a refusal when arguments follow."""
+
+    def handler(args: list[str]) -> str:
+        _arity(args, 0, name)
+        return answer()
+
+    return handler
 
 
 def _one_line(text: str) -> str:

@@ -107,7 +107,7 @@ def parse_cell(token: str, env: Env) -> tuple[int, int]:
 def _piece_index(name: str, env: Env) -> int:
     """Index of the piece called ``name`` (any case); raises ``IllegalActionError`` listing the pieces."""
     names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
-    if name.lower() not in names:
+    if not name.isascii() or name.lower() not in names:  # ASCII only: no Kelvin sign read as 'k'
         raise IllegalActionError(
             f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
             f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)"

@@ -197,3 +197,40 @@ def test_genmove_skips_colours_without_moves(duo: GtpEngine) -> None:
             assert parse_move(duo.env, ok(duo, f"genmove {mover}")) >= 0
         return
     pytest.fail("no oracle Duo game has a colour that runs out of moves first")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["name foo", "quit now please", "protocol_version 2", "version x", "list_commands all", "showboard b",
+     "cputime 1", "clear_board now"],
+)  # fmt: skip
+def test_commands_without_arguments_refuse_extra_ones(duo: GtpEngine, line: str) -> None:
+    assert "usage" in err(duo, line)
+    assert not duo.quit  # 'quit now please' did not stop the engine
+
+
+@pytest.mark.parametrize("ident", ["²", "٣", "１２", "3²"])
+def test_ids_are_ascii_digits_only(duo: GtpEngine, ident: str) -> None:
+    reply = duo.handle(f"{ident} name")
+    assert reply is not None and reply.startswith("? ") and ident not in reply  # never echoed as an id
+    assert "ASCII" in reply
+    assert duo.handle("12 name") == "=12 blokus-jax\n\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["play b \u212a1", "play b e\u0661\u0660", "play \u212a e10", "known_command \u212anown_command",
+     "set_game Blo\u212aus Duo", "genmove blac\u212a"],
+)  # fmt: skip
+def test_non_ascii_letters_and_digits_are_never_read_as_ascii(duo: GtpEngine, line: str) -> None:
+    ok(duo, "clear_board")
+    assert "ASCII" in err(duo, line)
+
+
+def test_parse_move_and_color_accept_ascii_only() -> None:
+    env = make("duo")
+    with pytest.raises(GtpError):
+        parse_move(env, "\u212a1")  # the Kelvin sign is not the column k
+    with pytest.raises(GtpError):
+        parse_color(env.variant, "blac\u212a")
+    assert parse_move(env, "k1") == parse_move(env, "K1")

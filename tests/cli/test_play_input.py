@@ -63,3 +63,13 @@ def test_a_bad_hint_bot_is_refused_before_the_game_starts(hint_bot, message, mon
 
 def test_help_inside_play_names_the_hint_bot_flag(monkeypatch, capsys):
     assert "--hint-bot" in run_play(monkeypatch, capsys, "help\nquit\n")
+
+
+@pytest.mark.parametrize("text", ["\u212a1", "L4 0 \u212a1", "\u212a1 \u212a2", "a\u0661"])
+def test_a_kelvin_sign_or_other_non_ascii_is_no_cell(text):
+    env = blokus_jax.make("duo")  # 14 columns: 'k' is one of them
+    with pytest.raises(blokus_jax.IllegalActionError):
+        play.parse_move(text, env)
+    with pytest.raises(blokus_jax.IllegalActionError):
+        play.parse_cell("\u212a1", env)
+    assert play.parse_cell("k1", env) == play.parse_cell("K1", env)
