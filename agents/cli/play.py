@@ -19,6 +19,7 @@ from blokus_agents import cli
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_int,
+    seed_int,
     showing_calibration,
     variant_of,
 )
@@ -208,7 +209,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         default="strong",
         help="agent that answers 'hint' (default strong: the best player at 2 s a move; corners answers at once)",
     )
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed for the bots' random tie-breaks")
 
     def run(args: argparse.Namespace) -> int:
         env = make(variant_of(args, [args.opponent, args.hint_bot]))
