@@ -378,7 +378,7 @@ class MatchRunner:
 
 #: Longest line of a results file (bytes) and most lines read from one.
 MAX_RESULTS_LINE = 100_000
-MAX_RESULTS_LINES = 2_000_000
+MAX_RESULTS_LINES = 1_000_000
 #: Most games a match plays per level; longest engine timeout (seconds); seeds are below 2**32.
 MAX_GAMES = 100_000
 MAX_TIMEOUT = 86_400.0
@@ -519,7 +519,8 @@ def play_match(
     if games_dir is not None:
         fileio.make_dir(games_dir, what="--save-games folder", error=MatchError)
     if results_path is not None and not done:
-        fileio.make_dir(results_path.absolute().parent, what="folder of the results file", error=MatchError)
+        if not os.path.lexists(results_path.absolute().parent):
+            fileio.make_dir(results_path.absolute().parent, what="folder of the results file", error=MatchError)
         _append_result(results_path, {"type": "settings", **asdict(settings)})
     by_level: dict[int | None, list[GameResult]] = {}
     for level in levels or [None]:
