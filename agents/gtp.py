@@ -13,6 +13,8 @@ engine only stops on ``quit`` or the end of its input. Lines are capped at :data
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import resource
 import sys
@@ -377,7 +379,10 @@ def run_engine(
     While it runs, anything else written to ``sys.stdout`` (a library's print) goes to stderr, so that the protocol
     stream carries replies only. Raises :class:`~blokus_agents.policies.AgentSpecError` for a bad spec before reading
     any command."""
-    stdin = stdin or sys.stdin
+    if stdin is None:
+        stdin = sys.stdin
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become a non-ASCII line, answered '?'
     protocol = stdout or sys.stdout
     saved = sys.stdout
     sys.stdout = sys.stderr

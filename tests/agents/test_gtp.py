@@ -234,3 +234,15 @@ def test_parse_move_and_color_accept_ascii_only() -> None:
     with pytest.raises(GtpError):
         parse_color(env.variant, "blac\u212a")
     assert parse_move(env, "k1") == parse_move(env, "K1")
+
+
+def test_the_engine_reads_bytes_that_are_not_utf8_as_a_bad_command(monkeypatch) -> None:
+    from blokus_agents.gtp import run_engine
+
+    raw = io.BytesIO(b"1 na\xffme\n2 name\n3 quit\n")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(raw, encoding="utf-8"))  # strict, as a terminal's may be
+    out = io.StringIO()
+    assert run_engine("random", "duo", stdout=out) == 0
+    replies = out.getvalue().split("\n\n")
+    assert replies[0].startswith("? ") and "ASCII" in replies[0]
+    assert replies[1] == "=2 blokus-jax" and replies[2] == "=3 "
