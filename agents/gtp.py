@@ -210,8 +210,13 @@ class GtpEngine:
                     pass  # drop the rest of an over-long line, a bounded chunk at a time
             reply = self.handle(line)
             if reply is not None:
-                stdout.write(reply)
-                stdout.flush()
+                try:
+                    stdout.write(reply)
+                    stdout.flush()
+                except (BrokenPipeError, ValueError):  # the controller closed its end: nobody listens any more
+                    self._log("gtp: the controller closed the connection; stopping")
+                    _discard_output(stdout)
+                    return 0
         return 0
 
     # --------------------------------------------------------------------------------------- commands
@@ -359,6 +364,19 @@ def _no_args(name: str, answer: Callable[[], str]) -> Callable[[list[str]], str]
         return answer()
 
     return handler
+
+
+def _discard_output(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at the null device, so that what is still buffered (flushed at exit) does
+    not raise a second broken-pipe error."""
+    import os
+
+    with contextlib.suppress(AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
 
 
 def _one_line(text: str) -> str:

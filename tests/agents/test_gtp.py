@@ -246,3 +246,12 @@ def test_the_engine_reads_bytes_that_are_not_utf8_as_a_bad_command(monkeypatch) 
     replies = out.getvalue().split("\n\n")
     assert replies[0].startswith("? ") and "ASCII" in replies[0]
     assert replies[1] == "=2 blokus-jax" and replies[2] == "=3 "
+
+
+def test_a_controller_that_closes_its_end_stops_the_engine_quietly(duo: GtpEngine) -> None:
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    assert duo.serve(io.StringIO("name\nname\n"), Closed()) == 0
+    assert not duo.quit
