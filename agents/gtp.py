@@ -300,10 +300,10 @@ class GtpEngine:
 
     def _set_random_seed(self, args: list[str]) -> str:
         _arity(args, 1, "set_random_seed N")
-        try:
-            seed = int(args[0])
-        except ValueError:
-            raise GtpError(f"invalid seed {brief(args[0])}; give a non-negative integer") from None
+        text = args[0]
+        if not (text.isascii() and text.isdigit() and len(text) <= 19):  # no '+5', '1_0' nor other digits
+            raise GtpError(f"invalid seed {brief(text)}; give a non-negative integer in the digits 0-9")
+        seed = int(text)
         if not 0 <= seed < 2**63:
             raise GtpError(f"seed {seed} out of range; give an integer from 0 to 2**63 - 1")
         self._seed = seed

@@ -119,6 +119,9 @@ def test_bad_commands_change_nothing(duo: GtpEngine) -> None:
     assert "usage" in err(duo, "clear_board now")
     assert "seed" in err(duo, "set_random_seed -3")
     assert "seed" in err(duo, "set_random_seed abc")
+    for bad in ("+5", "1_0", "9" * 30, "0x10", "1e3"):
+        assert "seed" in err(duo, f"set_random_seed {bad}")
+    assert "seed" in err(duo, f"set_random_seed {2**63}")
     assert "unknown game" in err(duo, "set_game Blokus Trigon")
     assert f"longer than {MAX_LINE}" in err(duo, "play w " + "a1," * 3000)
     ok(duo, "set_random_seed 12")

@@ -60,3 +60,14 @@ def test_a_well_behaved_engine_still_answers_and_closes(thread_errors) -> None:
     client.close()
     assert not client.alive and not client._reader.is_alive()
     assert thread_errors == []
+
+
+def test_a_match_against_an_engine_writing_garbage_counts_each_game_apart(tmp_path, thread_errors) -> None:
+    from blokus_agents import ladder
+
+    results = tmp_path / "r.jsonl"
+    rows = ladder.play_match("greedy", f"{TINY} badutf8", 2, results=results, timeout=120.0, progress=False)[None]
+    assert [r.failed for r in rows] == [True, True]
+    assert all(r.error.startswith("garbage") and "not UTF-8" in r.error for r in rows), rows
+    assert len(results.read_text().splitlines()) == 3  # the settings line and both games, counted apart
+    assert thread_errors == []
