@@ -99,6 +99,17 @@ def _bounded_integer(text: str, low: int, high: int, what: str) -> int:
     return value
 
 
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (a count such as a batch size, bounded so that a
+    typo cannot ask for more memory or time than any machine has)."""
+
+    def parse(text: str) -> int:
+        return _bounded_integer(text, low, high, f"a whole number from {low:,} to {high:,}")
+
+    parse.__name__ = f"int_{low}_{high}"
+    return parse
+
+
 def seed_int(text: str) -> int:
     """argparse type: a seed, a whole number from 0 to 2**32 - 1 (4294967295)."""
     return _bounded_integer(text, 0, MAX_SEED - 1, f"a seed from 0 to {MAX_SEED - 1}")

@@ -208,6 +208,8 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
         (["play", "--seed", str(2**63)], "argument --seed"),
         (["train", "--seed", "-1"], "argument --seed: '-1' is too small"),
         (["eval", "--games", "1000000000"], "argument --games: '1000000000' is too large"),
+        (["bench", "--batch-sizes", "1000000000000"], "argument --batch-sizes: '1000000000000' is too large"),
+        (["bench", "--steps", "10000000000"], "argument --steps: '10000000000' is too large"),
     ],
 )
 def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
