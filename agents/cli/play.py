@@ -4,9 +4,11 @@ agent, undo), and the parsing of typed moves."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import functools
+import io
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -225,6 +227,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             )
         else:
             hint_bot = cli.resolve_agent(args.hint_bot, env)
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            sys.stdin.reconfigure(errors="replace")  # typed bytes that are not UTF-8: a bad move, not a crash
         return play_game(
             env,
             opponent,
