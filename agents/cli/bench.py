@@ -6,7 +6,7 @@ import argparse
 
 from blokus_agents.cli.common import (
     Handler,
-    positive_int,
+    int_range,
 )
 from blokus_jax.variants import variant_names
 
@@ -27,10 +27,12 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         help="variants to measure (default duo classic)",
     )
     parser.add_argument(
-        "--batch-sizes", nargs="+", type=positive_int, default=[1, 1024], help="batch sizes (default 1 1024)"
+        "--batch-sizes", nargs="+", type=int_range(1, 1 << 20), default=[1, 1024], help="batch sizes (default 1 1024)"
     )
-    parser.add_argument("--steps", type=positive_int, default=100, help="steps per timed run (default 100)")
-    parser.add_argument("--repeats", type=positive_int, default=3, help="timed runs per configuration (default 3)")
+    parser.add_argument("--steps", type=int_range(1, 1_000_000), default=100, help="steps per timed run (default 100)")
+    parser.add_argument(
+        "--repeats", type=int_range(1, 1_000), default=3, help="timed runs per configuration (default 3)"
+    )
 
     def run(args: argparse.Namespace) -> int:
         from blokus_jax import benchmark

@@ -59,6 +59,8 @@ def use_compile_cache(off: bool = False) -> str | None:
 
 
 def _integer(text: str, low: int, what: str) -> int:
+    if len(text) > 40 or not text.strip().lstrip("+-").isascii():
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number; give {what}")
     try:
         value = int(text)
     except ValueError:
@@ -76,6 +78,50 @@ def positive_int(text: str) -> int:
 def nonnegative_int(text: str) -> int:
     """argparse type: an int >= 0."""
     return _integer(text, 0, "a whole number of at least 0")
+
+
+#: Largest seed accepted (exclusive): JAX's `random.key` and NumPy take any 32-bit seed on every platform.
+MAX_SEED = 2**32
+#: Most games one command plays (a match's games per level, an evaluation's games per pairing).
+MAX_GAMES = 100_000
+#: Longest time limit in seconds (one day) a flag such as `--timeout` takes.
+MAX_SECONDS = 86_400.0
+
+
+def _bounded_integer(text: str, low: int, high: int, what: str) -> int:
+    value = _integer(text, low, what)
+    if value > high:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is too large; give {what}")
+    return value
+
+
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high` (a count such as a batch size, bounded so that a
+    typo cannot ask for more memory or time than any machine has)."""
+
+    def parse(text: str) -> int:
+        return _bounded_integer(text, low, high, f"a whole number from {low:,} to {high:,}")
+
+    parse.__name__ = f"int_{low}_{high}"
+    return parse
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, a whole number from 0 to 2**32 - 1 (4294967295)."""
+    return _bounded_integer(text, 0, MAX_SEED - 1, f"a seed from 0 to {MAX_SEED - 1}")
+
+
+def game_count(text: str) -> int:
+    """argparse type: a number of games from 1 to `MAX_GAMES` (100,000)."""
+    return _bounded_integer(text, 1, MAX_GAMES, f"a number of games from 1 to {MAX_GAMES:,}")
+
+
+def seconds_limit(text: str) -> float:
+    """argparse type: a time limit in seconds, a finite number above 0 and at most one day (86400)."""
+    value = positive_float(text)
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is too long; give at most {MAX_SECONDS:.0f} seconds (one day)")
+    return value
 
 
 def unit_float(text: str) -> float:
@@ -125,8 +171,12 @@ def _writable_dir_for(path: Path, flag: str) -> None:
 
 def output_file(text: str) -> str:
     """argparse type: a file path that can be written (its directory exists and is writable; it is not a
-    directory), checked before any long work starts."""
+    directory nor a symbolic link), checked before any long work starts."""
     path = Path(text)
+    if path.is_symlink():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a symbolic link; blokus-jax never writes through one: remove it or give another file name"
+        )
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file name such as {text}/results.json")
     if not path.absolute().parent.is_dir():
@@ -138,8 +188,12 @@ def output_file(text: str) -> str:
 
 
 def output_dir(text: str) -> str:
-    """argparse type: a directory that exists or can be created (not a file)."""
+    """argparse type: a directory that exists or can be created (not a file nor a symbolic link)."""
     path = Path(text)
+    if path.is_symlink():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a symbolic link; blokus-jax never writes through one: give the folder itself"
+        )
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a file; give a directory (it is created if missing)")
     _writable_dir_for(path, "directory")

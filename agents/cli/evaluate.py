@@ -11,15 +11,18 @@ from typing import TYPE_CHECKING
 from blokus_agents.cli.common import (
     AGENT_HELP,
     Handler,
+    game_count,
     nonnegative_int,
     output_dir,
     output_file,
     positive_int,
     print_table,
     say,
+    seed_int,
     showing_calibration,
     variant_of,
 )
+from blokus_jax import fileio
 from blokus_jax.variants import variant_names
 
 if TYPE_CHECKING:
@@ -42,11 +45,11 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT", help=AGENT_HELP)
     parser.add_argument(
         "--games",
-        type=positive_int,
+        type=game_count,
         default=100,
         help="games per pairing, rounded up to a multiple of the seat rotation (default 100)",
     )
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed; the same seed gives the same results")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed; the same seed gives the same results")
     parser.add_argument(
         "--opening",
         type=nonnegative_int,
@@ -103,8 +106,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         )
         _print_report(report, args.markdown)
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(report.to_dict(), f, indent=2)
+            # atomic, never through a symbolic link
+            fileio.write_atomic(args.json, json.dumps(report.to_dict(), indent=2), what="--json report")
         if args.save_games:
             first, second = args.agents[:2]
             say(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from blokus_agents.cli.common import AGENT_HELP, Handler, nonnegative_int, variant_of
+from blokus_agents.cli.common import AGENT_HELP, Handler, seed_int, variant_of
 from blokus_jax.variants import GAMES
 
 NAME = "gtp"
@@ -20,7 +20,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         default=None,
         help="the game at start (default: the agent's own variant, else duo); set_game changes it",
     )
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the agent's random choices")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the agent's random choices")
 
     def run(args: argparse.Namespace) -> int:
         from blokus_agents.engines.gtp import run_engine

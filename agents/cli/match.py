@@ -4,6 +4,7 @@ levels with an Elo estimate on Pentobi's scale."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import subprocess
 import sys
@@ -11,16 +12,18 @@ import sys
 from blokus_agents.cli.common import (
     AGENT_HELP,
     Handler,
+    game_count,
     nonnegative_int,
     output_dir,
     output_file,
-    positive_float,
-    positive_int,
     print_table,
     say,
+    seconds_limit,
+    seed_int,
     showing_calibration,
     variant_of,
 )
+from blokus_jax import fileio
 from blokus_jax.variants import GAMES
 
 NAME = "match"
@@ -46,13 +49,13 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         help="the command line that starts the GTP engine, quoted; with --levels, '{level}' in it is replaced by "
         'each level, e.g. "pentobi-gtp --game duo --level {level} --book book_duo.blksgf"',
     )
-    parser.add_argument("--games", type=positive_int, default=100, help="games per level (default 100)")
+    parser.add_argument("--games", type=game_count, default=100, help="games per level (default 100)")
     parser.add_argument("--levels", type=_levels, default=None, help="engine levels to play, e.g. 1-5 or 2,4")
     parser.add_argument("--variant", choices=sorted(GAMES), default=None, help="the game (default: duo)")
     parser.add_argument(
         "--opening", type=nonnegative_int, default=0, help="random moves before the agents take over (default 0)"
     )
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed of openings and the agent's choices")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of openings and the agent's choices")
     parser.add_argument(
         "--results",
         type=output_file,
@@ -61,7 +64,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     )
     parser.add_argument("--save-games", type=output_dir, default=None, help="directory for the games as .blksgf")
     parser.add_argument(
-        "--timeout", type=positive_float, default=60.0, help="seconds the engine may take per reply (default 60)"
+        "--timeout", type=seconds_limit, default=60.0, help="seconds the engine may take per reply (default 60)"
     )
     parser.add_argument(
         "--no-check-legal",
@@ -74,17 +77,18 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         from blokus_agents.engines import ladder
 
         variant = variant_of(args, [args.agent])
-        stderr = open(args.engine_log, "a", encoding="utf-8") if args.engine_log else subprocess.DEVNULL
-        try:
+        with contextlib.ExitStack() as stack:
+            stderr = subprocess.DEVNULL
+            if args.engine_log:  # appended to, never through a symbolic link
+                stderr = stack.enter_context(
+                    fileio.open_append(args.engine_log, what="engine log", error=ladder.MatchError)
+                )
             with showing_calibration():  # a time-budgeted agent (strong) says how its calibration goes
                 by_level = ladder.play_match(
                     args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
                     args.results, args.save_games, args.timeout, not args.no_check_legal, log=say,
                     engine_stderr=stderr,
                 )  # fmt: skip
-        finally:
-            if args.engine_log:
-                stderr.close()
         summaries, elo = ladder.summarize(variant, by_level)
         _print(args, variant, summaries, elo)
         return 0

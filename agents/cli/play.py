@@ -4,9 +4,11 @@ agent, undo), and the parsing of typed moves."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import functools
+import io
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from blokus_agents.cli.common import (
     Handler,
     nonnegative_int,
+    seed_int,
     showing_calibration,
     variant_of,
 )
@@ -115,7 +118,7 @@ def parse_cell(token: str, env: Env) -> tuple[int, int]:
 def _piece_index(name: str, env: Env) -> int:
     """Index of the piece called `name` (any case); raises `IllegalActionError` listing the pieces."""
     names = {p.name.lower(): i for i, p in enumerate(env.variant.pieces)}
-    if name.lower() not in names:
+    if not name.isascii() or name.lower() not in names:  # ASCII only: no Kelvin sign read as 'k'
         raise IllegalActionError(
             f"{name!r} is not a piece of {env.variant.name!r}; its pieces are "
             f"{' '.join(p.name for p in env.variant.pieces)} (type 'pieces' for yours)"
@@ -220,7 +223,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         default="strong",
         help="agent that answers 'hint' (default strong: the best player at 2 s a move; corners answers at once)",
     )
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seed for the bots' random tie-breaks")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed for the bots' random tie-breaks")
 
     def run(args: argparse.Namespace) -> int:
         from blokus_agents.core import policies
@@ -241,6 +244,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             )
         else:
             hint_bot = policies.resolve_agent(args.hint_bot, env)
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            sys.stdin.reconfigure(errors="replace")  # typed bytes that are not UTF-8: a bad move, not a crash
         return play_game(
             env,
             opponent,

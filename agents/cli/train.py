@@ -18,9 +18,11 @@ from blokus_agents.cli.common import (
     positive_float,
     positive_int,
     print_table,
+    seed_int,
     unit_float,
 )
 from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
+from blokus_jax import fileio
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 
@@ -145,7 +147,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
     parser.add_argument(
         "--seed",
-        type=nonnegative_int,
+        type=seed_int,
         help="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
     )
     parser.add_argument(
@@ -348,8 +350,8 @@ def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) 
     games = f"; win rates over {summary['eval_games']} games each, 95 % intervals" if opponents else ""
     print_table(rows, f"{name} on {config.variant}{games}", sys.stdout)
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump(summary, f, indent=1)
+        # atomic, never through a symbolic link (a link as the target is refused)
+        fileio.write_atomic(json_path, json.dumps(summary, indent=1), what="--json summary", error=CheckpointError)
     print(
         f"run directory: {out} (metrics.jsonl, win_rate.png, checkpoints/); evaluate it with "
         f"'blokus-jax eval --agents {out} greedy'"

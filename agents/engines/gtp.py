@@ -13,6 +13,8 @@ engine only stops on `quit` or the end of its input. Lines are capped at `MAX_LI
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import resource
 import sys
@@ -91,7 +93,7 @@ def parse_color(variant: Variant, text: str) -> int:
     Raises:
         GtpError: `text` names no colour of the variant (the message lists the valid words).
     """
-    word = text.strip().lower()
+    word = text.strip().lower() if text.isascii() else ""  # ASCII only: a Kelvin sign is no 'k' of "black"
     for color, words in enumerate(color_words(variant)):
         if word in words:
             return color
@@ -156,7 +158,7 @@ def variant_of_game(text: str, current: Variant) -> str:
     Raises:
         GtpError: An unknown game (the message lists the games this engine can play).
     """
-    wanted = " ".join(text.split()).lower()
+    wanted = " ".join(text.split()).lower() if text.isascii() else ""  # ASCII only (a Kelvin sign is no 'k')
     for name, game in GAMES.items():
         if wanted in (game.lower(), name):
             return name
@@ -191,11 +193,11 @@ class GtpEngine:
         self.quit = False
         self.genmove_seconds: list[float] = []
         self._commands: dict[str, Callable[[list[str]], str]] = {
-            "protocol_version": lambda a: PROTOCOL_VERSION,
-            "name": lambda a: "blokus-jax",
-            "version": lambda a: f"{__version__} ({self.agent})",
+            "protocol_version": _no_args("protocol_version", lambda: PROTOCOL_VERSION),
+            "name": _no_args("name", lambda: "blokus-jax"),
+            "version": _no_args("version", lambda: f"{__version__} ({self.agent})"),
             "known_command": self._known_command,
-            "list_commands": lambda a: "\n".join(sorted(self._commands)),
+            "list_commands": _no_args("list_commands", lambda: "\n".join(sorted(self._commands))),
             "quit": self._quit,
             "set_game": self._set_game,
             "clear_board": self._clear_board,
@@ -205,9 +207,9 @@ class GtpEngine:
             "undo": self._undo,
             "all_legal": self._all_legal,
             "final_score": self._final_score,
-            "showboard": lambda a: "\n" + render.to_text(self.state, self.env),
+            "showboard": _no_args("showboard", lambda: "\n" + render.to_text(self.state, self.env)),
             "set_random_seed": self._set_random_seed,
-            "cputime": lambda a: f"{_cpu_seconds():.3f}",
+            "cputime": _no_args("cputime", lambda: f"{_cpu_seconds():.3f}"),
         }
 
     # ---------------------------------------------------------------------------------------- set-up
@@ -245,9 +247,11 @@ class GtpEngine:
         line = _CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
         if not line:
             return None
+        if not line.isascii():  # GTP is ASCII: no other digits as ids, no Kelvin sign read as the letter k
+            return "? the command holds non-ASCII characters; GTP commands, colours and moves are ASCII only\n\n"
         words = line.split()
         ident = ""
-        if words[0].isdigit():
+        if words[0].isascii() and words[0].isdigit():
             ident, words = words[0], words[1:]
             if not words:
                 return f"?{ident} missing command\n\n"
@@ -281,8 +285,13 @@ class GtpEngine:
                     pass  # drop the rest of an over-long line, a bounded chunk at a time
             reply = self.handle(line)
             if reply is not None:
-                stdout.write(reply)
-                stdout.flush()
+                try:
+                    stdout.write(reply)
+                    stdout.flush()
+                except (BrokenPipeError, ValueError):  # the controller closed its end: nobody listens any more
+                    self._log("gtp: the controller closed the connection; stopping")
+                    _discard_output(stdout)
+                    return 0
         return 0
 
     # --------------------------------------------------------------------------------------- commands
@@ -291,6 +300,7 @@ class GtpEngine:
         return "true" if args[0].lower() in self._commands else "false"
 
     def _quit(self, args: list[str]) -> str:
+        _arity(args, 0, "quit")
         self.quit = True
         return ""
 
@@ -365,10 +375,10 @@ class GtpEngine:
 
     def _set_random_seed(self, args: list[str]) -> str:
         _arity(args, 1, "set_random_seed N")
-        try:
-            seed = int(args[0])
-        except ValueError:
-            raise GtpError(f"invalid seed {brief(args[0])}; give a non-negative integer") from None
+        text = args[0]
+        if not (text.isascii() and text.isdigit() and len(text) <= 19):  # no '+5', '1_0' nor other digits
+            raise GtpError(f"invalid seed {brief(text)}; give a non-negative integer in the digits 0-9")
+        seed = int(text)
         if not 0 <= seed < 2**63:
             raise GtpError(f"seed {seed} out of range; give an integer from 0 to 2**63 - 1")
         self._seed = seed
@@ -421,6 +431,29 @@ def _arity(args: list[str], count: int, usage: str) -> None:
         raise GtpError(f"wrong number of arguments ({len(args)}); usage: {usage}")
 
 
+def _no_args(name: str, answer: Callable[[], str]) -> Callable[[list[str]], str]:
+    """A handler for command `name`, which takes no arguments: `answer()`, or a refusal when arguments follow."""
+
+    def handler(args: list[str]) -> str:
+        _arity(args, 0, name)
+        return answer()
+
+    return handler
+
+
+def _discard_output(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at the null device, so that what is still buffered (flushed at exit) does
+    not raise a second broken-pipe error."""
+    import os
+
+    with contextlib.suppress(AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -440,7 +473,10 @@ def run_engine(
     stream carries replies only. Raises `AgentSpecError` for a bad spec before
     reading
     any command."""
-    stdin = stdin or sys.stdin
+    if stdin is None:
+        stdin = sys.stdin
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become a non-ASCII line, answered '?'
     protocol = stdout or sys.stdout
     saved = sys.stdout
     sys.stdout = sys.stderr

@@ -33,6 +33,8 @@ from blokus_agents.engines.gtp import GtpError, color_text, move_text, parse_mov
 from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
+from blokus_jax.errors import BlokusError
+from blokus_jax.io import fileio
 from blokus_jax.io.sgf import result_value, write
 from blokus_jax.variants import GAMES
 
@@ -399,37 +401,111 @@ class MatchRunner:
         metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
         text = write(self.env.variant, names, metadata, game.moves, result, "blokus-jax")
         path = games_dir / f"{'' if level is None else f'level{level}_'}game{index:04d}.blksgf"
-        path.write_text(text, encoding="utf-8")
+        try:  # never through a link planted in the folder; a record that cannot be written loses only itself
+            fileio.write_atomic(path, text, what="game record", error=MatchError)
+        except BlokusError as exc:
+            self.log(f"warning: game {index}'s record was not saved ({exc}); its result is kept, the match goes on")
+            return None
         return str(path)
 
 
+#: Longest line of a results file (bytes) and most lines read from one.
+MAX_RESULTS_LINE = 100_000
+MAX_RESULTS_LINES = 1_000_000
+#: Most games a match plays per level; longest engine timeout (seconds); seeds are below 2**32.
+MAX_GAMES = 100_000
+MAX_TIMEOUT = 86_400.0
+MAX_SEED = 2**32
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+
+
+#: Each field of a results line: (check, what it must be).
+_RESULT_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "game": (lambda v: _is_int(v) and 0 <= v < MAX_GAMES, f"a game index from 0 to {MAX_GAMES - 1}"),
+    "level": (lambda v: v is None or (_is_int(v) and 1 <= v <= 9), "null or a level from 1 to 9"),
+    "seat": (lambda v: _is_int(v) and 0 <= v < 4, "a seat from 0 to 3"),
+    "share": (lambda v: v is None or (_is_number(v) and 0 <= v <= 1), "null or a finite number from 0 to 1"),
+    "scores": (
+        lambda v: isinstance(v, list) and len(v) <= 4 and all(_is_int(x) and abs(x) <= 1000 for x in v),
+        "a list of at most 4 whole-number scores",
+    ),
+    "margin": (lambda v: v is None or (_is_int(v) and abs(v) <= 1000), "null or a whole-number margin"),
+    "moves": (lambda v: _is_int(v) and 0 <= v <= 10_000, "a non-negative whole number of moves"),
+    "agent_seconds": (lambda v: _is_number(v) and v >= 0, "a finite number of seconds from 0 up"),
+    "engine_seconds": (lambda v: _is_number(v) and v >= 0, "a finite number of seconds from 0 up"),
+    "error": (lambda v: v is None or (isinstance(v, str) and len(v) <= 10_000), "null or a text"),
+    "record": (lambda v: v is None or (isinstance(v, str) and len(v) <= 10_000), "null or a file name"),
+    "resigned": (lambda v: isinstance(v, bool), "true or false"),
+}
+_REQUIRED = ("game", "level", "seat", "share", "scores", "margin", "moves", "agent_seconds", "engine_seconds")
+
+
+def _result_of(row: Any, where: str) -> GameResult:
+    """The `GameResult` of results line `row` after checking every field; `MatchError` naming
+    `where` (file and line) and the field otherwise."""
+    if not isinstance(row, dict):
+        raise MatchError(f"{where}: not a results line of blokus-jax match (a JSON object is expected)")
+    row = dict(row)
+    row.pop("type", None)
+    unknown = sorted(str(k)[:40] for k in row if k not in _RESULT_FIELDS)
+    if unknown:
+        raise MatchError(f"{where}: not a results line of blokus-jax match (unknown field {unknown[0]!r})")
+    missing = [k for k in _REQUIRED if k not in row]
+    if missing:
+        raise MatchError(f"{where}: not a results line of blokus-jax match (field {missing[0]!r} is missing)")
+    for name, value in row.items():
+        check, wanted = _RESULT_FIELDS[name]
+        if not check(value):
+            raise MatchError(f"{where}: field {name!r} is {str(value)[:60]!r}; it must be {wanted}")
+    if (row["share"] is None) != (row.get("error") is not None):
+        raise MatchError(f"{where}: field 'share' must be null exactly when the game has an 'error'")
+    return GameResult(**row)
+
+
 def _read_results(path: Path, settings: MatchSettings) -> list[GameResult]:
-    """The games already in results file `path` (empty if it does not exist). Raises `MatchError` for a
-    file of another match or a malformed line."""
-    if not path.exists():
+    """The games already in results file `path` (empty if it does not exist). Every line is checked (JSON, UTF-8,
+    each field's type and range); raises `MatchError` naming the file, line and field for a file of
+    another match or any malformed line (such a file is refused, never partly trusted), and for a symbolic link,
+    a FIFO or anything but a regular file (at once, without reading it)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise MatchError(f"cannot read results file {str(path)!r}: {exc.strerror or exc}") from None
     results: list[GameResult] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if len(line) > 100_000:
-                raise MatchError(f"{path}:{number}: line too long; this is not a results file of blokus-jax match")
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if row.get("type") == "settings":  # the game count may grow: a longer match extends a file
-                    wanted = {k: v for k, v in asdict(settings).items() if k != "games"}
-                    diff = [k for k in wanted if row.get(k) != wanted[k]]
-                    if diff:
-                        raise MatchError(
-                            f"{path} holds a match with other settings ({', '.join(diff)}); give another "
-                            f"--results file, or the same settings to resume it"
-                        )
-                    continue
-                row.pop("type", None)
-                results.append(GameResult(**row))
-            except (ValueError, TypeError, AttributeError) as exc:
-                raise MatchError(f"{path}:{number}: not a results line of blokus-jax match ({exc})") from None
+    lines = fileio.iter_lines(path, MAX_RESULTS_LINE, what="results file", error=MatchError, follow=False)
+    for number, raw, _ in lines:
+        where = f"results file {str(path)!r}, line {number}"
+        if number > MAX_RESULTS_LINES:
+            raise MatchError(f"results file {str(path)!r} has more than {MAX_RESULTS_LINES:,} lines; it is not one")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MatchError(f"{where}: not UTF-8 text (byte {exc.start}); this is not a results file") from None
+        if not line.strip():
+            continue
+        try:
+            row = fileio.load_json(line, max_depth=4, what="it", error=MatchError)
+        except MatchError as exc:
+            raise MatchError(f"{where}: not a results line of blokus-jax match ({exc})") from None
+        if isinstance(row, dict) and row.get("type") == "settings":  # the game count may grow
+            wanted = {k: v for k, v in asdict(settings).items() if k != "games"}
+            diff = [k for k in wanted if row.get(k) != wanted[k]]
+            if diff:
+                raise MatchError(
+                    f"{str(path)!r} holds a match with other settings ({', '.join(diff)}); give another "
+                    f"--results file, or the same settings to resume it"
+                )
+            continue
+        results.append(_result_of(row, where))
     return results
 
 
@@ -456,8 +532,12 @@ def play_match(
 
     Raises `MatchError` for bad settings and `AgentSpecError` for a bad spec,
     before any game is played."""
-    if not isinstance(games, int) or games < 1:
-        raise MatchError(f"games must be a positive number, got {games!r}")
+    if not _is_int(games) or not 1 <= games <= MAX_GAMES:
+        raise MatchError(f"games must be a positive number of at most {MAX_GAMES:,}, got {games!r}")
+    if not _is_int(seed) or not 0 <= seed < MAX_SEED:
+        raise MatchError(f"seed must be a whole number from 0 to {MAX_SEED - 1}, got {seed!r}")
+    if not _is_number(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        raise MatchError(f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f}, got {timeout!r}")
     if levels is not None and "{level}" not in engine:
         raise MatchError("--levels needs '{level}' in the engine command, e.g. 'pentobi-gtp --level {level} ...'")
     if levels is None and "{level}" in engine:
@@ -470,11 +550,11 @@ def play_match(
     if opening < 0 or opening > runner.env.num_colors * runner.env.num_pieces:
         raise MatchError(f"opening must be 0-{runner.env.num_colors * runner.env.num_pieces} random moves")
     if games_dir is not None:
-        Path(games_dir).mkdir(parents=True, exist_ok=True)
+        fileio.make_dir(games_dir, what="--save-games folder", error=MatchError)
     if results_path is not None and not done:
-        results_path.parent.mkdir(parents=True, exist_ok=True)
-        with results_path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"type": "settings", **asdict(settings)}) + "\n")
+        if not os.path.lexists(results_path.absolute().parent):
+            fileio.make_dir(results_path.absolute().parent, what="folder of the results file", error=MatchError)
+        _append_result(results_path, {"type": "settings", **asdict(settings)})
     by_level: dict[int | None, list[GameResult]] = {}
     for level in levels or [None]:
         have = {r.game: r for r in done if r.level == level}
@@ -509,8 +589,7 @@ def _play_level(runner, command, level, todo, settings, results_path, games_dir,
                 say(f"{label}, game {index}: {result.error} (counted apart, not as a result)")
             played.append(result)
             if results_path is not None:
-                with results_path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(asdict(result)) + "\n")
+                _append_result(results_path, asdict(result))
             summary = LevelSummary.of(level, played)
             bar.set_postfix_str(
                 f"win {summary.win_rate:.2f} agent {summary.agent_seconds:.2f}s/move"
@@ -521,6 +600,11 @@ def _play_level(runner, command, level, todo, settings, results_path, games_dir,
         if engine is not None:
             engine.close()
     return played
+
+
+def _append_result(path: Path, row: dict) -> None:
+    """Append one JSON line to results file `path`, never through a symbolic link (`MatchError` then)."""
+    fileio.append_text(path, json.dumps(row, allow_nan=False) + "\n", what="results file", error=MatchError)
 
 
 def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tuple[list[LevelSummary], tuple | None]:

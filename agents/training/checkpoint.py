@@ -71,6 +71,9 @@ def _quiet() -> Iterator[None]:
 def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = False):
     import orbax.checkpoint as ocp  # orbax loads only when a checkpoint is read or written
 
+    if create:  # never write checkpoints through a symbolic link (as the run directory or its checkpoint folder)
+        fileio.make_dir(run_dir, what="run directory", error=CheckpointError)
+        fileio.make_dir(Path(run_dir) / SUBDIR, what="checkpoint folder", error=CheckpointError)
     with _quiet():
         options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=create, enable_async_checkpointing=False)
         manager = ocp.CheckpointManager(
@@ -502,7 +505,7 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
             params=params, opt_state=opt_state, env_state=state["env_state"], key=state["key"], update=update
         )
         old_dir = Path(run_dir) / "checkpoints_format1"
-        old_dir.mkdir(exist_ok=True)
+        fileio.make_dir(old_dir, what="folder of old checkpoints", error=CheckpointError)
         shutil.move(str(Path(run_dir) / SUBDIR / str(step)), str(old_dir / str(step)))
         save(run_dir, runner, config, keep=None)
         done.append(step)

@@ -11,7 +11,6 @@ import json
 import math
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +50,8 @@ def claim(out: str | os.PathLike) -> Iterator[Path]:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise CheckpointError(f"output directory {str(out)!r} is a file; choose a directory for the run")
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CheckpointError(f"cannot create the output directory {str(out)!r}: {exc.strerror}") from exc
+    created = not os.path.lexists(out)
+    fileio.make_dir(out, what="run directory", error=CheckpointError)  # a symbolic link is refused
     try:
         with run_lock(out):
             yield out
@@ -285,14 +281,8 @@ def read_settings(out_dir: str | os.PathLike) -> Settings | None:
 def _write_settings(out: Path, settings: Settings) -> None:
     """Write `settings` to `out/settings.json` atomically: a fresh temporary file created exclusively in `out`
     (never through a link), then renamed over the old file."""
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=out)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(settings.to_dict(), f, indent=1)
-        os.replace(tmp, out / SETTINGS_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(settings.to_dict(), indent=1)
+    fileio.write_atomic(out / SETTINGS_FILE, text, what="settings file", error=CheckpointError)
 
 
 def resolve_settings(saved: Settings | None, given: dict[str, Any]) -> tuple[Settings, list[str]]:

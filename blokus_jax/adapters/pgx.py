@@ -80,7 +80,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from blokus_jax import _extras
+from blokus_jax import _extras, fileio
 from blokus_jax import env as core_env
 from blokus_jax.env import Env, action_id, make
 from blokus_jax.errors import ConfigError, VariantError
@@ -137,7 +137,8 @@ class State(pgx.State):
         if not str(filename).endswith(".svg"):
             raise ConfigError(f"save_svg writes SVG: {str(filename)!r} must end with '.svg'")
         _check_picture_options(color_theme, scale)
-        Path(filename).write_text(self.to_svg(color_theme=color_theme, scale=scale))
+        # atomic, never through a symbolic link
+        fileio.write_atomic(filename, self.to_svg(color_theme=color_theme, scale=scale), what="SVG picture")
 
 
 def _check_picture_options(color_theme: Any, scale: Any) -> None:

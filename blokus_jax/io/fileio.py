@@ -183,6 +183,50 @@ def append_text(
         os.close(fd)
 
 
+@contextlib.contextmanager
+def open_append(
+    path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError
+) -> Iterator[IO[bytes]]:
+    """`path` opened for appending bytes (created if missing) without following a symbolic link, checked on the
+    open descriptor to be a regular file (a FIFO is refused without blocking); for a log that stays open."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as exc:
+        _raise_open(path, exc, what, error, "write")
+    try:
+        _require_regular(fd, path, what, error, "write")
+        f = os.fdopen(fd, "ab", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
+
+
+def make_dir(path: str | os.PathLike, *, what: str = "folder", error: type[Exception] = BlokusError) -> Path:
+    """Create folder `path` (and its parents) if missing and return it; raises `error` when it is a symbolic
+    link (even to a folder: files written in it would land elsewhere), a file or anything but a folder, or cannot
+    be created."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        pass  # not a folder (or a dangling link): said below
+    except OSError as exc:
+        if not os.path.islink(path):
+            raise error(f"cannot create {what} {str(path)!r}: {_reason(exc)}") from exc
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise error(f"cannot create {what} {str(path)!r}: {_reason(exc)}") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise error(
+            f"refusing to write into {what} {str(path)!r}: it is {_kind_of(info.st_mode)}, not a folder; remove it "
+            f"or choose another path"
+        )
+    return path
+
+
 def _raise_open(path: Any, exc: OSError, what: str, error: type[Exception], verb: str) -> NoReturn:
     if exc.errno == errno.ELOOP:
         raise error(f"refusing to {verb} {what} {str(path)!r}: it is a symbolic link; remove it") from exc
@@ -406,6 +450,8 @@ __all__ = [
     "iter_lines",
     "json_depth",
     "load_json",
+    "make_dir",
+    "open_append",
     "open_regular",
     "read_bytes",
     "read_text",

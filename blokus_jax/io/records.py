@@ -657,10 +657,7 @@ def save_records(
         directory / f"{stem}_{k:04d}.{fmt if fmt == 'json' or record.variant.name in GAMES else 'json'}"
         for k, record in enumerate(records)
     ]
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RecordError(f"cannot create the folder {str(directory)!r} for the records: {exc.strerror}") from exc
+    fileio.make_dir(directory, what="folder for the records", error=RecordError)  # a symbolic link is refused
     taken = [p for p in paths if fileio.check_target(p, what="record", error=RecordError)]
     if taken and not overwrite:
         raise RecordError(

@@ -128,7 +128,9 @@ def parse_cell_name(variant: Variant, text: str) -> tuple[int, int]:
             range).
     """
     rows, cols = variant.board_shape
-    match = _POINT.fullmatch(str(text).strip().lower())
+    text = str(text)
+    # ASCII only: lower() would read a Kelvin sign (U+212A) as the column k
+    match = _POINT.fullmatch(text.strip().lower()) if text.isascii() else None
     if match is not None:
         letters, number = match.groups()
         col = 0

@@ -78,6 +78,20 @@ def test_a_written_baseline_loads_back_bit_exactly(env, params, tmp_path):
     write(params, tmp_path, overwrite=True)
 
 
+def test_a_link_as_the_export_folder_or_a_baseline_file_is_refused(params, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "linked").symlink_to(target)
+    with pytest.raises(CheckpointError, match="symbolic link"):
+        write(params, tmp_path / "linked")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tiny.json").symlink_to(target / "planted.json")
+    with pytest.raises(CheckpointError, match="symbolic link"):
+        write(params, out, overwrite=True)
+    assert list(target.iterdir()) == []
+
+
 def test_export_from_a_run_directory(env, tmp_path):
     config = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, num_minibatches=2, **NETWORK)
     runner = make_train(config).init(jax.random.PRNGKey(0))

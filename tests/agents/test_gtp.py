@@ -119,6 +119,9 @@ def test_bad_commands_change_nothing(duo: GtpEngine) -> None:
     assert "usage" in err(duo, "clear_board now")
     assert "seed" in err(duo, "set_random_seed -3")
     assert "seed" in err(duo, "set_random_seed abc")
+    for bad in ("+5", "1_0", "9" * 30, "0x10", "1e3"):
+        assert "seed" in err(duo, f"set_random_seed {bad}")
+    assert "seed" in err(duo, f"set_random_seed {2**63}")
     assert "unknown game" in err(duo, "set_game Blokus Trigon")
     assert f"longer than {MAX_LINE}" in err(duo, "play w " + "a1," * 3000)
     ok(duo, "set_random_seed 12")
@@ -197,3 +200,61 @@ def test_genmove_skips_colours_without_moves(duo: GtpEngine) -> None:
             assert parse_move(duo.env, ok(duo, f"genmove {mover}")) >= 0
         return
     pytest.fail("no oracle Duo game has a colour that runs out of moves first")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["name foo", "quit now please", "protocol_version 2", "version x", "list_commands all", "showboard b",
+     "cputime 1", "clear_board now"],
+)  # fmt: skip
+def test_commands_without_arguments_refuse_extra_ones(duo: GtpEngine, line: str) -> None:
+    assert "usage" in err(duo, line)
+    assert not duo.quit  # 'quit now please' did not stop the engine
+
+
+@pytest.mark.parametrize("ident", ["²", "٣", "１２", "3²"])
+def test_ids_are_ascii_digits_only(duo: GtpEngine, ident: str) -> None:
+    reply = duo.handle(f"{ident} name")
+    assert reply is not None and reply.startswith("? ") and ident not in reply  # never echoed as an id
+    assert "ASCII" in reply
+    assert duo.handle("12 name") == "=12 blokus-jax\n\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["play b \u212a1", "play b e\u0661\u0660", "play \u212a e10", "known_command \u212anown_command",
+     "set_game Blo\u212aus Duo", "genmove blac\u212a"],
+)  # fmt: skip
+def test_non_ascii_letters_and_digits_are_never_read_as_ascii(duo: GtpEngine, line: str) -> None:
+    ok(duo, "clear_board")
+    assert "ASCII" in err(duo, line)
+
+
+def test_parse_move_and_color_accept_ascii_only() -> None:
+    env = make("duo")
+    with pytest.raises(GtpError):
+        parse_move(env, "\u212a1")  # the Kelvin sign is not the column k
+    with pytest.raises(GtpError):
+        parse_color(env.variant, "blac\u212a")
+    assert parse_move(env, "k1") == parse_move(env, "K1")
+
+
+def test_the_engine_reads_bytes_that_are_not_utf8_as_a_bad_command(monkeypatch) -> None:
+    from blokus_agents.engines.gtp import run_engine
+
+    raw = io.BytesIO(b"1 na\xffme\n2 name\n3 quit\n")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(raw, encoding="utf-8"))  # strict, as a terminal's may be
+    out = io.StringIO()
+    assert run_engine("random", "duo", stdout=out) == 0
+    replies = out.getvalue().split("\n\n")
+    assert replies[0].startswith("? ") and "ASCII" in replies[0]
+    assert replies[1] == "=2 blokus-jax" and replies[2] == "=3 "
+
+
+def test_a_controller_that_closes_its_end_stops_the_engine_quietly(duo: GtpEngine) -> None:
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    assert duo.serve(io.StringIO("name\nname\n"), Closed()) == 0
+    assert not duo.quit

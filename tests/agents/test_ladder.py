@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -174,3 +175,114 @@ def test_match_command_shows_a_calibration_as_it_goes(monkeypatch, capsys) -> No
     assert main(["match", "--agent", "strong", "--engine", f"{TINY} resign --level {{level}}", "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert "\n  compiling a 32-simulation probe search (2 s so far)\n" in f"\n{err}" and "stop after" in err
+
+
+# ------------------------------------------------------------------------------ hostile paths and results files
+def _resign_match(tmp_path, **kwargs):
+    return ladder.play_match("greedy", f"{TINY} resign", 2, progress=False, **kwargs)
+
+
+def test_a_dangling_link_as_the_results_file_is_refused_and_nothing_is_written_elsewhere(tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "results.jsonl"
+    link.symlink_to(elsewhere / "created.jsonl")
+    with pytest.raises(MatchError, match="symbolic link"):
+        _resign_match(tmp_path, results=link)
+    assert list(elsewhere.iterdir()) == [] and link.is_symlink()
+
+
+def test_appending_to_a_results_file_through_a_link_is_refused(tmp_path) -> None:
+    real = tmp_path / "real.jsonl"
+    _resign_match(tmp_path, results=real)
+    before = real.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    with pytest.raises(MatchError, match="symbolic link"):
+        ladder.play_match("greedy", f"{TINY} resign", 3, progress=False, results=link)
+    assert real.read_bytes() == before
+
+
+def test_a_link_planted_in_the_games_folder_is_never_written_through(tmp_path) -> None:
+    games, victim = tmp_path / "games", tmp_path / "victim.txt"
+    games.mkdir()
+    victim.write_text("precious")
+    (games / "game0000.blksgf").symlink_to(victim)
+    results = tmp_path / "r.jsonl"
+    rows = _resign_match(tmp_path, results=results, games_dir=games, log=lambda text: None)[None]
+    assert victim.read_text() == "precious" and (games / "game0000.blksgf").is_symlink()
+    # the game whose record could not be written still counts and is in the results file
+    assert rows[0].share == 1.0 and rows[0].record is None and rows[1].record is not None
+    assert [json.loads(x).get("game") for x in results.read_text().splitlines()[1:]] == [0, 1]
+
+
+def test_a_link_as_the_games_folder_is_refused(tmp_path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "games").symlink_to(target)
+    with pytest.raises(MatchError, match="symbolic link"):
+        _resign_match(tmp_path, games_dir=tmp_path / "games")
+    assert list(target.iterdir()) == []
+
+
+def test_an_unwritable_games_folder_keeps_the_results_and_goes_on(tmp_path, monkeypatch) -> None:
+    from blokus_jax import fileio
+
+    def refuse(*args, **kwargs):
+        raise kwargs["error"]("cannot write game record: Permission denied")
+
+    monkeypatch.setattr(fileio, "write_atomic", refuse)
+    said: list[str] = []
+    results = tmp_path / "r.jsonl"
+    rows = _resign_match(tmp_path, results=results, games_dir=tmp_path / "games", log=said.append)[None]
+    assert [r.share for r in rows] == [1.0, 1.0] and all(r.record is None for r in rows)
+    assert len(results.read_text().splitlines()) == 3
+    assert sum("warning" in line and "not saved" in line for line in said) == 2
+
+
+GOOD_ROW = {"game": 0, "level": None, "seat": 0, "share": 1.0, "scores": [10, 3], "margin": 7, "moves": 1,
+            "agent_seconds": 0.1, "engine_seconds": 0.1, "error": None, "record": None, "resigned": True}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "line, field",
+    [('{"share": 5.0}', "'share'"), ('{"share": NaN}', "'share'"), ('{"share": "1"}', "'share'"),
+     ('{"game": -1}', "'game'"), ('{"game": "0"}', "'game'"), ('{"game": 1.5}', "'game'"),
+     ('{"game": true}', "'game'"), ('{"error": 3, "share": null}', "'error'"), ('{"scores": "10"}', "'scores'"),
+     ('{"agent_seconds": Infinity}', "'agent_seconds'"), ('{"level": 12}', "'level'"),
+     ('{"share": null}', "'share'"), ('{"surprise": 1}', "'surprise'"), ("[1, 2]", "JSON object"),
+     ('{"game": 1e400}', "'game'")],
+)  # fmt: skip
+def test_every_results_line_is_checked_naming_file_line_and_field(tmp_path, line, field) -> None:
+    path = tmp_path / "r.jsonl"
+    _resign_match(tmp_path, results=path)
+    head = path.read_text().splitlines()[0]
+    bad = line if line.startswith("[") else json.dumps(GOOD_ROW)[:-1] + ", " + line[1:]
+    path.write_text(head + "\n" + bad + "\n")
+    with pytest.raises(MatchError) as caught:
+        _resign_match(tmp_path, results=path)
+    assert str(path) in str(caught.value) and "line 2" in str(caught.value) and field in str(caught.value)
+
+
+def test_results_files_that_are_not_utf8_text_or_regular_files_are_refused_at_once(tmp_path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\n\xff\xfe\n")
+    with pytest.raises(MatchError, match=r"r.jsonl', line 2: not UTF-8"):
+        _resign_match(tmp_path, results=path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(MatchError, match="FIFO|not a regular file"):  # at once: nothing writes to it
+        _resign_match(tmp_path, results=fifo)
+    long = tmp_path / "long.jsonl"
+    long.write_bytes(b"x" * (ladder.MAX_RESULTS_LINE + 10) + b"\n")
+    with pytest.raises(MatchError, match="longer than"):
+        _resign_match(tmp_path, results=long)
+
+
+def test_numeric_settings_are_bounded() -> None:
+    with pytest.raises(MatchError, match="at most"):
+        ladder.play_match("greedy", f"{TINY} resign", 10**9)
+    with pytest.raises(MatchError, match="seed"):
+        ladder.play_match("greedy", f"{TINY} resign", 1, seed=2**63)
+    with pytest.raises(MatchError, match="timeout"):
+        ladder.play_match("greedy", f"{TINY} resign", 1, timeout=1e10)

@@ -201,6 +201,16 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
         (["bench", "--repeats", "0"], "argument --repeats: '0' is too small"),
         (["eval", "--games", "-5"], "argument --games: '-5' is too small"),
         (["eval", "--json", "/missing/dir/x.json"], "the directory of '/missing/dir/x.json' does not exist"),
+        (["match", "--agent", "greedy", "--engine", "e", "--timeout", "1e10"], "'1e10' is too long"),
+        (["match", "--agent", "greedy", "--engine", "e", "--seed", str(2**63)], "is too large; give a seed"),
+        (["match", "--agent", "greedy", "--engine", "e", "--seed", "\u0663"], "is not a whole number"),
+        (["match", "--agent", "greedy", "--engine", "e", "--games", "1000000000"], "is too large; give a number"),
+        (["gtp", "--seed", str(2**32)], "argument --seed: '4294967296' is too large"),
+        (["play", "--seed", str(2**63)], "argument --seed"),
+        (["train", "--seed", "-1"], "argument --seed: '-1' is too small"),
+        (["eval", "--games", "1000000000"], "argument --games: '1000000000' is too large"),
+        (["bench", "--batch-sizes", "1000000000000"], "argument --batch-sizes: '1000000000000' is too large"),
+        (["bench", "--steps", "10000000000"], "argument --steps: '10000000000' is too large"),
     ],
 )
 def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
@@ -209,6 +219,24 @@ def test_bad_flags_fail_at_once_with_a_clear_message(argv, message, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_links_as_output_paths_are_refused_before_any_work(tmp_path, capsys):
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "elsewhere" / "x.json")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "folder")
+    for argv in (
+        ["train", "--json", str(tmp_path / "dangling.json")],
+        ["eval", "--json", str(tmp_path / "dangling.json")],
+        ["match", "--agent", "greedy", "--engine", "e", "--results", str(tmp_path / "dangling.json")],
+        ["match", "--agent", "greedy", "--engine", "e", "--save-games", str(tmp_path / "linked")],
+        ["train", "--out", str(tmp_path / "linked")],
+    ):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+        assert "is a symbolic link" in capsys.readouterr().err
+    assert not (tmp_path / "elsewhere").exists() and list((tmp_path / "folder").iterdir()) == []
 
 
 def test_output_paths_are_checked_before_any_work(tmp_path, capsys):

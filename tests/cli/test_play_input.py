@@ -63,3 +63,21 @@ def test_a_bad_hint_bot_is_refused_before_the_game_starts(hint_bot, message, mon
 
 def test_help_inside_play_names_the_hint_bot_flag(monkeypatch, capsys):
     assert "--hint-bot" in run_play(monkeypatch, capsys, "help\nquit\n")
+
+
+@pytest.mark.parametrize("text", ["\u212a1", "L4 0 \u212a1", "\u212a1 \u212a2", "a\u0661"])
+def test_a_kelvin_sign_or_other_non_ascii_is_no_cell(text):
+    env = blokus_jax.make("duo")  # 14 columns: 'k' is one of them
+    with pytest.raises(blokus_jax.IllegalActionError):
+        play.parse_move(text, env)
+    with pytest.raises(blokus_jax.IllegalActionError):
+        play.parse_cell("\u212a1", env)
+    assert play.parse_cell("k1", env) == play.parse_cell("K1", env)
+
+
+def test_typed_bytes_that_are_not_utf8_or_a_kelvin_sign_are_bad_moves_and_the_game_goes_on(monkeypatch, capsys):
+    raw = io.BytesIO("\xff1\n\u212a1\npieces\nquit\n".encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw, encoding="utf-8"))  # strict, as a terminal's may be
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "corners"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("is not a cell") == 2 and "1(1)" in out and "bye" in out

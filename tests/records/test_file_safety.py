@@ -423,3 +423,55 @@ def test_records_a_resume_drops_need_only_their_update(tmp_path):
     _metrics(tmp_path / "run", _row(1), b'{"env_steps": 3}\n', _row(3))
     with pytest.raises(CheckpointError, match="line 2 has update=no value"):
         rundir.truncate_metrics(tmp_path / "run", 1)  # without an update it cannot be placed
+
+
+def test_make_dir_and_open_append_never_follow_links(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "linked").symlink_to(target)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for path in (tmp_path / "linked", tmp_path / "dangling"):
+        with pytest.raises(RecordError, match="symbolic link"):
+            fileio.make_dir(path, error=RecordError)
+    assert fileio.make_dir(tmp_path / "a" / "b", error=RecordError).is_dir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RecordError, match="not a folder"):
+        fileio.make_dir(tmp_path / "file", error=RecordError)
+    (tmp_path / "log").symlink_to(target / "log")
+    with pytest.raises(RecordError, match="symbolic link"):
+        with fileio.open_append(tmp_path / "log", error=RecordError):
+            pass
+    assert list(target.iterdir()) == [] and not (tmp_path / "nowhere").exists()
+    with fileio.open_append(tmp_path / "real.log", error=RecordError) as f:
+        f.write(b"one\n")
+    with fileio.open_append(tmp_path / "real.log", error=RecordError) as f:
+        f.write(b"two\n")
+    assert (tmp_path / "real.log").read_bytes() == b"one\ntwo\n"
+
+
+def test_a_link_as_the_run_directory_or_checkpoint_folder_is_refused(tmp_path):
+    from blokus_agents.training import checkpoint
+
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "run_link").symlink_to(target)
+    with pytest.raises(CheckpointError, match="symbolic link"):
+        with rundir.claim(tmp_path / "run_link"):
+            pass
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "checkpoints").symlink_to(target)
+    for where in (run, tmp_path / "run_link"):
+        with pytest.raises(CheckpointError, match="symbolic link"):
+            with checkpoint._manager(where, create=True):
+                pass
+    assert list(target.iterdir()) == []
+
+
+def test_settings_file_is_never_written_through_a_link(tmp_path):
+    victim = tmp_path / "victim.json"
+    victim.write_text("keep")
+    (tmp_path / rundir.SETTINGS_FILE).symlink_to(victim)
+    with pytest.raises(CheckpointError, match="symbolic link"):
+        rundir._write_settings(tmp_path, rundir.Settings())
+    assert victim.read_text() == "keep"

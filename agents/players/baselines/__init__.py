@@ -372,6 +372,8 @@ def write_baseline(
     env = blokus_jax.make(variant)
     _, abstract = _network_for(env, record)
     _check_params(name, serialization.msgpack_restore(data), abstract)  # the network the metadata describes
+    if out_dir is not None:  # the folder named, never a symbolic link (the package's own folder is trusted)
+        fileio.make_dir(root, what=f"folder for baseline {name!r} (--out)", error=CheckpointError)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
