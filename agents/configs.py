@@ -39,7 +39,7 @@ MAX_UPDATES = int(np.iinfo(np.int32).max)
 #: The largest search budget of an AlphaZero run (simulations per move).
 MAX_SIMS = 10_000
 #: Seconds a process waits for all the others to join a distributed run, by default (``--distributed-timeout``).
-DISTRIBUTED_TIMEOUT = 120
+DISTRIBUTED_TIMEOUT = 60
 
 
 class ReplayWarning(UserWarning):

@@ -197,6 +197,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     devices.add_argument("--process-id", type=nonnegative_int, help="--distributed: this process, 0 to N-1")
     devices.add_argument(
         "--distributed-timeout",
+        "--init-timeout",
         type=positive_int,
         default=DISTRIBUTED_TIMEOUT,
         metavar="SECONDS",
