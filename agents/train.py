@@ -240,7 +240,9 @@ class StopSignals:
     def _handle(self, signum: int, frame: Any) -> None:
         if self.received is not None:
             self.__exit__()
-            raise KeyboardInterrupt(f"{signal.Signals(signum).name} received twice: stopped without saving")
+            raise KeyboardInterrupt(
+                f"{signal.Signals(signum).name} received twice: stopped at once (the newest complete checkpoint stays)"
+            )
         self.received = signal.Signals(signum).name
 
 
@@ -355,6 +357,9 @@ class _Session:
         network of ``init_from``). Writes the session's settings once the run is accepted."""
         trainer, out = self.trainer, self.out
         if resume:
+            if self.primary:
+                for name in checkpoint.remove_partial(out):
+                    self.say(f"removed {name!r}, a checkpoint whose save was cut short (the finished ones are kept)")
             runner = checkpoint.restore(out, trainer)
             update = int(runner.update)
             if self.primary:
