@@ -180,6 +180,8 @@ def run_clock(out: str | os.PathLike, update: int) -> float:
 
 # ------------------------------------------------------------------------------------------------ run settings
 SETTINGS_FILE = "settings.json"
+#: The key of ``settings.json`` that records when the run evaluates (:meth:`Settings.eval_schedule`; not read back).
+DERIVED_SETTING = "eval_schedule"
 _SETTINGS_MAX_BYTES = 64 * 1024
 
 
@@ -239,10 +241,27 @@ class Settings:
         """The settings as a JSON-ready dict."""
         return {**dataclasses.asdict(self), "opponents": list(self.opponents)}
 
+    def eval_schedule(self) -> dict[str, Any]:
+        """When a run with these settings evaluates, as the trainer's loop decides it: ``every_updates`` (0: never),
+        ``every_minutes`` of the run's clock (``None``: no schedule by time; ``evals`` evaluations spread over the
+        ``minutes`` budget), the first update of a new run and the last update; ``text`` says it in words. Written
+        into ``settings.json`` beside the settings (and ignored when they are read back: it is derived)."""
+        if self.eval_every <= 0:
+            return {"every_updates": 0, "every_minutes": None, "text": "never (--eval-every 0)"}
+        by_time = self.minutes / self.evals if self.evals > 0 and self.minutes else None
+        parts = [f"every {self.eval_every} updates"]
+        if by_time is not None:
+            budget = f"--evals {self.evals} over --minutes {self.minutes:g}"
+            parts.append(f"every {by_time:g} min of the run's clock ({budget})")
+        text = " and ".join(parts) + ", at update 0 of a new run and at the last update"
+        return {"every_updates": self.eval_every, "every_minutes": by_time, "text": text}
+
     @classmethod
     def from_dict(cls, data: Any, where: str) -> Settings:
         """Settings from :meth:`to_dict` output; ``CheckpointError`` naming ``where`` when they are malformed."""
         fields = {f.name for f in dataclasses.fields(cls)}
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != DERIVED_SETTING}  # written for readers, derived
         if not isinstance(data, dict) or set(data) - fields:
             raise CheckpointError(
                 f"{where} is not a settings file of this version (expected an object with fields {sorted(fields)}); "
@@ -286,7 +305,7 @@ def _write_settings(out: Path, settings: Settings) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=out)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(settings.to_dict(), f, indent=1)
+            json.dump({**settings.to_dict(), DERIVED_SETTING: settings.eval_schedule()}, f, indent=1)
         os.replace(tmp, out / SETTINGS_FILE)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

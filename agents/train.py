@@ -183,7 +183,8 @@ def run(
     together. A lock file keeps a second trainer out of ``out_dir``. ``init_from`` (a new run only): start from the
     newest network of that run directory (either algorithm, same variant and network size), or of an
     :class:`InitNetwork`, with a fresh optimiser.
-    Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
+    Returns a summary dict: updates, env steps, seconds (this session's; ``run_seconds``: the run's clock, earlier
+    sessions included), compile seconds, mean env-steps/s of the updates, and the
     final win rates with their intervals and game count (those of the last evaluation).
     """
     out = Path(out_dir)
@@ -574,6 +575,7 @@ class _Session:
             "updates": update,
             "env_steps": update * self.config.steps_per_update,
             "seconds": self.clock() - self.begin,
+            "run_seconds": self.elapsed(),
             "compile_s": self.compile_s,
             "steps_per_s": float(np.mean(self.rates[1:] or self.rates)) if self.rates else math.nan,
             "interrupted": self.interrupted,
