@@ -156,7 +156,7 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
     return step
 
 
-#: The signals whose handlers :func:`_signals_held` holds back during a save.
+#: The signals whose handlers ``_signals_held`` holds back during a save.
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -180,7 +180,7 @@ def run_clock(out: str | os.PathLike, update: int) -> float:
 
 # ------------------------------------------------------------------------------------------------ run settings
 SETTINGS_FILE = "settings.json"
-#: The key of ``settings.json`` that records when the run evaluates (:meth:`Settings.eval_schedule`; not read back).
+#: The key of ``settings.json`` that records when the run evaluates (``Settings.eval_schedule``; not read back).
 DERIVED_SETTING = "eval_schedule"
 _SETTINGS_MAX_BYTES = 64 * 1024
 

@@ -17,6 +17,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_agents import calibration_store
+from blokus_agents.calibration_store import (  # noqa: F401 (public names of the search, importable from here)
+    _PROGRESS,
+    CALIBRATION_FILE,
+    CalibrationCacheWarning,
+    calibration_remaining,
+    use_calibration_store,
+)
 from blokus_agents.gumbel import (  # noqa: F401 (the search's public names, importable from here too)
     LOGIT_BOUND,
     PLAYOUTS,
@@ -264,13 +272,46 @@ def calibrate_budget(
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
+    kept = calibration_store.stored(key)
+    stored = None if kept is None else Budget(*kept)
+    if stored is not None:
+        _CALIBRATED[key] = stored
+        calibration_log.info(
+            "%s s budget on %s: calibrated here before (%s)", seconds, env.variant.name, stored.describe()
+        )
+        return stored
     started = time.perf_counter()
+    _PROGRESS.update(started=started, expected=calibration_store.typical_seconds(env.variant.name))
 
     def step(message: str) -> None:
-        calibration_log.info("%s (%.0f s so far)", message, time.perf_counter() - started)
+        left = calibration_remaining()
+        estimate = f", about {left:.0f} s left" if left is not None else ""
+        calibration_log.info("%s (%.0f s so far%s)", message, time.perf_counter() - started, estimate)
 
+    try:
+        budget = _calibrate(env, build, seconds, probe, max_sims, phases, started, step)
+    finally:
+        _PROGRESS.update(started=None, expected=None)
+    _CALIBRATED[key] = budget
+    calibration_store.store(key, budget.starts, budget.sims, time.perf_counter() - started, env.variant.name)
+    step(f"calibrated: {budget.describe()}")
+    return budget
+
+
+def _calibrate(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    probe: int,
+    max_sims: int,
+    phases: int,
+    started: float,
+    step: Callable[[str], None],
+) -> Budget:
+    """The measurement of ``calibrate_budget`` (not cached)."""
     step(f"calibrating a {seconds:g} s budget on {env.variant.name}: playing a game for positions to time")
     states = _calibration_positions(env)
+    positions_s = time.perf_counter() - started
     target = BUDGET_SHARE * seconds
     groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
     starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
@@ -285,13 +326,14 @@ def calibrate_budget(
 
     step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
+    # the fitted search compiles and is timed as the probe was (its larger tree costs a little more)
+    probe_s = time.perf_counter() - started - positions_s
+    _PROGRESS["expected"] = time.perf_counter() - started + 1.25 * probe_s
     step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
     spent = _move_times(phased(build, Budget(starts, sims)), states)
     slowest = [max(spent[i] for i in g) for g in fitted]
     sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
-    _CALIBRATED[key] = budget = Budget(starts, sims)
-    step(f"calibrated: {budget.describe()}")
-    return budget
+    return Budget(starts, sims)
 
 
 @takes_settings()
@@ -493,6 +535,8 @@ __all__ = [
     "calibrate_budget",
     "calibrate_sims",
     "calibrated_budgets",
+    "calibration_remaining",
+    "use_calibration_store",
     "phased",
     "egocentric_seats",
     "full_action_weights",

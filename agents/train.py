@@ -184,8 +184,8 @@ def run(
     newest network of that run directory (either algorithm, same variant and network size), or of an
     :class:`InitNetwork`, with a fresh optimiser.
     Returns a summary dict: updates, env steps, seconds (this session's; ``run_seconds``: the run's clock, earlier
-    sessions included), compile seconds, mean env-steps/s of the updates, and the
-    final win rates with their intervals and game count (those of the last evaluation).
+    sessions included), compile seconds, mean env-steps/s of the updates, and the final win rates with their
+    intervals and game count (those of the last evaluation).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -358,9 +358,8 @@ class _Session:
         network of ``init_from``). Writes the session's settings once the run is accepted."""
         trainer, out = self.trainer, self.out
         if resume:
-            if self.primary:
-                for name in checkpoint.remove_partial(out):
-                    self.say(f"removed {name!r}, a checkpoint whose save was cut short (the finished ones are kept)")
+            for name in checkpoint.remove_partial(out) if self.primary else []:
+                self.say(f"removed {name!r}, a checkpoint whose save was cut short (the finished ones are kept)")
             runner = checkpoint.restore(out, trainer)
             update = int(runner.update)
             if self.primary:

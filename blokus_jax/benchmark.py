@@ -148,7 +148,7 @@ def format_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-#: The documented reference figures (``docs/benchmarks.md``) that :func:`compare_to_reference` sets a measurement
+#: The documented reference figures (``docs/benchmarks.md``) that ``compare_to_reference`` sets a measurement
 #: beside: ``(variant, batch) -> [(placements/s, where and how it was measured), ...]``.
 REFERENCE: dict[tuple[str, int], list[tuple[float, str]]] = {
     ("duo", 1024): [
@@ -165,7 +165,7 @@ REFERENCE: dict[tuple[str, int], list[tuple[float, str]]] = {
 
 
 def compare_to_reference(rows: Sequence[dict]) -> str:
-    """Lines setting each measured row that has documented reference figures (:data:`REFERENCE`) beside them, as a
+    """Lines setting each measured row that has documented reference figures (``REFERENCE``) beside them, as a
     ratio (``0.45x``), so that a user sees at once how this machine compares; empty when no row has one."""
     lines = []
     for r in rows:
@@ -178,8 +178,8 @@ def compare_to_reference(rows: Sequence[dict]) -> str:
 
 
 def print_table(rows: Sequence[dict]) -> None:
-    """Print :func:`format_table`, :func:`machine_note` (what the figures depend on, on this machine) and
-    :func:`compare_to_reference` (this machine beside the documented figures)."""
+    """Print ``format_table``, ``machine_note`` (what the figures depend on, on this machine) and
+    ``compare_to_reference`` (this machine beside the documented figures)."""
     print(format_table(rows))
     print(machine_note())
     comparison = compare_to_reference(rows)

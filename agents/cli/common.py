@@ -65,8 +65,10 @@ def compile_cache_dir(
 
 
 def use_compile_cache(off: bool = False) -> str | None:
-    """Turn on JAX's persistent compilation cache in :func:`compile_cache_dir` (before anything compiles); returns
-    the folder, or ``None`` when the cache is off or its folder cannot be made (said in one line)."""
+    """Turn on JAX's persistent compilation cache in ``compile_cache_dir`` (before anything compiles), and keep
+    the calibrations of ``seconds=`` budgets (``strong``) in the same folder, so that ``play``, ``match``, ``eval``
+    and ``gtp`` calibrate once per machine; returns the folder, or ``None`` when the cache is off or its folder
+    cannot be made (said in one line)."""
     path = compile_cache_dir(off)
     if path is None:
         return None
@@ -80,7 +82,10 @@ def use_compile_cache(off: bool = False) -> str | None:
         return None
     import jax  # the command's dependencies load only once it runs
 
+    from blokus_agents import search
+
     jax.config.update("jax_compilation_cache_dir", path)
+    search.use_calibration_store(os.path.join(path, search.CALIBRATION_FILE))  # strong's calibrations, per machine
     return path
 
 

@@ -430,10 +430,8 @@ def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
     return state
 
 
-#: Bounds on the size of a serialised state text: characters a move (its history item and its share of the
-#: ``__dict__`` line) and a fixed allowance, so that a huge text is refused before it is split.
-_MAX_STATE_CHARS_PER_MOVE = 64
-_MAX_STATE_EXTRA = 4096
+#: Bounds on a serialised state text (characters a move, and a fixed allowance): a huge text is refused unsplit.
+_MAX_STATE_CHARS_PER_MOVE, _MAX_STATE_EXTRA = 64, 4096
 
 
 def deserialize_game_and_state(text: str) -> tuple[Any, Any]:

@@ -15,7 +15,14 @@ PACKAGES = {"blokus_jax": ROOT / "blokus_jax", "blokus_agents": ROOT / "agents"}
 
 #: The layers of ``blokus_agents``, bottom to top; a module imports only from its own layer or lower ones.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "types and the spec registry": ("messages", "masking", "options", "search_settings", "policies"),
+    "types and the spec registry": (
+        "messages",
+        "masking",
+        "options",
+        "search_settings",
+        "calibration_store",
+        "policies",
+    ),
     "players": ("bots", "networks", "gumbel", "search", "arena"),
     "training": (
         "replay",
