@@ -266,7 +266,10 @@ def calibrate_budget(
     compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
     moves return at once): a probe search of ``probe`` simulations gives the time per simulation at each position,
     each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
-    overruns is shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``.
+    overruns is shrunk once more. Cached per ``cache_key``, variant, budget, ``probe``, ``max_sims`` and ``phases``
+    in this process and, with a store (``use_calibration_store``, as ``blokus-jax`` commands set one), also on this
+    machine across processes (JAX version, device and CPU in the key); each step is logged on ``calibration_log``
+    with the time so far and, once known, an estimate of the time left (``calibration_remaining``).
     Raises ``VariantError`` for a budget that is not a positive finite number of seconds."""
     seconds = _check_seconds(seconds)
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
