@@ -329,9 +329,9 @@ def _calibrate(
 
     step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
-    # the fitted search compiles and is timed as the probe was (its larger tree costs a little more)
+    # the fitted search compiles as the probe did (its larger tree costs more) and is timed at about the target
     probe_s = time.perf_counter() - started - positions_s
-    _PROGRESS["expected"] = time.perf_counter() - started + 1.25 * probe_s
+    _PROGRESS["expected"] = time.perf_counter() - started + 1.5 * probe_s + 3 * len(states) * target
     step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
     spent = _move_times(phased(build, Budget(starts, sims)), states)
     slowest = [max(spent[i] for i in g) for g in fitted]
