@@ -28,11 +28,16 @@ def test_use_compile_cache_points_jax_at_the_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(COMPILE_CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
     before = jax.config.jax_compilation_cache_dir
+    from blokus_agents import calibration_store
+
     try:
         assert use_compile_cache() == str(tmp_path / "cache") and (tmp_path / "cache").is_dir()
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "cache")
+        # strong's calibrations are kept beside the compiled code, for every command (play, match, eval, gtp)
+        assert calibration_store._STORE[0] == tmp_path / "cache" / calibration_store.CALIBRATION_FILE
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+        calibration_store.use_calibration_store(None)
     assert use_compile_cache(off=True) is None
 
 
