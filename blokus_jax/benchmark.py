@@ -148,10 +148,43 @@ def format_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The documented reference figures (`docs/benchmarks.md`) that `compare_to_reference` sets a measurement
+#: beside: `(variant, batch) -> [(placements/s, where and how it was measured), ...]`.
+REFERENCE: dict[tuple[str, int], list[tuple[float, str]]] = {
+    ("duo", 1024): [
+        (568_352, "2 cores (2x cpu), idle 2-core sandbox, benchmarks/throughput.py, 2026-11-30"),
+        (249_509, "1 core, 2-core sandbox running two benchmarks side by side, blokus-jax bench, 2026-12-03"),
+    ],
+    ("classic", 1024): [
+        (502_720, "2 cores (2x cpu), idle 2-core sandbox, benchmarks/throughput.py, 2026-11-30"),
+        (184_061, "1 core, 2-core sandbox running two benchmarks side by side, blokus-jax bench, 2026-12-03"),
+    ],
+    ("duo", 1): [(96_501, "1 core, idle 2-core sandbox, benchmarks/throughput.py, 2026-11-30")],
+    ("classic", 1): [(73_091, "1 core, idle 2-core sandbox, benchmarks/throughput.py, 2026-11-30")],
+}
+
+
+def compare_to_reference(rows: Sequence[dict]) -> str:
+    """Lines setting each measured row that has documented reference figures (`REFERENCE`) beside them, as a
+    ratio (`0.45x`), so that a user sees at once how this machine compares; empty when no row has one."""
+    lines = []
+    for r in rows:
+        for rate, where in REFERENCE.get((r["variant"], r["batch"]), []):
+            lines.append(
+                f"{r['variant']} at batch {r['batch']}: {r['placements_per_s']:,.0f} placements/s here is "
+                f"{r['placements_per_s'] / rate:.2f}x the documented {rate:,.0f} ({where})"
+            )
+    return "\n".join(["compared with the documented figures (docs/benchmarks.md):", *lines]) if lines else ""
+
+
 def print_table(rows: Sequence[dict]) -> None:
-    """Print `format_table` and `machine_note` (what the figures depend on, on this machine)."""
+    """Print `format_table`, `machine_note` (what the figures depend on, on this machine) and
+    `compare_to_reference` (this machine beside the documented figures)."""
     print(format_table(rows))
     print(machine_note())
+    comparison = compare_to_reference(rows)
+    if comparison:
+        print(comparison)
 
 
 def numpy_baseline(env: Env, num_games: int = 1, seed: int = 0) -> dict:

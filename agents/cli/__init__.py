@@ -24,7 +24,7 @@ import warnings
 from types import ModuleType
 
 from blokus_agents.cli import bench, evaluate, gtp, match, play, replay, train, view
-from blokus_agents.cli.common import say, use_compile_cache
+from blokus_agents.cli.common import COMPILE_CACHE_ENV, say, use_compile_cache
 from blokus_agents.core.messages import first_line as _first_line
 from blokus_jax import _extras
 from blokus_jax.errors import BlokusError
@@ -162,6 +162,27 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+#: JAX's warnings about cache entries it cannot write or read (one per compiled function): said once a process.
+_CACHE_WARNINGS = (
+    "Error writing persistent compilation cache entry",
+    "Error reading persistent compilation cache entry",
+)
+_cache_warned: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings during a command as one line on stderr, without the source line."""
-    print(f"blokus-jax: warning: {message}", file=sys.stderr, flush=True)
+    """Warnings during a command as one line on stderr, without the source line; JAX's warning about a compilation
+    cache entry it could not write (or read) is said once, however many entries fail."""
+    text = str(message)
+    for prefix in _CACHE_WARNINGS:
+        if text.startswith(prefix):
+            if prefix in _cache_warned:
+                return
+            _cache_warned.add(prefix)
+            verb = "written" if "writing" in prefix else "read"
+            cause = text.split("': ", 1)[-1][:200]
+            text = (
+                f"the compilation cache cannot be {verb} ({cause}); later entries are not reported; set "
+                f"{COMPILE_CACHE_ENV} to a writable folder, or to 0 to turn the cache off"
+            )
+    print(f"blokus-jax: warning: {text}", file=sys.stderr, flush=True)

@@ -22,25 +22,49 @@ Handler = Callable[[argparse.Namespace], int]
 COMPILE_CACHE_ENV = "BLOKUS_JAX_COMPILE_CACHE"
 
 
-def compile_cache_dir(off: bool = False, environ: dict[str, str] | None = None) -> str | None:
+def compile_cache_dir(
+    off: bool = False, environ: dict[str, str] | None = None, warn: Callable[[str], None] | None = None
+) -> str | None:
     """The folder of JAX's persistent compilation cache for a `blokus-jax` command, so that a second run of a
     command skips most of its compiling: `None` (no cache) with `--no-compile-cache` (`off`),
     `BLOKUS_JAX_COMPILE_CACHE=0`, or when `JAX_COMPILATION_CACHE_DIR` is set (JAX then uses that one itself);
     else the path in `BLOKUS_JAX_COMPILE_CACHE`, else `blokus-jax/jax` under the user's cache folder
-    (`$XDG_CACHE_HOME` or `~/.cache`)."""
+    (`$XDG_CACHE_HOME` or `~/.cache`). Invalid values never make a folder in the working directory: a relative
+    `XDG_CACHE_HOME` is ignored as the XDG spec says (`~/.cache` is used), and a `BLOKUS_JAX_COMPILE_CACHE`
+    that is relative once `~` is expanded (`~nosuchuser/cache`, `cache`) turns the cache off; each is said in
+    one line through `warn` (default: on stderr)."""
     environ = os.environ if environ is None else environ
+    warn = say if warn is None else warn
     chosen = environ.get(COMPILE_CACHE_ENV, "").strip()
     if off or chosen.lower() in ("0", "off", "false", "no") or environ.get("JAX_COMPILATION_CACHE_DIR"):
         return None
     if chosen:
-        return os.path.expanduser(chosen)
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.expanduser(chosen)
+        if not os.path.isabs(path):
+            warn(
+                f"blokus-jax: warning: {COMPILE_CACHE_ENV}={chosen!r} is not an absolute path (a '~user' that does "
+                f"not exist stays unexpanded), so no compilation cache is kept; give an absolute folder, or 0"
+            )
+            return None
+        return path
+    base = environ.get("XDG_CACHE_HOME", "")
+    if base and not os.path.isabs(base):
+        warn(f"blokus-jax: warning: XDG_CACHE_HOME={base!r} is not an absolute path, so it is ignored (XDG spec)")
+        base = ""
+    if not base:
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            warn("blokus-jax: warning: no home folder to keep the compilation cache in; set " + COMPILE_CACHE_ENV)
+            return None
+        base = os.path.join(home, ".cache")
     return os.path.join(base, "blokus-jax", "jax")
 
 
 def use_compile_cache(off: bool = False) -> str | None:
-    """Turn on JAX's persistent compilation cache in `compile_cache_dir` (before anything compiles); returns
-    the folder, or `None` when the cache is off or its folder cannot be made (said in one line)."""
+    """Turn on JAX's persistent compilation cache in `compile_cache_dir` (before anything compiles), and keep
+    the calibrations of `seconds=` budgets (`strong`) in the same folder, so that `play`, `match`, `eval`
+    and `gtp` calibrate once per machine; returns the folder, or `None` when the cache is off or its folder
+    cannot be made (said in one line)."""
     path = compile_cache_dir(off)
     if path is None:
         return None
@@ -54,7 +78,10 @@ def use_compile_cache(off: bool = False) -> str | None:
         return None
     import jax  # the command's dependencies load only once it runs
 
+    from blokus_agents.search.calibration_store import CALIBRATION_FILE, use_calibration_store
+
     jax.config.update("jax_compilation_cache_dir", path)
+    use_calibration_store(os.path.join(path, CALIBRATION_FILE))  # strong's calibrations, per machine
     return path
 
 

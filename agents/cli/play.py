@@ -10,6 +10,7 @@ import difflib
 import functools
 import io
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
@@ -36,8 +37,8 @@ PLAY_HELP = """Commands:
   <cell> <cell> ...              the cells to cover, e.g. "{cells}" (or "{cells_commas}")
   pieces                         your remaining pieces and how many orientations each has
   show <piece>                   draw every orientation of a piece with its number
-  hint                           suggest a move (by the agent of --hint-bot; e.g. --hint-bot corners answers at
-                                 once, the default strong is calibrated to this machine at the first hint)
+  hint                           suggest a move (by the agent of --hint-bot; the default strong is calibrated to
+                                 this machine once, in the background from the first hint, greedy hinting meanwhile)
   undo                           take back your last move (and the replies to it)
   help                           this text
   quit                           leave the game
@@ -278,6 +279,42 @@ def _timed(spec: str) -> bool:
     return spec.partition(":")[0] == "strong" or "seconds=" in spec
 
 
+#: The agent that answers hints while the hint bot calibrates in the background (cheap: answers at once).
+INTERIM_HINT_BOT = "greedy"
+#: Seconds the first hint waits for the hint bot before the interim bot answers (enough to load a calibration
+#: stored by an earlier run and the compiled search from the compilation cache).
+FIRST_HINT_WAIT = 5.0
+
+
+class _Building:
+    """A policy built in a background thread (a time-budgeted hint bot calibrating while the game goes on)."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self.built: list[Policy] = []
+        self.failed: list[BaseException] = []
+
+    def start(self, build: Callable[[], Policy]) -> None:
+        def work() -> None:
+            try:
+                self.built.append(build())
+            except BaseException as exc:  # noqa: BLE001 - raised again in the game's thread
+                self.failed.append(exc)
+
+        self.thread = threading.Thread(target=work, name="hint-bot-calibration", daemon=True)
+        self.thread.start()
+
+    def result(self, wait: float) -> Policy | None:
+        """The policy once built (waiting up to `wait` seconds), else `None`; the build's error is raised."""
+        assert self.thread is not None
+        self.thread.join(wait)
+        if self.thread.is_alive():
+            return None
+        if self.failed:
+            raise self.failed[0]
+        return self.built[0]
+
+
 @dataclasses.dataclass(frozen=True)
 class Deferred:
     """A policy built when it is first needed: `build() -> Policy` (`spec` names it in the line said then)."""
@@ -309,22 +346,40 @@ def _reply(command: str, env: Env, state: State) -> str | None:
     return None
 
 
-def _hint_policy(hint_bot: Policy | Deferred) -> Callable:
-    """`hint_bot` jitted, built at its first call when it is `Deferred` (a time budget calibrates then)."""
-    import jax
+class _Hints:
+    """The answers to 'hint' in a game: `hint_bot`'s move, or, while a `Deferred` one is built (calibrated) in
+    the background from the first hint on, `INTERIM_HINT_BOT`'s with a note saying so and the time left."""
 
-    hints: list[Callable] = []
+    def __init__(self, env: Env, hint_bot: Policy | Deferred):
+        self.env, self.hint_bot = env, hint_bot
+        self.hints: list[Callable] = []  # the jitted hint policy once built
+        self.building = _Building()
+        self.interim: list[Callable] = []  # the cheap bot that answers meanwhile
 
-    def hint(key: jax.Array, state: State) -> jax.Array:
-        if not hints:
-            policy = hint_bot
-            if isinstance(hint_bot, Deferred):
-                print(f"calibrating {hint_bot.spec!r} for hints (two compilations, once):", file=sys.stderr)
-                policy = hint_bot.build()
-            hints.append(jax.jit(policy))
-        return hints[0](key, state)
+    def __call__(self, key: jax.Array, state: State) -> tuple[jax.Array, str]:
+        """The hinted action and a note on who chose it (empty once the hint bot itself answers)."""
+        import jax
 
-    return hint
+        from blokus_agents.core import policies
+        from blokus_agents.search.calibration_store import calibration_remaining
+
+        hint_bot, building = self.hint_bot, self.building
+        if not self.hints and not isinstance(hint_bot, Deferred):
+            self.hints.append(jax.jit(hint_bot))
+        if not self.hints:
+            if building.thread is None:
+                print(f"calibrating {hint_bot.spec!r} for hints in the background (once a machine):", file=sys.stderr)
+                building.start(hint_bot.build)
+            policy = building.result(FIRST_HINT_WAIT if not self.interim else 0.0)
+            if policy is not None:
+                self.hints.append(jax.jit(policy))
+        if self.hints:
+            return self.hints[0](key, state), ""
+        if not self.interim:
+            self.interim.append(jax.jit(policies.resolve_agent(INTERIM_HINT_BOT, self.env)))
+        left = calibration_remaining()
+        when = f", about {left:.0f} s left" if left is not None else ""
+        return self.interim[0](key, state), f" (from {INTERIM_HINT_BOT!r} while {hint_bot.spec!r} calibrates{when})"
 
 
 def play_game(
@@ -339,7 +394,7 @@ def play_game(
     from blokus_jax.io import records, render
 
     step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
-    hint = _hint_policy(hint_bot)
+    hint = _Hints(env, hint_bot)
 
     key = jax.random.key(seed)
     state = env.init(key)
@@ -393,7 +448,8 @@ def play_game(
             say(play_help(env, int(env.variant.players_to_colors[seat][0])))
         elif lowered == "hint":
             key, sub = jax.random.split(key)
-            say(f"hint: {describe_move(env, int(hint(sub, state)))}")
+            action, note = hint(sub, state)
+            say(f"hint: {describe_move(env, int(action))}{note}")
         elif lowered == "undo":
             if history:
                 state, show_board = history.pop(), True

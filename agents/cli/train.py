@@ -198,6 +198,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     devices.add_argument("--process-id", type=nonnegative_int, help="--distributed: this process, 0 to N-1")
     devices.add_argument(
         "--distributed-timeout",
+        "--init-timeout",
         type=positive_int,
         default=DISTRIBUTED_TIMEOUT,
         metavar="SECONDS",
@@ -331,13 +332,19 @@ def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) 
     """The end of `blokus-jax train`: a short table (updates, steps, time, speed, final win rates with their 95 %
     intervals), the run directory, and the summary as JSON in `json_path` when given."""
     opponents = [k.removeprefix("win_rate_vs_") for k in summary if k.startswith("win_rate_vs_")]
-    seconds = summary["seconds"]
+    session = summary["seconds"]
+    total = summary.get("run_seconds", session)
+
+    def duration(seconds: float) -> str:
+        return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+    time_text = duration(total) if abs(total - session) < 1 else f"{duration(total)} ({duration(session)} this session)"
     rows = [
-        ["updates", "env steps", "time", "env-steps/s", *[f"vs {o}" for o in opponents]],
+        ["updates", "env steps", "time (whole run)", "env-steps/s", *[f"vs {o}" for o in opponents]],
         [
             f"{summary['updates']:,}",
             f"{summary['env_steps']:,}",
-            f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s",
+            time_text,
             f"{summary['steps_per_s']:,.0f}" if math.isfinite(summary["steps_per_s"]) else "-",
             *[
                 f"{summary[f'win_rate_vs_{o}']:.2f} [{lo:.2f}, {hi:.2f}]"

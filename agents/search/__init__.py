@@ -1,6 +1,6 @@
 """Tree search over the exact environment. `settings` (the search settings and their declared options), `gumbel`
 (batched Gumbel MuZero search with mctx, its evaluators), `mcts` (the `mcts`, `strong` and `az:` players, time
-budgets).
+budgets), `calibration_store` (calibrated time budgets kept per machine between runs).
 
 The names below load on first use (the package imports none of its modules itself).
 """

@@ -27,6 +27,8 @@ from blokus_agents.core.policies import (
     require_agent_run,
     resolve_agent,
 )
+from blokus_agents.search import calibration_store
+from blokus_agents.search.calibration_store import _PROGRESS, calibration_remaining
 from blokus_agents.search.gumbel import (
     SearchOutput,
     _single,
@@ -254,19 +256,55 @@ def calibrate_budget(
     compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
     moves return at once): a probe search of `probe` simulations gives the time per simulation at each position,
     each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
-    overruns is shrunk once more. Cached per `cache_key`, variant, budget, `probe`, `max_sims` and `phases`.
+    overruns is shrunk once more. Cached per `cache_key`, variant, budget, `probe`, `max_sims` and `phases`
+    in this process and, with a store (`use_calibration_store`, as `blokus-jax` commands set one), also on this
+    machine across processes (JAX version, device and CPU in the key); each step is logged on `calibration_log`
+    with the time so far and, once known, an estimate of the time left (`calibration_remaining`).
     Raises `VariantError` for a budget that is not a positive finite number of seconds."""
     seconds = _check_seconds(seconds)
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
         return _CALIBRATED[key]
+    kept = calibration_store.stored(key)
+    stored = None if kept is None else Budget(*kept)
+    if stored is not None:
+        _CALIBRATED[key] = stored
+        calibration_log.info(
+            "%s s budget on %s: calibrated here before (%s)", seconds, env.variant.name, stored.describe()
+        )
+        return stored
     started = time.perf_counter()
+    _PROGRESS.update(started=started, expected=calibration_store.typical_seconds(env.variant.name))
 
     def step(message: str) -> None:
-        calibration_log.info("%s (%.0f s so far)", message, time.perf_counter() - started)
+        left = calibration_remaining()
+        estimate = f", about {left:.0f} s left" if left is not None else ""
+        calibration_log.info("%s (%.0f s so far%s)", message, time.perf_counter() - started, estimate)
 
+    try:
+        budget = _calibrate(env, build, seconds, probe, max_sims, phases, started, step)
+    finally:
+        _PROGRESS.update(started=None, expected=None)
+    _CALIBRATED[key] = budget
+    calibration_store.store(key, budget.starts, budget.sims, time.perf_counter() - started, env.variant.name)
+    step(f"calibrated: {budget.describe()}")
+    return budget
+
+
+def _calibrate(
+    env: Env,
+    build: Callable[[int], Callable[[jax.Array, State], jax.Array]],
+    seconds: float,
+    probe: int,
+    max_sims: int,
+    phases: int,
+    started: float,
+    step: Callable[[str], None],
+) -> Budget:
+    """The measurement of `calibrate_budget` (not cached)."""
     step(f"calibrating a {seconds:g} s budget on {env.variant.name}: playing a game for positions to time")
     states = _calibration_positions(env)
+    positions_s = time.perf_counter() - started
     target = BUDGET_SHARE * seconds
     groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
     starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
@@ -281,13 +319,14 @@ def calibrate_budget(
 
     step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
     sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
+    # the fitted search compiles as the probe did (its larger tree costs more) and is timed at about the target
+    probe_s = time.perf_counter() - started - positions_s
+    _PROGRESS["expected"] = time.perf_counter() - started + 1.5 * probe_s + 3 * len(states) * target
     step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
     spent = _move_times(phased(build, Budget(starts, sims)), states)
     slowest = [max(spent[i] for i in g) for g in fitted]
     sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
-    _CALIBRATED[key] = budget = Budget(starts, sims)
-    step(f"calibrated: {budget.describe()}")
-    return budget
+    return Budget(starts, sims)
 
 
 @takes_settings()

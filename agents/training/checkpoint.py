@@ -12,6 +12,8 @@ import logging
 import os
 import re
 import shutil
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -133,21 +135,79 @@ def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None 
         "config": config.to_dict(),
         "sha256": {name: content_hash(config, tree) for name, tree in items.items()},
     }
-    with _manager(run_dir, keep, create=True) as manager:
-        if step in manager.all_steps():
-            return step
-        with _quiet():
-            manager.save(
-                step,
-                args=ocp.args.Composite(
-                    **{name: ocp.args.StandardSave(tree) for name, tree in items.items()},
-                    meta=ocp.args.JsonSave(meta),
-                ),
-            )
-            manager.wait_until_finished()
-    if is_primary():  # every process saves together (orbax); one of them deletes
-        _drop_older_buffers(run_dir)
+    with _signals_held():  # a stop signal during the save takes effect once the checkpoint is complete
+        with _manager(run_dir, keep, create=True) as manager:
+            if step in manager.all_steps():
+                return step
+            with _quiet():
+                manager.save(
+                    step,
+                    args=ocp.args.Composite(
+                        **{name: ocp.args.StandardSave(tree) for name, tree in items.items()},
+                        meta=ocp.args.JsonSave(meta),
+                    ),
+                )
+                manager.wait_until_finished()
+        if is_primary():  # every process saves together (orbax); one of them deletes
+            _drop_older_buffers(run_dir)
     return step
+
+
+#: The signals whose handlers `_signals_held` holds back during a save.
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are only noted; on leaving it their previous handlers run (in the main
+    thread, once each signal received), so that a Ctrl-C that lands while orbax writes a checkpoint (with its own
+    threads) stops the program after the checkpoint is complete, never half-way. Elsewhere than in the main thread
+    (where Python cannot install handlers) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum)) for sig in _HELD_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(pending):
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                if signum == signal.SIGINT:
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), signum)  # the default action (SIGTERM ends the process), now that it is saved
+
+
+#: A checkpoint folder that orbax had not finished writing (`7.orbax-checkpoint-tmp-1712`): a save cut short by
+#: a kill or a crash.
+_PARTIAL = re.compile(r"\d+\.orbax-checkpoint-tmp.*")
+
+
+def remove_partial(run_dir: str | os.PathLike) -> list[str]:
+    """Delete the half-written checkpoint folders under `run_dir` (those orbax names `N.orbax-checkpoint-tmp*`
+    while it writes, left by a save that a kill or a crash cut short; finished checkpoints are never touched).
+    Returns the names deleted; a folder that cannot be deleted is left with a warning (it costs disk space only)."""
+    root = Path(run_dir) / SUBDIR
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return []
+    removed = []
+    for path in entries:
+        if not _PARTIAL.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            shutil.rmtree(path)
+        except OSError as exc:
+            _log.warning("could not delete the half-written checkpoint %r: %s", str(path), exc.strerror)
+            continue
+        removed.append(path.name)
+    return removed
 
 
 def _drop_older_buffers(run_dir: str | os.PathLike) -> None:

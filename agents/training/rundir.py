@@ -21,7 +21,7 @@ from blokus_jax.io import fileio
 
 METRICS_FILE = "metrics.jsonl"
 #: Seconds a process waits for all the others to join a distributed run, by default (`--distributed-timeout`).
-DISTRIBUTED_TIMEOUT = 120
+DISTRIBUTED_TIMEOUT = 60
 LOCK_FILE = "train.lock"
 #: The longest line of `metrics.jsonl` that is read (a record takes well under a kilobyte).
 MAX_LINE_BYTES = 1 << 20
@@ -178,6 +178,8 @@ def run_clock(out: str | os.PathLike, update: int) -> float:
 
 # ------------------------------------------------------------------------------------------------ run settings
 SETTINGS_FILE = "settings.json"
+#: The key of `settings.json` that records when the run evaluates (`Settings.eval_schedule`; not read back).
+DERIVED_SETTING = "eval_schedule"
 _SETTINGS_MAX_BYTES = 64 * 1024
 
 
@@ -237,10 +239,27 @@ class Settings:
         """The settings as a JSON-ready dict."""
         return {**dataclasses.asdict(self), "opponents": list(self.opponents)}
 
+    def eval_schedule(self) -> dict[str, Any]:
+        """When a run with these settings evaluates, as the trainer's loop decides it: `every_updates` (0: never),
+        `every_minutes` of the run's clock (`None`: no schedule by time; `evals` evaluations spread over the
+        `minutes` budget), the first update of a new run and the last update; `text` says it in words. Written
+        into `settings.json` beside the settings (and ignored when they are read back: it is derived)."""
+        if self.eval_every <= 0:
+            return {"every_updates": 0, "every_minutes": None, "text": "never (--eval-every 0)"}
+        by_time = self.minutes / self.evals if self.evals > 0 and self.minutes else None
+        parts = [f"every {self.eval_every} updates"]
+        if by_time is not None:
+            budget = f"--evals {self.evals} over --minutes {self.minutes:g}"
+            parts.append(f"every {by_time:g} min of the run's clock ({budget})")
+        text = " and ".join(parts) + ", at update 0 of a new run and at the last update"
+        return {"every_updates": self.eval_every, "every_minutes": by_time, "text": text}
+
     @classmethod
     def from_dict(cls, data: Any, where: str) -> Settings:
         """Settings from `to_dict` output; `CheckpointError` naming `where` when they are malformed."""
         fields = {f.name for f in dataclasses.fields(cls)}
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != DERIVED_SETTING}  # written for readers, derived
         if not isinstance(data, dict) or set(data) - fields:
             raise CheckpointError(
                 f"{where} is not a settings file of this version (expected an object with fields {sorted(fields)}); "
@@ -281,7 +300,7 @@ def read_settings(out_dir: str | os.PathLike) -> Settings | None:
 def _write_settings(out: Path, settings: Settings) -> None:
     """Write `settings` to `out/settings.json` atomically: a fresh temporary file created exclusively in `out`
     (never through a link), then renamed over the old file."""
-    text = json.dumps(settings.to_dict(), indent=1)
+    text = json.dumps({**settings.to_dict(), DERIVED_SETTING: settings.eval_schedule()}, indent=1)
     fileio.write_atomic(out / SETTINGS_FILE, text, what="settings file", error=CheckpointError)
 
 

@@ -7,9 +7,11 @@ Design notes: `docs/design.md`.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import socket
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,6 +127,7 @@ def _await_coordinator(coordinator: str, process_id: int | None, timeout: float)
                     f"another port"
                 ) from None
         return
+    _announce(f"process {process_id}: waiting up to {timeout:g} s for process 0 to listen at {coordinator}")
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -159,6 +162,11 @@ def start_distributed(
         raise ConfigError(f"--distributed-timeout {timeout!r} must be a whole number of seconds from 1 to 86400")
     if coordinator is not None:
         _await_coordinator(coordinator, process_id, timeout)
+        others = "the other processes" if process_id == 0 else "the others"
+        _announce(
+            f"process {process_id} of {num_processes}: waiting up to {timeout} s for {others} to join at "
+            f"{coordinator} (--distributed-timeout)"
+        )
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(
@@ -182,6 +190,47 @@ def start_distributed(
                 "--coordinator HOST:PORT --num-processes N --process-id I to every process"
             )
         ) from exc
+    _check_same_start(timeout)
+
+
+def _announce(text: str) -> None:
+    """One line on stderr while a process waits for others (so that a wait is never silent)."""
+    print(f"blokus-jax: {text}", file=sys.stderr, flush=True)
+
+
+#: The key under which each process publishes its start-up settings in JAX's coordination service.
+_START_KEY = "blokus_jax/start/"
+
+
+def _check_same_start(timeout: int) -> None:
+    """Once connected, compare this process's `--num-processes` (and JAX version) with those of every other
+    process through the coordination service's key-value store (no collective: with different counts a collective
+    would hang). Raises `ConfigError` naming both counts, or naming the process that never published them."""
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    me, count = distributed.global_state.process_id, distributed.global_state.num_processes
+    if client is None or count is None:
+        return
+    mine = json.dumps({"num_processes": count, "jax": jax.__version__}, sort_keys=True)
+    client.key_value_set(f"{_START_KEY}{me}", mine)
+    for other in range(count):  # process 0 first: a different count shows there before anything else is waited for
+        if other == me:
+            continue
+        try:
+            theirs = client.blocking_key_value_get(f"{_START_KEY}{other}", timeout * 1000)
+        except Exception:  # noqa: BLE001 - the service's own error types are not public
+            raise ConfigError(
+                f"process {me} of {count}: process {other} did not report its settings within {timeout} s (was it "
+                f"started with another --num-processes?); start every process with the same --num-processes"
+            ) from None
+        if theirs != mine:
+            seen, said = json.loads(theirs), json.loads(mine)
+            raise ConfigError(
+                f"process {me} was started with --num-processes {said['num_processes']} (JAX {said['jax']}) but "
+                f"process {other} with --num-processes {seen['num_processes']} (JAX {seen['jax']}): start every "
+                f"process with the same flags and versions, each with its own --process-id"
+            )
 
 
 def is_primary() -> bool:

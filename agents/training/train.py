@@ -188,8 +188,9 @@ def run(
     together. A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the
     newest network of that run directory (either algorithm, same variant and network size), or of an
     `InitNetwork`, with a fresh optimiser.
-    Returns a summary dict: updates, env steps, seconds, compile seconds, mean env-steps/s of the updates, and the
-    final win rates with their intervals and game count (those of the last evaluation).
+    Returns a summary dict: updates, env steps, seconds (this session's; `run_seconds`: the run's clock, earlier
+    sessions included), compile seconds, mean env-steps/s of the updates, and the final win rates with their
+    intervals and game count (those of the last evaluation).
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -245,7 +246,9 @@ class StopSignals:
     def _handle(self, signum: int, frame: Any) -> None:
         if self.received is not None:
             self.__exit__()
-            raise KeyboardInterrupt(f"{signal.Signals(signum).name} received twice: stopped without saving")
+            raise KeyboardInterrupt(
+                f"{signal.Signals(signum).name} received twice: stopped at once (the newest complete checkpoint stays)"
+            )
         self.received = signal.Signals(signum).name
 
 
@@ -361,6 +364,8 @@ class _Session:
         network of `init_from`). Writes the session's settings once the run is accepted."""
         trainer, out = self.trainer, self.out
         if resume:
+            for name in checkpoint.remove_partial(out) if self.primary else []:
+                self.say(f"removed {name!r}, a checkpoint whose save was cut short (the finished ones are kept)")
             runner = checkpoint.restore(out, trainer)
             update = int(runner.update)
             if self.primary:
@@ -575,6 +580,7 @@ class _Session:
             "updates": update,
             "env_steps": update * self.config.steps_per_update,
             "seconds": self.clock() - self.begin,
+            "run_seconds": self.elapsed(),
             "compile_s": self.compile_s,
             "steps_per_s": float(np.mean(self.rates[1:] or self.rates)) if self.rates else math.nan,
             "interrupted": self.interrupted,

@@ -277,8 +277,10 @@ class BlokusGame(pyspiel.Game):
     def deserialize_state(self, text: str) -> BlokusState:
         """The state that the state part of `pyspiel.serialize_game_and_state`'s text describes (the lines
         `history=...`, `move_number=...` and `__dict__=...`), rebuilt from its move list alone: the pickled
-        `__dict__` line is never decoded. Every move is replayed through the rules and must be legal and made by
-        the player to move; raises `RecordError` naming the first bad line or move."""
+        `__dict__` line is never decoded, but must be the one OpenSpiel writes for the replayed moves (nothing
+        else may follow them), and the text is bounded by the game's longest game. Every move is replayed through
+        the rules and must be legal and made by the player to move; raises
+        `RecordError` naming the first bad line or move."""
         return _state_from_moves(self, text)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
@@ -392,6 +394,11 @@ def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
     if not isinstance(text, str):
         raise RecordError(f"a serialised {game} state is text, got {type(text).__name__}; {fix}")
     limit = game.max_game_length()
+    if len(text) > _MAX_STATE_CHARS_PER_MOVE * (limit + 1) + _MAX_STATE_EXTRA:
+        raise RecordError(
+            f"serialised {game} state: {len(text):,} characters, more than a {game} state of at most {limit} moves "
+            f"takes; {fix}"
+        )
     lines = text.split("\n", 2)
     if len(lines) < 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
         raise RecordError(f"a serialised {game} state starts with lines 'history=...' and 'move_number=...'; {fix}")
@@ -421,7 +428,20 @@ def _state_from_moves(game: BlokusGame, text: Any) -> BlokusState:
         if action not in state._position.legal:
             raise RecordError(f"serialised {game} state: move {i} (action {action}) is not legal in that position")
         state.apply_action(action)
+    rest = lines[2].rstrip("\n") if len(lines) > 2 else ""
+    expected = state.serialize().split("\n", 2)
+    if rest != (expected[2].rstrip("\n") if len(expected) > 2 else ""):
+        # What follows the moves can only be the __dict__ line that OpenSpiel writes for them (the same moves, as a
+        # pickle that is never decoded, so it is compared with the one written for the replayed state instead).
+        raise RecordError(
+            f"serialised {game} state: after the moves comes {rest[:40]!r}, not the '__dict__=' line that "
+            f"OpenSpiel writes for these {len(moves)} moves (a corrupt or edited line, or extra lines); {fix}"
+        )
     return state
+
+
+#: Bounds on a serialised state text (characters a move, and a fixed allowance): a huge text is refused unsplit.
+_MAX_STATE_CHARS_PER_MOVE, _MAX_STATE_EXTRA = 64, 4096
 
 
 def deserialize_game_and_state(text: str) -> tuple[Any, Any]:

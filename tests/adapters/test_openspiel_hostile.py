@@ -61,10 +61,12 @@ def test_the_loader_in_place_of_pyspiel_rebuilds_from_the_move_list(simple, two_
 def test_a_pickle_payload_in_a_serialised_state_never_runs(simple, two_moves, tmp_path):
     marker = tmp_path / "pwned"
     text = _with_dict(pyspiel.serialize_game_and_state(simple, two_moves), pickle.dumps({"_position": _Touch(marker)}))
-    game, state = pyspiel.deserialize_game_and_state(text)
-    assert not marker.exists() and state.history() == two_moves.history()
+    with pytest.raises(bj.RecordError, match="not the '__dict__=' line"):  # refused, never decoded
+        pyspiel.deserialize_game_and_state(text)
     state_part = text.partition("[State]\n")[2]
-    assert simple.deserialize_state(state_part).history() == two_moves.history() and not marker.exists()
+    with pytest.raises(bj.RecordError, match="not the '__dict__=' line"):
+        simple.deserialize_state(state_part)
+    assert not marker.exists()
     # the payload is live: OpenSpiel's own loader runs it (then refuses what it made)
     with pytest.raises(bj.RecordError, match="not TextIOWrapper"):
         bos._OPENSPIEL_DESERIALIZE(text)
@@ -221,3 +223,26 @@ def test_good_bot_specs_are_accepted_and_game_checks_now(simple):
     assert bot.step(simple.new_initial_state()) in simple.new_initial_state().legal_actions()
     with pytest.raises(bj.ConfigError, match="game="):
         bos.ProjectBot("greedy", game=pyspiel.load_game("tic_tac_toe"))
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "__dict__=" + "A" * 40 + "\n",  # a corrupt __dict__ line
+        "__dict__=" + "A" * 10_000_000 + "\n",  # 10 MB of junk
+        None,  # the right line, then a line nobody understands
+    ],
+)
+def test_lines_the_loader_does_not_understand_are_refused(simple, two_moves, tail):
+    text = pyspiel.serialize_game_and_state(simple, two_moves)
+    if tail is None:
+        text = text + "junk=1\n"
+    else:
+        text = text.rpartition("__dict__=")[0] + tail
+    with pytest.raises(bj.RecordError, match="not the '__dict__=' line|more than a"):
+        pyspiel.deserialize_game_and_state(text)
+    # the state exactly as OpenSpiel wrote it (with or without its final newline) still loads
+    good = pyspiel.serialize_game_and_state(simple, two_moves)
+    for variant in (good, good.rstrip("\n")):
+        assert pyspiel.deserialize_game_and_state(variant)[1].history() == two_moves.history()
+    assert simple.deserialize_state(simple.new_initial_state().serialize()).history() == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
@@ -84,3 +86,19 @@ def test_the_benchmark_table_names_the_device_and_cores_beside_the_figure(capsys
     note = lines[3]
     assert "CPU cores usable" in note and "depends on the device" in note and "batch size" in note
     assert jax.local_devices()[0].device_kind in note
+
+
+def test_bench_sets_a_measurement_beside_the_documented_figures_and_they_match_the_docs(capsys):
+    row = {"variant": "duo", "batch": 1024, "device": "2x cpu", "cores": 2, "placements_per_s": 284_176.0}
+    row.update(compile_s=1.0, runs=1, steps=64)
+    benchmark.print_table([row])
+    out = capsys.readouterr().out
+    assert "compared with the documented figures" in out and "0.50x the documented 568,352" in out
+    assert "2026-11-30" in out
+    assert benchmark.compare_to_reference([{**row, "variant": "simple"}]) == ""  # nothing documented for it
+    root = Path(__file__).resolve().parents[2]
+    docs, readme = (root / "docs" / "benchmarks.md").read_text(), (root / "README.md").read_text()
+    for figures in benchmark.REFERENCE.values():
+        for rate, _ in figures:
+            assert f"{rate:,.0f}" in docs and (rate < 100_000 or f"{rate:,.0f}" in readme)
+    assert "570,000 random placements/s** on Duo" not in readme  # a range with its machines, not one figure

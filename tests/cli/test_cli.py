@@ -6,12 +6,14 @@ import io
 import json
 import re
 import sys
+import threading
 
 import jax
 import pytest
 
 import blokus_jax
 from blokus_agents import cli, resolve_agent
+from blokus_agents.cli import play
 from blokus_agents.players.bots import get_bot
 from blokus_jax import rollout
 from blokus_jax.io import records, render
@@ -411,13 +413,56 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
         return get_bot("corners", env)
 
     monkeypatch.setattr(policies, "resolve_agent", resolve)
+    monkeypatch.setattr(play, "FIRST_HINT_WAIT", 1e6)  # the build is quick here: the first hint waits for it
     monkeypatch.setattr(sys, "stdin", io.StringIO("hint\nhint\nquit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
     captured = capsys.readouterr()
     assert built == ["greedy", "strong:seconds=1"]  # built once, at the first hint
-    assert captured.err.count("calibrating 'strong:seconds=1' for hints") == 1
+    assert captured.err.count("calibrating 'strong:seconds=1' for hints in the background") == 1
     assert captured.err.count("'strong:seconds=1': 77 simulations a move on this machine") == 1
     # each step of the calibration is shown while it runs, indented under the line that announced it
     assert captured.err.count("\n  compiling a 32-simulation probe search (3 s so far)\n") == 1
     assert "'greedy':" not in captured.err
     assert captured.out.count("hint: ") == 2
+
+
+def test_the_first_hint_answers_at_once_with_a_cheap_bot_while_the_hint_bot_calibrates(monkeypatch, capsys):
+    """A hint bot still calibrating (here: until the second hint is typed) does not block the game: the interim bot
+    answers and says so, with the time left; once built, the hint bot answers."""
+    from blokus_agents.core import policies
+    from blokus_agents.search import calibration_store
+
+    release = threading.Event()
+    built = []
+
+    def resolve(spec, env):
+        built.append(spec)
+        if play._timed(spec):
+            assert release.wait(60), "the test never released the calibration"
+        return get_bot("corners", env)
+
+    class Stdin(io.StringIO):
+        """Releases the calibration and waits for it when the third line is read."""
+
+        lines = 0
+
+        def readline(self, *args):
+            Stdin.lines += 1
+            if Stdin.lines == 3:
+                release.set()
+                for thread in threading.enumerate():
+                    if thread.name == "hint-bot-calibration":
+                        thread.join(60)
+            return super().readline(*args)
+
+    monkeypatch.setattr(policies, "resolve_agent", resolve)
+    monkeypatch.setattr(play, "FIRST_HINT_WAIT", 0.0)
+    monkeypatch.setattr(calibration_store, "calibration_remaining", lambda: 42.0)
+    monkeypatch.setattr(sys, "stdin", Stdin("hint\nhint\nhint\nquit\n"))
+    assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
+    out = capsys.readouterr().out
+    hints = [line for line in out.splitlines() if "hint: " in line]
+    assert len(hints) == 3
+    assert all("(from 'greedy' while 'strong:seconds=1' calibrates, about 42 s left)" in h for h in hints[:2])
+    assert "calibrates" not in hints[2]  # the hint bot itself, once built
+    assert built.count("strong:seconds=1") == 1 and "greedy" in built

@@ -28,11 +28,16 @@ def test_use_compile_cache_points_jax_at_the_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(COMPILE_CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
     before = jax.config.jax_compilation_cache_dir
+    from blokus_agents.search import calibration_store
+
     try:
         assert use_compile_cache() == str(tmp_path / "cache") and (tmp_path / "cache").is_dir()
         assert jax.config.jax_compilation_cache_dir == str(tmp_path / "cache")
+        # strong's calibrations are kept beside the compiled code, for every command (play, match, eval, gtp)
+        assert calibration_store._STORE[0] == tmp_path / "cache" / calibration_store.CALIBRATION_FILE
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
+        calibration_store.use_calibration_store(None)
     assert use_compile_cache(off=True) is None
 
 
@@ -60,3 +65,36 @@ def test_every_command_turns_the_cache_on_unless_told_not_to(argv, off, monkeypa
     assert cli.main(argv) == 2  # no such record: the command ran after the cache was set up
     assert seen == [off]
     assert common.COMPILE_CACHE_ENV == "BLOKUS_JAX_COMPILE_CACHE"
+
+
+@pytest.mark.parametrize(
+    ("environ", "said"),
+    [
+        ({"XDG_CACHE_HOME": "relative/cache"}, "XDG_CACHE_HOME='relative/cache' is not an absolute path"),
+        ({COMPILE_CACHE_ENV: "~nosuchuser_blokus/cache"}, "is not an absolute path"),
+        ({COMPILE_CACHE_ENV: "cache-here"}, "is not an absolute path"),
+    ],
+)
+def test_invalid_cache_locations_never_make_a_folder_in_the_working_directory(environ, said, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    warnings_said: list[str] = []
+    path = compile_cache_dir(environ=environ, warn=warnings_said.append)
+    assert path is None or os.path.isabs(path)
+    if "XDG_CACHE_HOME" in environ:  # ignored as the spec says: the default folder instead
+        assert path == os.path.join(os.path.expanduser("~"), ".cache", "blokus-jax", "jax")
+    assert len(warnings_said) == 1 and said in warnings_said[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_many_cache_entries_that_cannot_be_written_are_one_line(capsys):
+    cli._cache_warned.clear()
+    for name in ("jit_a", "jit_b", "jit_c"):
+        cli._show_warning(
+            UserWarning(f"Error writing persistent compilation cache entry for '{name}': PermissionError: denied"),
+            UserWarning,
+            "x.py",
+            1,
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be written (PermissionError: denied)" in err[0] and COMPILE_CACHE_ENV in err[0]
+    cli._cache_warned.clear()

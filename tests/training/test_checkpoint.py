@@ -367,3 +367,40 @@ def test_a_refused_init_from_leaves_the_run_directory_untouched(tmp_path, traine
     with pytest.raises(CheckpointError, match="metrics.jsonl', line 2 is nested too deeply"):
         train.run(TINY, saved, resume=True, until_update=2, eval_every=0, progress=False, mesh=None)
     assert metrics.read_bytes() == before and checkpoint_index.latest_step(saved) == 1
+
+
+def test_a_second_interrupt_during_a_save_waits_for_the_checkpoint_to_be_complete(tmp_path, trained, monkeypatch):
+    import os
+    import signal
+
+    import orbax.checkpoint as ocp
+
+    trainer, runner = trained
+    original = ocp.CheckpointManager.save
+
+    def interrupted_save(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C lands while orbax writes
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ocp.CheckpointManager, "save", interrupted_save)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            checkpoint.save(tmp_path, runner, TINY)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert checkpoint_index.latest_step(tmp_path) == 1
+    assert not [p.name for p in (tmp_path / "checkpoints").iterdir() if "tmp" in p.name]
+    restored = checkpoint.restore(tmp_path, trainer)
+    assert int(restored.update) == 1
+
+
+def test_a_half_written_checkpoint_is_removed_on_the_next_start(saved):
+    partial = saved / "checkpoints" / "2.orbax-checkpoint-tmp-1712345678"
+    (partial / "params").mkdir(parents=True)
+    (partial / "params" / "junk").write_bytes(b"x")
+    other = saved / "checkpoints" / "notes.orbax-checkpoint-tmp"  # not a step's folder: kept
+    other.mkdir()
+    assert checkpoint.remove_partial(saved) == [partial.name]
+    assert not partial.exists() and other.exists() and checkpoint_index.latest_step(saved) == 1
+    assert checkpoint.remove_partial(saved / "nowhere") == []

@@ -60,6 +60,7 @@ def test_a_process_whose_coordinator_never_comes_gives_up_after_the_timeout(tmp_
         [sys.executable, "-c", WAIT, f"localhost:{port}"], capture_output=True, text=True, timeout=120, env=env
     )
     assert "REFUSED process 1 waited 3 s and nobody listens at --coordinator" in proc.stdout, proc.stderr[-2000:]
+    assert "waiting up to 3 s for process 0 to listen" in proc.stderr
 
 
 def test_a_second_process_zero_is_refused_when_the_port_is_taken(tmp_path):
@@ -84,3 +85,43 @@ def test_processes_started_with_different_settings_are_refused_in_all_of_them(tm
         train._check_same_run(config, train.Settings(), tmp_path, False, None)
     monkeypatch.setattr(scaffold, "agree", lambda value: value)
     train._check_same_run(config, train.Settings(), tmp_path, False, None)
+
+
+START = textwrap.dedent("""
+    import sys
+    from blokus_agents.training import scaffold
+    from blokus_jax.errors import ConfigError
+    try:
+        scaffold.start_distributed(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), timeout=20)
+        print("STARTED")
+    except ConfigError as exc:
+        print("REFUSED", exc)
+""")
+
+
+def test_processes_started_with_different_process_counts_are_refused_in_both(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", START, f"localhost:{port}", count, pid],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for count, pid in (("2", "0"), ("3", "1"))
+    ]
+    try:
+        outputs = [proc.communicate(timeout=120) for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    (out0, err0), (out1, err1) = outputs
+    assert "REFUSED process 0 was started with --num-processes 2" in out0, out0 + err0[-2000:]
+    assert "but process 1 with --num-processes 3" in out0
+    assert "REFUSED process 1 was started with --num-processes 3" in out1, out1 + err1[-2000:]
+    assert "waiting up to 20 s for the other processes to join" in err0  # the wait is announced, never silent
+    assert "process 1: waiting up to 20 s for process 0 to listen" in err1

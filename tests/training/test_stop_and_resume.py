@@ -152,6 +152,32 @@ def test_the_time_budget_is_the_whole_runs_and_checkpoints_come_on_a_time_interv
     summary = run(TINY, out, minutes=2.5, progress=False, mesh=None, resume=True)
     assert summary["updates"] == 5
     assert "resumed from update 3 at 1.5 of 2.5 minutes (1.0 min left)" in capsys.readouterr().err
+    # the summary has the run's clock (all sessions) besides this session's
+    assert summary["run_seconds"] == pytest.approx(150.0) and summary["seconds"] == pytest.approx(60.0)
+
+
+def test_the_summary_table_shows_the_runs_time_and_the_sessions(capsys):
+    from blokus_agents.cli.train import _print_summary
+
+    summary = {"updates": 5, "env_steps": 320, "seconds": 60.0, "run_seconds": 150.0, "steps_per_s": 5.0}
+    _print_summary(summary, TINY, "runs/x", None)
+    out = capsys.readouterr().out
+    assert "time (whole run)" in out and "2.5 min (1.0 min this session)" in out
+
+
+def test_settings_json_records_the_evaluation_schedule_that_runs(tmp_path):
+    import json
+
+    from blokus_agents.training.rundir import Settings, _write_settings
+
+    timed = Settings(eval_every=25, minutes=30.0, evals=20)
+    _write_settings(tmp_path, timed)
+    schedule = json.loads((tmp_path / "settings.json").read_text())["eval_schedule"]
+    assert schedule["every_updates"] == 25 and schedule["every_minutes"] == pytest.approx(1.5)
+    assert "every 1.5 min of the run's clock" in schedule["text"]
+    assert read_settings(tmp_path) == timed  # the derived record is not read back as a setting
+    _write_settings(tmp_path, Settings(eval_every=0))
+    assert json.loads((tmp_path / "settings.json").read_text())["eval_schedule"]["every_updates"] == 0
 
 
 def test_a_time_limited_run_decays_its_learning_rate_by_the_deadline_counting_its_overheads(tmp_path, clocked):
