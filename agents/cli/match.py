@@ -23,7 +23,7 @@ from blokus_agents.cli.common import (
     showing_calibration,
     variant_of,
 )
-from blokus_jax import fileio
+from blokus_jax.io import fileio
 from blokus_jax.variants import GAMES
 
 NAME = "match"

@@ -22,7 +22,7 @@ from blokus_agents.cli.common import (
     unit_float,
 )
 from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
-from blokus_jax import fileio
+from blokus_jax.io import fileio
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import variant_names
 

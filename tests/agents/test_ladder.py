@@ -226,7 +226,7 @@ def test_a_link_as_the_games_folder_is_refused(tmp_path) -> None:
 
 
 def test_an_unwritable_games_folder_keeps_the_results_and_goes_on(tmp_path, monkeypatch) -> None:
-    from blokus_jax import fileio
+    from blokus_jax.io import fileio
 
     def refuse(*args, **kwargs):
         raise kwargs["error"]("cannot write game record: Permission denied")
