@@ -474,6 +474,41 @@ class RunReader:
     read_meta: Callable[..., dict]
     load_network: Callable[..., tuple[Any, Any]]
 
+    @classmethod
+    def named(cls, require: str, read_meta: str, load_network: str) -> RunReader:
+        """A reader whose functions are given as ``"module:function"`` and imported at their first call, so that
+        registering it loads none of the checkpoint code (which sits in a higher layer, `blokus_agents.training`).
+
+        Args:
+            require: Where the `require` function is (``"package.module:function"``).
+            read_meta: Where the `read_meta` function is.
+            load_network: Where the `load_network` function is.
+
+        Returns:
+            The reader.
+        """
+        return cls(late_bound(require), late_bound(read_meta), late_bound(load_network))
+
+
+def late_bound(reference: str) -> Callable[..., Any]:
+    """A function given as ``"module:function"``, imported at its first call: how a lower layer's registry names a
+    function of a higher layer without importing it (the layering test checks that each such name exists).
+
+    Args:
+        reference: The module's dotted name and the function's name, joined by a colon.
+
+    Returns:
+        A function that passes its arguments on to the referenced one.
+    """
+    module, _, name = reference.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"`{reference}`, imported at the first call."
+    return call
+
 
 _RUN_READER: list[RunReader] = []
 
@@ -539,6 +574,7 @@ __all__ = [
     "Policy",
     "RunReader",
     "agent_names",
+    "late_bound",
     "load_builtins",
     "load_network",
     "load_policy",
