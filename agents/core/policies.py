@@ -97,13 +97,27 @@ _RESERVED = {
 
 def load_builtins() -> None:
     """Register the built-in agents (import `BUILTINS`) unless that was done; every lookup and registration of the
-    registry calls this first."""
+    registry calls this first.
+
+    When the import raises, the registry is put back as it was before (nothing half-registered), so the next lookup
+    tries again and shows the same error.
+
+    Raises:
+        Exception: Whatever importing `BUILTINS` raised.
+    """
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED.append(True)  # set first: the catalog registers through this module while it loads
+    tables = (_AGENTS, _PREFIXES, _DECLARED, _RUN_KINDS)
+    saved = [dict(table) for table in tables]
+    saved_reader = list(_RUN_READER)
     try:
         importlib.import_module(BUILTINS)
     except BaseException:
+        for table, before in zip(tables, saved):
+            table.clear()
+            table.update(before)
+        _RUN_READER[:] = saved_reader
         _BUILTINS_LOADED.clear()
         raise
 
