@@ -97,27 +97,19 @@ _RESERVED = {
 
 def load_builtins() -> None:
     """Register the built-in agents (import `BUILTINS`) unless that was done; every lookup and registration of the
-    registry calls this first.
-
-    When the import raises, the registry is put back as it was before (nothing half-registered), so the next lookup
-    tries again and shows the same error.
-
-    Raises:
-        Exception: Whatever importing `BUILTINS` raised.
-    """
+    registry calls this first. If the import raises, the registry is put back as it was (nothing half-registered),
+    so that the next lookup tries again and shows the same error (the import's own exception)."""
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED.append(True)  # set first: the catalog registers through this module while it loads
-    tables = (_AGENTS, _PREFIXES, _DECLARED, _RUN_KINDS)
-    saved = [dict(table) for table in tables]
-    saved_reader = list(_RUN_READER)
+    saved = [(table, dict(table)) for table in (_AGENTS, _PREFIXES, _DECLARED, _RUN_KINDS)], list(_RUN_READER)
     try:
         importlib.import_module(BUILTINS)
     except BaseException:
-        for table, before in zip(tables, saved):
+        for table, before in saved[0]:
             table.clear()
             table.update(before)
-        _RUN_READER[:] = saved_reader
+        _RUN_READER[:] = saved[1]
         _BUILTINS_LOADED.clear()
         raise
 
