@@ -110,13 +110,19 @@ _RESERVED = {
 
 def load_builtins() -> None:
     """Register the built-in agents (import `BUILTINS`) unless that was done; every lookup and registration of the
-    registry calls this first."""
+    registry calls this first. If the import raises, the registry is put back as it was (nothing half-registered),
+    so that the next lookup tries again and shows the same error (the import's own exception)."""
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED.append(True)  # set first: the catalog registers through this module while it loads
+    saved = [(table, dict(table)) for table in (_AGENTS, _PREFIXES, _DECLARED, _RUN_KINDS)], list(_RUN_READER)
     try:
         importlib.import_module(BUILTINS)
     except BaseException:
+        for table, before in saved[0]:
+            table.clear()
+            table.update(before)
+        _RUN_READER[:] = saved[1]
         _BUILTINS_LOADED.clear()
         raise
 
@@ -527,6 +533,41 @@ class RunReader:
     read_meta: Callable[..., dict]
     load_network: Callable[..., tuple[Any, Any]]
 
+    @classmethod
+    def named(cls, require: str, read_meta: str, load_network: str) -> RunReader:
+        """A reader whose functions are given as ``"module:function"`` and imported at their first call, so that
+        registering it loads none of the checkpoint code (which sits in a higher layer, `blokus_agents.training`).
+
+        Args:
+            require: Where the `require` function is (``"package.module:function"``).
+            read_meta: Where the `read_meta` function is.
+            load_network: Where the `load_network` function is.
+
+        Returns:
+            The reader.
+        """
+        return cls(late_bound(require), late_bound(read_meta), late_bound(load_network))
+
+
+def late_bound(reference: str) -> Callable[..., Any]:
+    """A function given as ``"module:function"``, imported at its first call: how a lower layer's registry names a
+    function of a higher layer without importing it (the layering test checks that each such name exists).
+
+    Args:
+        reference: The module's dotted name and the function's name, joined by a colon.
+
+    Returns:
+        A function that passes its arguments on to the referenced one.
+    """
+    module, _, name = reference.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"`{reference}`, imported at the first call."
+    return call
+
 
 _RUN_READER: list[RunReader] = []
 
@@ -618,6 +659,7 @@ __all__ = [
     "Policy",
     "RunReader",
     "agent_names",
+    "late_bound",
     "load_builtins",
     "load_network",
     "load_policy",

@@ -26,7 +26,6 @@ from blokus_agents.search.mcts import (
     strong_memory,
     strong_policy,
 )
-from blokus_agents.training import checkpoint, checkpoint_index
 
 
 def _alphazero_run(run_dir, env, **options):
@@ -44,7 +43,13 @@ def register_builtin_agents() -> None:
     register_prefix("baseline", baseline_policy, options=BASELINE_OPTIONS, memory=baseline_memory)  # "baseline:duo"
     register_run_kind("ppo", load_policy)  # "runs/ppo": argmax of the masked policy
     register_run_kind("alphazero", _alphazero_run)  # "runs/az": the network's search
-    register_run_reader(RunReader(checkpoint_index.require_agent_run, checkpoint.read_meta, checkpoint.load_network))
+    register_run_reader(  # the checkpoint code (training, a higher layer) loads when a run directory is read
+        RunReader.named(
+            "blokus_agents.training.checkpoint_index:require_agent_run",
+            "blokus_agents.training.checkpoint:read_meta",
+            "blokus_agents.training.checkpoint:load_network",
+        )
+    )
 
 
 register_builtin_agents()

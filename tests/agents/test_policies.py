@@ -67,6 +67,34 @@ def test_the_registry_loads_the_built_in_agents_at_its_first_lookup():
     assert result.returncode == 0, result.stderr
 
 
+def test_a_catalog_that_fails_to_load_leaves_the_registry_as_it_was(tmp_path):
+    """When the module of the built-in agents raises half-way, the registry drops what it had registered: the next
+    lookup raises the same error again (not "already registered"), and a working catalog then loads."""
+    (tmp_path / "broken_catalog.py").write_text(
+        "from blokus_agents.core.policies import register_agent\n"
+        "register_agent('half', lambda env: None)\n"
+        "raise RuntimeError('the catalog broke')\n"
+    )
+    probe = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from blokus_agents.core import policies\n"
+        "real, policies.BUILTINS = policies.BUILTINS, 'broken_catalog'\n"
+        "for attempt in range(2):\n"
+        "    try:\n"
+        "        policies.agent_names()\n"
+        "    except RuntimeError as exc:\n"
+        "        assert 'the catalog broke' in str(exc), exc\n"
+        "    else:\n"
+        "        raise AssertionError('a broken catalog loaded')\n"
+        "    assert not policies._AGENTS and not policies._DECLARED, policies._AGENTS\n"
+        "policies.BUILTINS = real\n"
+        "assert 'greedy' in policies.agent_names()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
 def test_az_prefix_is_registered_by_search_and_names_a_missing_run(env):
     policies.load_builtins()
     assert "az" in policies._PREFIXES and "mcts" in policies.agent_names()

@@ -11,6 +11,7 @@ import pytest
 
 import blokus_jax
 from blokus_agents.players.networks import make_network
+from blokus_agents.search import gumbel
 from blokus_agents.search.gumbel import make_search, mixed_evaluator, network_evaluator, rollout_evaluator
 from blokus_jax.errors import VariantError
 
@@ -54,7 +55,7 @@ def test_mix_0_is_todays_network_search_and_runs_no_playouts(tiny, monkeypatch):
     def no_playouts(*args, **kwargs):
         raise AssertionError("a playout ran")
 
-    monkeypatch.setattr(blokus_jax.rules, "playout", no_playouts)
+    monkeypatch.setattr(gumbel, "bitboard_playout", no_playouts)
     search = make_search(env, mixed_evaluator(env, network.apply, 0.0, **PLAYOUT), **SEARCH)
     jax.eval_shape(search, params, jax.random.key(0), states)  # traced without a single playout
     with pytest.raises(AssertionError, match="a playout ran"):  # the patch is seen as soon as the mix is positive

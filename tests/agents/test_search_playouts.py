@@ -280,8 +280,10 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
     search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
     candidates, 32 at the root; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
+    from blokus_agents.core.policies import load_builtins
     from blokus_agents.players import baselines
 
+    load_builtins()  # the catalog registers the real factories first; the replacements below are what they call
     built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
     monkeypatch.setattr(
