@@ -22,8 +22,8 @@ from blokus_agents.cli.common import (
     unit_float,
 )
 from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
-from blokus_jax.io import fileio
 from blokus_jax.errors import CheckpointError, ConfigError
+from blokus_jax.io import fileio
 from blokus_jax.variants import variant_names
 
 #: `blokus-jax train`'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).

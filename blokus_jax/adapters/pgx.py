@@ -80,10 +80,11 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from blokus_jax import _extras, fileio
+from blokus_jax import _extras
 from blokus_jax import env as core_env
 from blokus_jax.env import Env, action_id, make
 from blokus_jax.errors import ConfigError, VariantError
+from blokus_jax.io import fileio
 from blokus_jax.variants import Variant, get_variant, variant_names
 
 _extras.require("pgx", "blokus_jax.adapters.pgx (the Pgx adapter)")
