@@ -16,7 +16,7 @@ from flax import struct
 from blokus_agents.core.masking import MASKED_LOGIT
 from blokus_agents.search.playouts import centre_move_scores, corner_move_scores
 from blokus_agents.search.playouts import playout as bitboard_playout
-from blokus_agents.search.settings import PLAYOUTS
+from blokus_agents.search.settings import PLAYOUTS, SearchSettings
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -308,10 +308,10 @@ def make_search(
     env: Env,
     evaluator: Evaluator,
     *,
-    sims: int = 64,
-    k: int = 32,
-    considered: int = 16,
-    gumbel_scale: float = 1.0,
+    sims: int = SearchSettings.sims,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
     root_noise: float = 0.0,
     root_alpha: float = 0.3,
     value_scale: float = 0.1,

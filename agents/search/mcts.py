@@ -34,7 +34,7 @@ from blokus_agents.search.gumbel import (
     mixed_evaluator,
     rollout_evaluator,
 )
-from blokus_agents.search.settings import SearchSettings, setting_options, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options, takes_settings
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
@@ -108,8 +108,6 @@ STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per mo
 AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds")}
 
 
-#: The most simulations a ``seconds=`` budget calibrates to (the memory estimate of such an agent assumes it).
-MAX_BUDGET_SIMS = 1 << 15
 #: The share of a ``seconds=`` budget that calibration aims at, leaving room for the machine's load to vary.
 BUDGET_SHARE = 0.75
 #: A ``seconds=`` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
@@ -219,7 +217,7 @@ def calibrate_sims(
     seconds: float,
     cache_key: tuple = (),
     probe: int = 32,
-    max_sims: int = MAX_BUDGET_SIMS,
+    max_sims: int = MAX_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by ``build(sims) -> policy`` runs in ``BUDGET_SHARE * seconds`` on
     this machine in every phase of a game: :func:`calibrate_budget` with a single phase."""
@@ -232,7 +230,7 @@ def calibrate_budget(
     seconds: float,
     cache_key: tuple = (),
     probe: int = 32,
-    max_sims: int = MAX_BUDGET_SIMS,
+    max_sims: int = MAX_SIMS,
     phases: int = BUDGET_PHASES,
 ) -> Budget:
     """The :class:`Budget` of ``phases`` phases whose batch-1 search (:func:`phased` over ``build(sims) ->
@@ -445,7 +443,7 @@ _strong_memory = strong_memory
 
 def search_memory(env: Env, options: dict) -> int:
     """Estimated bytes of one game's search with ``options`` (:func:`blokus_agents.core.options.search_bytes`)."""
-    sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
+    sims = MAX_SIMS if options.get("seconds") else options["sims"]
     return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
 
 

@@ -1,7 +1,7 @@
-"""The settings of a search agent, declared once: :class:`SearchSettings` (the nine options every search agent
-takes, with their defaults) and :data:`SETTING_OPTIONS` (their types and ranges, checked when a spec is resolved).
-The agents ``mcts``, ``az:``, ``baseline:`` and ``strong``, the AlphaZero config and the spec parser all read them
-here."""
+"""The settings of a search agent, declared once: `SearchSettings` (the nine options every search agent takes, each
+field with its default, range and help) and `SETTING_OPTIONS` (those declarations, read from the fields and checked
+when a spec is resolved). The agents ``mcts``, ``az:``, ``baseline:`` and ``strong``, the AlphaZero config, the CLI
+and the spec parser all read them here. Imports no JAX."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, check_budget
+from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, check_budget, declared_options, setting
 
-#: Playout policies of the ``rollout`` evaluator (see :func:`blokus_agents.search.playouts.playout`).
+#: Playout policies of the ``rollout`` evaluator (see `blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
+#: The most simulations a move of any search: the limit of ``sims`` (agent specs, `SearchSettings`, the AlphaZero
+#: config) and the budget a ``seconds=`` time limit calibrates to at most.
+MAX_SIMS = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -24,17 +27,18 @@ class SearchSettings:
     sequential halving over ``considered`` root candidates, Gumbel noise ``gumbel_scale`` (0 plays the search's best
     move), ``mix`` the weight of ``playouts`` playout results (by the ``playout`` policy, blended with the score
     ``margin``) in a network's leaf values, and ``seconds`` a time budget a move that replaces ``sims`` (0: off).
-    The defaults are those of a network's search (``az:RUN_DIR``)."""
+    The defaults are those of a network's search (``az:RUN_DIR``); other agents declare theirs as a named instance
+    next to them (``MCTS_SETTINGS``, the AlphaZero self-play search ``SELF_PLAY_SEARCH``)."""
 
-    sims: int = 64
-    k: int = 16
-    considered: int = 16
-    gumbel_scale: float = 0.0
-    mix: float = 0.0
-    playouts: int = 8
-    playout: str = "greedy"
-    margin: float = 0.5
-    seconds: float = 0.0
+    sims: int = setting(64, 1, MAX_SIMS, doc="simulations per move")
+    k: int = setting(16, 1, PLACEMENTS, doc="candidate placements per node")
+    considered: int = setting(16, 1, PLACEMENTS, doc="root candidates of sequential halving")
+    gumbel_scale: float = setting(0.0, 0.0, 100.0, doc="Gumbel noise when playing; 0 plays the search's best move")
+    mix: float = setting(0.0, 0.0, 1.0, doc="weight of the playout result in the leaf value; 0: the value head alone")
+    playouts: int = setting(8, 1, 10**4, doc="playouts per evaluated position")
+    playout: str = setting("greedy", choices=PLAYOUTS, doc="the playout policy")
+    margin: float = setting(0.5, 0.0, 1.0, doc="weight of the score margin in the value")
+    seconds: float = setting(0.0, 0.0, MAX_SECONDS, doc="time budget per move at batch 1 (replaces sims); 0: off")
 
     def options(self) -> dict[str, Any]:
         """The settings as keyword arguments (``{"sims": 64, "k": 16, ...}``)."""
@@ -50,18 +54,8 @@ SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings)
 
 _TYPES = {field.name: field.type for field in dataclasses.fields(SearchSettings)}
 
-#: The type and range of every search setting (and of the ``mcts`` agent's prior and value settings).
-SETTING_OPTIONS: dict[str, Option] = {
-    "sims": Option(int, 1, 10**6, doc="simulations per move"),
-    "k": Option(int, 1, PLACEMENTS, doc="candidate placements per node"),
-    "considered": Option(int, 1, PLACEMENTS, doc="root candidates of sequential halving"),
-    "gumbel_scale": Option(float, 0.0, 100.0, doc="Gumbel noise when playing; 0 plays the search's best move"),
-    "mix": Option(float, 0.0, 1.0, doc="weight of the playout result in the leaf value; 0: the value head alone"),
-    "playouts": Option(int, 1, 10**4, doc="playouts per evaluated position"),
-    "playout": Option(str, choices=PLAYOUTS, doc="the playout policy"),
-    "margin": Option(float, 0.0, 1.0, doc="weight of the score margin in the value"),
-    "seconds": Option(float, 0.0, MAX_SECONDS, doc="time budget per move at batch 1 (replaces sims); 0: off"),
-}
+#: The type, range and help of every search setting, as its field declares them.
+SETTING_OPTIONS: dict[str, Option] = declared_options(SearchSettings)
 
 
 def setting_options(*names: str) -> dict[str, Option]:
@@ -104,6 +98,7 @@ def takes_settings(defaults: SearchSettings = SearchSettings(), names: tuple[str
 
 
 __all__ = [
+    "MAX_SIMS",
     "PLAYOUTS",
     "SETTING_NAMES",
     "SETTING_OPTIONS",

@@ -29,7 +29,6 @@ from tqdm import TqdmWarning
 
 from blokus_agents.training import checkpoint, checkpoint_index, rundir, scaffold
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.configs import check_trainable
 from blokus_agents.training.curves import (
     PLOT_FILE,
     evaluate,
@@ -208,7 +207,7 @@ def run(
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
     # types, ranges, the replay ring and the memory estimate, before anything is written
-    check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
+    scaffold.check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
     checkpoint_index.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
     _check_same_run(config, settings, out, resume, until_update)
     with _process_lock(out), StopSignals() as stop:

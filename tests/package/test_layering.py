@@ -26,7 +26,7 @@ MAX_TOP_MODULES = 4
 UPWARD_TODO: dict[tuple[str, str], str] = {
     ("blokus_agents.players.baselines", "blokus_agents.training.checkpoint"): "check_finite, read_meta, load_params",
     ("blokus_agents.players.baselines", "blokus_agents.training.checkpoint_index"): "require_run, latest_step",
-    ("blokus_agents.players.baselines", "blokus_agents.training.configs"): "CONFIGS, MAX_SIMS, PPOConfig",
+    ("blokus_agents.players.baselines", "blokus_agents.training.configs"): "CONFIGS, PPOConfig",
     ("blokus_agents.players.catalog", "blokus_agents.training.checkpoint"): "the run reader of run directories",
     ("blokus_agents.players.catalog", "blokus_agents.training.checkpoint_index"): "the run reader of run directories",
 }

@@ -24,10 +24,10 @@ from blokus_agents.core.options import Option
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
-from blokus_agents.search.settings import SearchSettings, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings, takes_settings
 from blokus_agents.training.checkpoint import check_finite
 from blokus_agents.training.checkpoint_index import require_run
-from blokus_agents.training.configs import CONFIGS, MAX_SIMS, PPOConfig
+from blokus_agents.training.configs import CONFIGS, PPOConfig
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
 from blokus_jax.io import fileio
