@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from blokus_agents.training import alphazero, ppo
+from blokus_agents.training.configs import RunConfig
 
 #: name -> (config class, ``make_train(config, mesh=None)``)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
@@ -21,7 +22,7 @@ ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
 }
 
 
-def make_trainer(config: Any, mesh: Any = None) -> Any:
+def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
     """The trainer of ``config`` (a :class:`~blokus_agents.training.ppo.PPOConfig` or
     :class:`~blokus_agents.training.alphazero.AZConfig`), split over ``mesh`` when one is given."""
     return ALGORITHMS[config.algorithm][1](config, mesh)

@@ -32,7 +32,7 @@ from blokus_agents.training.checkpoint_index import (
     _steps,
     require_resumable,
 )
-from blokus_agents.training.configs import PPOConfig, config_class
+from blokus_agents.training.configs import PPOConfig, RunConfig, config_class
 from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.io import fileio
@@ -86,7 +86,7 @@ def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = Fa
 _brief = functools.partial(brief, limit=40)
 
 
-def content_hash(config: Any, tree: Any) -> str:
+def content_hash(config: RunConfig, tree: Any) -> str:
     """sha256 (hex) of ``config`` (as sorted JSON) and every array of ``tree`` (dtype, shape and bytes, in leaf
     order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
     from blokus_agents.training.scaffold import host_array  # the trainer's scaffold (and optax) load only here
@@ -112,7 +112,7 @@ def _newest_items(runner: Any) -> dict[str, Any]:
     return {name: getattr(runner, name) for name in NEWEST_ONLY if name in runner.__dataclass_fields__}
 
 
-def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None = 3) -> int:
+def save(run_dir: str | os.PathLike, runner: Any, config: RunConfig, keep: int | None = 3) -> int:
     """Write ``runner`` and ``config`` as checkpoint ``runner.update`` under ``run_dir`` (keeping the newest
     ``keep``), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
     returns the update number saved. Saving the same update twice is a no-op."""
@@ -233,7 +233,7 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
     return _read_meta(path, step, shown)
 
 
-def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
+def load_config(run_dir: str | os.PathLike, step: int | None = None) -> RunConfig:
     """The config (:class:`PPOConfig` or :class:`~blokus_agents.training.alphazero.AZConfig`) stored with checkpoint
     ``step``
     (default: the newest) of ``run_dir``; raises ``CheckpointError`` when it is missing, unreadable or from an
@@ -253,7 +253,7 @@ def _target(trainer: Any) -> Any:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _params_target(config: Any) -> Any:
+def _params_target(config: RunConfig) -> Any:
     """Abstract arrays (shape, dtype, default device) of the network parameters of ``config`` (either algorithm),
     the restore target of :func:`load_params`; no trainer is built."""
     env = make(config.variant)
@@ -350,7 +350,7 @@ def check_finite(params: Any, where: str) -> None:
             )
 
 
-def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
+def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> RunConfig:
     """The verified runner (:class:`~blokus_agents.training.ppo.Runner` or
     :class:`~blokus_agents.training.alphazero.AZRunner`) of
     checkpoint ``step`` (default: the newest) of ``run_dir``, placed like ``trainer.init`` would place it (sharded over

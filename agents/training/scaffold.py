@@ -267,7 +267,7 @@ class LinearDecay:
         return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
 
 
-def lr_schedule(config: Any) -> LinearDecay:
+def lr_schedule(config: RunConfig) -> LinearDecay:
     """The :class:`LinearDecay` of ``config`` (``learning_rate`` down to ``final_lr_fraction`` of it over
     ``num_updates`` updates of ``optimizer_steps_per_update`` optimiser steps)."""
     return LinearDecay(
@@ -278,7 +278,7 @@ def lr_schedule(config: Any) -> LinearDecay:
     )
 
 
-def make_optimizer(config: Any) -> optax.GradientTransformation:
+def make_optimizer(config: RunConfig) -> optax.GradientTransformation:
     """Gradient clipping by global norm, Adam, and the learning rate of :func:`lr_schedule`, injected as a
     hyperparameter (read it as ``opt_state.hyperparams``). Any config with ``learning_rate``, ``final_lr_fraction``,
     ``max_grad_norm``, ``optimizer_steps_per_update`` and ``num_updates`` will do (PPO's and AlphaZero's)."""
@@ -365,7 +365,7 @@ class Parts(NamedTuple):
     optimizer: optax.GradientTransformation
 
 
-def make_parts(config: Any, mesh: Mesh | None) -> Parts:
+def make_parts(config: RunConfig, mesh: Mesh | None) -> Parts:
     """The :class:`Parts` of ``config`` (any trainer config); ``ConfigError`` when its games do not split evenly over
     ``mesh``."""
     if mesh is not None:
