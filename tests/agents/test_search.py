@@ -123,16 +123,7 @@ def test_fast_playout_plays_the_env_game(duo):
         return final.scores
 
     def fast_playout(key, state):
-        remaining, last_mono = playouts.playout(
-            env.tables,
-            key,
-            state.board,
-            state.remaining,
-            state.pieces_placed,
-            state.last_was_monomino,
-            state.passed,
-            state.current_color,
-        )
+        remaining, last_mono = playouts.playout(env.tables, key, state)
         return rules.color_scores(env.tables, remaining, last_mono)
 
     keys = jax.random.split(jax.random.key(5), states.board.shape[0])

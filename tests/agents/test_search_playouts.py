@@ -112,18 +112,7 @@ def test_block_playouts_end_with_consistent_scores(duo, duo_positions):
     """Block playouts place only pieces the colours had (the counts never go negative or up) and end the game."""
 
     def one(key, s):
-        remaining, _ = playouts.playout(
-            duo.tables,
-            key,
-            s.board,
-            s.remaining,
-            s.pieces_placed,
-            s.last_was_monomino,
-            s.passed,
-            s.current_color,
-            True,
-            True,
-        )
+        remaining, _ = playouts.playout(duo.tables, key, s, playouts.PlayoutPolicy(greedy=True, block=True))
         return remaining
 
     remaining = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(3), 16), duo_positions))
