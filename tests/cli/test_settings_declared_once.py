@@ -91,3 +91,19 @@ def test_every_config_field_declares_its_default_and_range():
         assert set(declared_options(cls)) == {f.name for f in dataclasses.fields(cls)}, cls
     assert set(declared_options(Settings)) == {f.name for f in dataclasses.fields(Settings)} - {"opponents"}
     assert not hasattr(Settings, "FLAGS")
+
+
+def test_the_docs_state_the_declared_defaults():
+    """The defaults the guides spell out are the named instances': ``mcts``'s in docs/search.md, AlphaZero's self-play
+    simulations in docs/training.md."""
+    import re
+    from pathlib import Path
+
+    from blokus_agents.search.mcts import _MCTS_NAMES, MCTS_SETTINGS
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    stated = re.search(r"The default `mcts` is `mcts:([^`]+)`", (docs / "search.md").read_text()).group(1)
+    options = dict(item.split("=") for item in stated.split(","))
+    assert set(options) | {"seconds"} == set(_MCTS_NAMES)
+    assert all(type(default := getattr(MCTS_SETTINGS, n))(v) == default for n, v in options.items()), options
+    assert f"`--sims` network calls ({SELF_PLAY_SEARCH.sims} by default)" in (docs / "training.md").read_text()
