@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.core.options import XLA_OVERHEAD, Option, search_bytes
+from blokus_agents.core.options import XLA_OVERHEAD, Option, check_budget, search_bytes
 from blokus_agents.core.policies import (
     AgentSpecError,
     ParamPolicy,
@@ -34,20 +34,28 @@ from blokus_agents.search.gumbel import (
     mixed_evaluator,
     rollout_evaluator,
 )
-from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
 #: The search settings of ``mcts`` (all but ``mix``: its leaves are valued by playouts alone) and their defaults.
 MCTS_SETTINGS = SearchSettings(sims=128)
+#: The search settings of a network's search (``az:RUN_DIR``, `network_search_policy`): `SearchSettings`' defaults.
+NETWORK_SETTINGS = SearchSettings()
 _MCTS_NAMES = ("sims", "k", "playouts", "playout", "considered", "margin", "gumbel_scale", "seconds")
 
 
-@takes_settings(MCTS_SETTINGS, _MCTS_NAMES)
 def mcts_policy(
     env: Env,
     *,
-    settings: SearchSettings,
+    sims: int = MCTS_SETTINGS.sims,
+    k: int = MCTS_SETTINGS.k,
+    playouts: int = MCTS_SETTINGS.playouts,
+    playout: str = MCTS_SETTINGS.playout,
+    considered: int = MCTS_SETTINGS.considered,
+    margin: float = MCTS_SETTINGS.margin,
+    gumbel_scale: float = MCTS_SETTINGS.gumbel_scale,
+    seconds: float = MCTS_SETTINGS.seconds,
     temperature: float = 1.0,
     value_scale: float = 0.1,
     centre: float = 0.0,
@@ -60,8 +68,18 @@ def mcts_policy(
     that fixed budget, also batched in the arena, so a match against it plays as its moves would one at a time).
 
     Defaults chosen on Duo against ``minimax`` (see ``benchmarks/RESULTS.md``, "Search"): 128 simulations, 8 greedy
-    playouts per leaf blended with the score margin, no Gumbel noise when playing."""
-    o = settings
+    playouts per leaf blended with the score margin, no Gumbel noise when playing (`MCTS_SETTINGS`)."""
+    check_budget({"seconds": seconds})  # the range; sims with seconds is checked where a spec is resolved
+    o = MCTS_SETTINGS.replace(
+        sims=sims,
+        k=k,
+        playouts=playouts,
+        playout=playout,
+        considered=considered,
+        margin=margin,
+        gumbel_scale=gumbel_scale,
+        seconds=seconds,
+    )
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
@@ -274,8 +292,9 @@ def calibrate_budget(
     return budget
 
 
-@takes_settings()
-def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings: SearchSettings) -> ParamPolicy:
+def network_search_policy(
+    env: Env, apply_fn: Callable, params: Any, settings: SearchSettings = NETWORK_SETTINGS
+) -> ParamPolicy:
     """Gumbel MuZero search guided by a policy-value network (the ``network`` evaluator): ``apply_fn(params, obs)
     -> (logits, value)``. Returns a :class:`~blokus_agents.core.policies.ParamPolicy` (a policy ``(key, state) ->
     int32``
@@ -286,7 +305,9 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
 
     ``seconds=S > 0`` replaces ``sims`` by a time budget, as for :func:`mcts_policy`: the simulations one batch-1
     search with these ``params`` runs in at most ``S`` seconds on this machine in each phase of the game
-    (:func:`calibrate_budget`, cached per network architecture and options)."""
+    (:func:`calibrate_budget`, cached per network architecture and options). ``settings`` default to
+    `SearchSettings`' (a network's search)."""
+    check_budget({"seconds": settings.seconds})
     o = settings
     evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
 
@@ -311,8 +332,20 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
     return ParamPolicy(build(o.sims), params)
 
 
-@takes_settings()
-def az_policy(env: Env, run_dir: str, *, settings: SearchSettings) -> ParamPolicy:
+def az_policy(
+    env: Env,
+    run_dir: str,
+    *,
+    sims: int = SearchSettings.sims,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
+    mix: float = SearchSettings.mix,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = SearchSettings.margin,
+    seconds: float = SearchSettings.seconds,
+) -> ParamPolicy:
     """The agent ``az:RUN_DIR`` (``az:runs/duo,sims=64``, ``az:runs/duo,mix=0.5``): the newest checkpoint of a
     training run directory played with :func:`network_search_policy` and these options (the play budget; independent
     of the ``sims`` an AlphaZero run trained with; ``mix`` the weight of ``playouts`` playout results in the leaf
@@ -321,7 +354,8 @@ def az_policy(env: Env, run_dir: str, *, settings: SearchSettings) -> ParamPolic
     variant, and ``AgentSpecError`` when there is none."""
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
-    return network_search_policy(env, network.apply, params, **settings.options())
+    settings = SearchSettings(sims, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    return network_search_policy(env, network.apply, params, settings)
 
 
 def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
@@ -456,6 +490,7 @@ __all__ = [
     "AZ_OPTIONS",
     "MCTS_OPTIONS",
     "MCTS_SETTINGS",
+    "NETWORK_SETTINGS",
     "SearchSettings",
     "SEARCH_OPTIONS",
     "STRONG",

@@ -6,13 +6,10 @@ and the spec parser all read them here. Imports no JAX."""
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, check_budget, declared_options, setting
+from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, declared_options, setting
 
 #: Playout policies of the ``rollout`` evaluator (see `blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
@@ -52,8 +49,6 @@ class SearchSettings:
 #: The names of the nine search settings, in declaration order.
 SETTING_NAMES = tuple(field.name for field in dataclasses.fields(SearchSettings))
 
-_TYPES = {field.name: field.type for field in dataclasses.fields(SearchSettings)}
-
 #: The type, range and help of every search setting, as its field declares them.
 SETTING_OPTIONS: dict[str, Option] = declared_options(SearchSettings)
 
@@ -63,40 +58,6 @@ def setting_options(*names: str) -> dict[str, Option]:
     return {name: SETTING_OPTIONS[name] for name in (names or SETTING_NAMES)}
 
 
-def takes_settings(defaults: SearchSettings = SearchSettings(), names: tuple[str, ...] = SETTING_NAMES) -> Callable:
-    """Decorator: ``fn(..., settings: SearchSettings, **extra)`` becomes a function that takes the search settings
-    ``names`` as keyword arguments with the defaults of ``defaults`` (its signature says so, which is what the spec
-    resolver reads to type an agent's options) and passes them to ``fn`` as one :class:`SearchSettings`; settings not
-    in ``names`` keep ``defaults``' values."""
-
-    def wrap(fn: Callable) -> Callable:
-        signature = inspect.signature(fn)
-        kept = [p for p in signature.parameters.values() if p.name != "settings"]
-        leading = [p for p in kept if p.kind is not p.KEYWORD_ONLY]
-        extra = [p for p in kept if p.kind is p.KEYWORD_ONLY]
-        declared = [
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=getattr(defaults, name),
-                annotation=_TYPES[name],
-            )
-            for name in names
-        ]
-
-        @functools.wraps(fn)
-        def factory(*args: Any, **kwargs: Any) -> Any:
-            chosen = {name: kwargs.pop(name) for name in names if name in kwargs}
-            if "seconds" in chosen:  # the range; sims with seconds is checked where a spec is resolved
-                check_budget({"seconds": chosen["seconds"]})
-            return fn(*args, settings=defaults.replace(**chosen), **kwargs)
-
-        factory.__signature__ = signature.replace(parameters=leading + declared + extra)  # type: ignore[attr-defined]
-        return factory
-
-    return wrap
-
-
 __all__ = [
     "MAX_SIMS",
     "PLAYOUTS",
@@ -104,5 +65,4 @@ __all__ = [
     "SETTING_OPTIONS",
     "SearchSettings",
     "setting_options",
-    "takes_settings",
 ]

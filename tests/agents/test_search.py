@@ -21,6 +21,7 @@ from blokus_agents.search.gumbel import (
     transition_signs,
 )
 from blokus_agents.search.mcts import mcts_policy, network_search_policy
+from blokus_agents.search.settings import SearchSettings
 from blokus_jax import rules
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -264,7 +265,7 @@ def test_network_search_plays_legal_moves(duo):
     env, states = duo
     network = make_network(env, channels=4, blocks=0, value_hidden=8)
     params = network.init(jax.random.key(0), env.observe(env.init()))
-    policy = network_search_policy(env, network.apply, params, sims=4, k=4)
+    policy = network_search_policy(env, network.apply, params, SearchSettings(sims=4, k=4))
     keys = jax.random.split(jax.random.key(3), states.board.shape[0])
     actions = jax.jit(jax.vmap(policy))(keys, states)
     assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()

@@ -20,6 +20,7 @@ from blokus_agents.search import gumbel, playouts
 from blokus_agents.search import mcts as search
 from blokus_agents.search.gumbel import make_search, network_evaluator, rollout_evaluator
 from blokus_agents.search.mcts import calibrate_sims
+from blokus_agents.search.settings import SearchSettings
 from blokus_jax import rules
 
 
@@ -254,9 +255,9 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
     measured = []
     real = search._calibration_positions
     monkeypatch.setattr(search, "_calibration_positions", lambda env: measured.append(env) or real(env))
-    policy = search.network_search_policy(simple, network.apply, params, seconds=0.1, k=4, considered=4)
+    policy = search.network_search_policy(simple, network.apply, params, SearchSettings(seconds=0.1, k=4, considered=4))
     other = network.init(jax.random.key(1), simple.observe(simple.init()))
-    again = search.network_search_policy(simple, network.apply, other, seconds=0.1, k=4, considered=4)
+    again = search.network_search_policy(simple, network.apply, other, SearchSettings(seconds=0.1, k=4, considered=4))
     assert len(measured) == 1  # the second policy reused the first one's calibration
     assert again.params is other
     state = simple.init(jax.random.key(2))

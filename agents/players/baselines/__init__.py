@@ -20,11 +20,11 @@ from flax import serialization
 
 import blokus_jax
 from blokus_agents.core.messages import brief as _brief
-from blokus_agents.core.options import Option
+from blokus_agents.core.options import Option, check_budget
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
-from blokus_agents.search.settings import MAX_SIMS, SearchSettings, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings
 from blokus_agents.training.checkpoint import check_finite
 from blokus_agents.training.checkpoint_index import require_run
 from blokus_agents.training.configs import CONFIGS, PPOConfig
@@ -134,7 +134,7 @@ def check_meta(meta: Any, name: str) -> dict:
             f"(known: {sorted(blokus_jax.VARIANTS)}); the file is corrupt or from another version"
         )
     network = meta["network"]
-    limits = PPOConfig.int_limits
+    limits = {name: (option.low, option.high) for name, option in PPOConfig.options().items()}
     if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
         type(network[k]) is int and max(1, limits[k][0]) <= network[k] <= limits[k][1] for k in _NETWORK_FIELDS
     ):
@@ -237,8 +237,20 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
     return network, _check_params(name, raw, abstract), meta
 
 
-@takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
-def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
+def baseline_policy(
+    env: Env,
+    target: str,
+    *,
+    sims: int = 0,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
+    mix: float | None = None,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = SearchSettings.margin,
+    seconds: float = SearchSettings.seconds,
+) -> ParamPolicy:
     """The agent ``baseline:NAME`` (``baseline:duo``, ``baseline:duo,sims=128``): shipped baseline ``NAME`` (see
     :func:`load_baseline`) as a :class:`~blokus_agents.core.policies.ParamPolicy`.
 
@@ -252,7 +264,7 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
     baseline's own ``mix`` from its metadata). ``seconds=S > 0`` searches with a time budget of ``S`` seconds a move
     instead of a number of simulations (``baseline:duo,seconds=2``; calibrated on this machine, as for ``mcts``), and
     cannot be given with ``sims``."""
-    sims, seconds = settings.sims, settings.seconds
+    check_budget({"seconds": seconds})
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
@@ -264,10 +276,11 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
         )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
-    mix = meta["mix"] if settings.mix is None else settings.mix
+    mix = meta["mix"] if mix is None else mix
     if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
-    return network_search_policy(env, network.apply, params, **settings.replace(sims=budget, mix=mix).options())
+    settings = SearchSettings(budget, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    return network_search_policy(env, network.apply, params, settings)
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
