@@ -101,9 +101,7 @@ def playout_row(variant: str, batch: int, depth: int, repeats: int) -> dict:
 
     def fast(keys, states):
         def one(key, s):
-            remaining, _ = playouts.playout(
-                env.tables, key, s.board, s.remaining, s.pieces_placed, s.last_was_monomino, s.passed, s.current_color
-            )
+            remaining, _ = playouts.playout(env.tables, key, s)
             return jnp.sum(s.remaining.astype(jnp.int32) - remaining)
 
         return jnp.sum(jax.vmap(one)(keys, states))

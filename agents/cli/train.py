@@ -11,6 +11,7 @@ from typing import Any
 
 from blokus_agents.cli.common import (
     Handler,
+    int_range,
     nonnegative_float,
     nonnegative_int,
     output_dir,
@@ -21,20 +22,35 @@ from blokus_agents.cli.common import (
     seed_int,
     unit_float,
 )
-from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
+from blokus_agents.core.options import Option, declared_options
+from blokus_agents.training.configs import AZConfig, PPOConfig, RunConfig
+from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT, MAX_DISTRIBUTED_TIMEOUT, Settings
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.io import fileio
 from blokus_jax.variants import variant_names
 
-#: `blokus-jax train`'s own defaults for the host-loop settings of a new run (a resumed run keeps its saved ones).
-_TRAIN_DEFAULTS = {
-    "eval_every": 25,
-    "eval_games": 64,
-    "checkpoint_every": 50,
-    "checkpoint_minutes": 5.0,
-    "evals": 10,
-    "minutes": 5.0,
+#: Without `--total-steps`, a new run of `blokus-jax train` is open-ended (`total_steps` 10**12) and stops after
+#: this many minutes of wall time (the library's `Settings` has no time limit by default).
+COMMAND_MINUTES = 5.0
+#: The config fields `blokus-jax train` sets from flags, each with its flag when that is not `--FIELD-NAME`.
+CONFIG_FLAGS: dict[str, str] = {
+    "variant": "--variant",
+    "num_envs": "--num-envs",
+    "num_steps": "--num-steps",
+    "sims": "--sims",
+    "batch_size": "--batch-size",
+    "teacher": "--teacher",
+    "teacher_updates": "--teacher-updates",
+    "root_value": "--root-value",
+    "reflect": "--reflect",
+    "channels": "--channels",
+    "blocks": "--blocks",
+    "learning_rate": "--lr",
+    "seed": "--seed",
+    "total_steps": "--total-steps",
 }
+#: The host-loop settings `blokus-jax train` sets from flags (`Settings`' fields, flags `--FIELD-NAME`).
+SETTINGS_FLAGS = ("eval_every", "evals", "eval_games", "checkpoint_every", "checkpoint_minutes")
 
 
 NAME = "train"
@@ -43,7 +59,9 @@ HELP = "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl an
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
     """Add the arguments of `blokus-jax train` to `parser`; returns its handler."""
-    parser.add_argument("--variant", default=None, choices=variant_names(), help="variant to learn (default simple)")
+    parser.add_argument(
+        "--variant", default=None, choices=variant_names(), help=f"variant to learn (default {PPOConfig.variant})"
+    )
     parser.add_argument(
         "--algo",
         choices=("ppo", "alphazero"),
@@ -55,49 +73,12 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     budget.add_argument(
         "--minutes",
         type=positive_float,
-        help="train for this many minutes of wall time (default 5), the whole run's budget: a resumed run continues "
-        "its clock, so give a larger --minutes with --resume to train longer",
+        help=f"train for this many minutes of wall time (default {COMMAND_MINUTES:g}), the whole run's budget: a "
+        "resumed run continues its clock, so give a larger --minutes with --resume to train longer",
     )
-    budget.add_argument("--total-steps", type=positive_int, help="train for this many environment steps instead")
-    parser.add_argument("--num-envs", type=positive_int, help="games played in parallel (default 64)")
-    parser.add_argument(
-        "--num-steps", type=positive_int, help="moves per game per update (default 32 for ppo, 8 for alphazero)"
-    )
-    parser.add_argument(
-        "--sims", type=positive_int, help="alphazero: search simulations per self-play move (default 16)"
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=positive_int,
-        help="alphazero: positions per optimiser step, a multiple of --num-envs (default 4 x --num-envs)",
-    )
-    parser.add_argument(
-        "--teacher",
-        metavar="SPEC",
-        help="alphazero: an mcts agent spec (e.g. mcts:sims=64,playouts=4) whose search plays the self-play moves "
-        "and gives the policy targets for the first --teacher-updates updates; then the network's own search plays",
-    )
-    parser.add_argument(
-        "--teacher-updates",
-        type=positive_int,
-        metavar="N",
-        help="alphazero, with --teacher: the updates the teacher plays before it hands over to the network",
-    )
-    parser.add_argument(
-        "--root-value",
-        type=unit_float,
-        metavar="B",
-        help="alphazero, two players: value targets blend the search's root value in, (1-B) x game result + B x "
-        "root value (default 0: the game result); a teacher's root value includes its playouts' score margin "
-        "(its margin option, 0.5 by default)",
-    )
-    parser.add_argument(
-        "--reflect",
-        type=unit_float,
-        metavar="P",
-        help="alphazero, on Duo or Junior: train on each replayed position's reflection in the board's diagonal with "
-        "probability P (0.5 doubles the positions; default 0)",
-    )
+    add_field_flag(budget, "total_steps", help="train for this many environment steps instead")
+    for name in ("num_envs", "num_steps", "sims", "batch_size", "teacher", "teacher_updates", "root_value", "reflect"):
+        add_field_flag(parser, name)
     _add_run_flags(parser)
 
     def run(args: argparse.Namespace) -> int:
@@ -133,6 +114,50 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     return run
 
 
+def _option(name: str) -> tuple[Option, str]:
+    """The declaration of config field or setting `name` and its default in words (per algorithm where they
+    differ), read from the dataclasses."""
+    declared = {cls.algorithm: cls for cls in (PPOConfig, AZConfig) if name in cls.options()}
+    if not declared:
+        return declared_options(Settings)[name], f"{getattr(Settings(), name):g}"
+    option = next(iter(declared.values())).options()[name]
+    defaults = {algo: cls.__dataclass_fields__[name].default for algo, cls in declared.items()}
+    shown = {algo: repr(v) if isinstance(v, str) else f"{v:g}" for algo, v in defaults.items()}
+    if len(set(shown.values())) == 1:
+        return option, next(iter(shown.values()))
+    return option, ", ".join(f"{v} for {algo}" for algo, v in shown.items())
+
+
+def _argtype(name: str, option: Option) -> Any:
+    """The argparse type of a declared option: its kind with its declared range, so that a flag refuses at once
+    what the config would refuse (a whole number from `low` to `high`; the seed as every command's `--seed`,
+    `seed_int`, whose range is the field's; a number in [0, 1] for shares; a learning rate above 0)."""
+    if name == "learning_rate":
+        return positive_float
+    if name == "seed":
+        return seed_int
+    if option.kind is int:
+        if isinstance(option.high, int):
+            return int_range(option.low, option.high)
+        return positive_int if option.low == 1 else nonnegative_int
+    if option.kind is float:
+        if option.low == 0.0 and option.high == 1.0:
+            return unit_float
+        return nonnegative_float if option.low == 0.0 else positive_float
+    return str
+
+
+def add_field_flag(parser: Any, name: str, help: str | None = None) -> None:
+    """Add the flag of config field or run setting `name` to `parser`: its type, help and default in the help
+    text from the field's declaration (`blokus_agents.core.options.setting`); the flag's own default is `None`
+    (the dataclass fills it in). A field only AlphaZero has says so."""
+    option, default = _option(name)
+    flag = CONFIG_FLAGS.get(name, "--" + name.replace("_", "-"))
+    only = "alphazero: " if name in AZConfig.options() and name not in PPOConfig.options() else ""
+    text = help or f"{only}{option.doc} (default {default})"
+    parser.add_argument(flag, dest=name, type=_argtype(name, option), default=None, help=text)
+
+
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of `blokus-jax train` beyond the algorithm's settings: network size, seed, run directory,
     evaluation and checkpoints, devices and hosts."""
@@ -142,14 +167,8 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="start from the network of another run (e.g. a PPO run for alphazero) or of a shipped baseline "
         "(baseline:NAME, e.g. baseline:duo); its variant and network size are used unless given",
     )
-    parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
-    parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
-    parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
-    parser.add_argument(
-        "--seed",
-        type=seed_int,
-        help="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
-    )
+    for name in ("channels", "blocks", "learning_rate", "seed"):
+        add_field_flag(parser, name)
     parser.add_argument(
         "--out",
         default=None,
@@ -158,25 +177,9 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         "--eval-every, --eval-games, --checkpoint-every and --minutes it was started with unless given",
     )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its newest checkpoint")
-    parser.add_argument("--eval-every", type=nonnegative_int, help="updates between evaluations (0: never; default 25)")
-    parser.add_argument(
-        "--evals",
-        type=nonnegative_int,
-        metavar="N",
-        help="with --minutes, also evaluate each time another 1/N of the budget has passed, so the learning curve has "
-        "about N points at any speed (0: by --eval-every only; default 10)",
-    )
-    parser.add_argument("--eval-games", type=positive_int, help="games per evaluation against each bot (default 64)")
-    parser.add_argument(
-        "--checkpoint-every", type=nonnegative_int, help="updates between checkpoints (0: only at the end; default 50)"
-    )
-    parser.add_argument(
-        "--checkpoint-minutes",
-        type=nonnegative_float,
-        metavar="M",
-        help="also save a checkpoint when M minutes have passed since the last one (0: off; default 5); Ctrl-C or "
-        "SIGTERM always saves one before stopping",
-    )
+    for name in SETTINGS_FLAGS:
+        add_field_flag(parser, name)
+    parser.epilog = "Every default above is read from PPOConfig, AZConfig and rundir.Settings."
     parser.add_argument("--json", metavar="PATH", type=output_file, help="also write the summary as JSON to PATH")
     parser.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar (the compile and evaluation lines stay)"
@@ -199,10 +202,11 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     devices.add_argument(
         "--distributed-timeout",
         "--init-timeout",
-        type=positive_int,
+        type=int_range(1, MAX_DISTRIBUTED_TIMEOUT),
         default=DISTRIBUTED_TIMEOUT,
         metavar="SECONDS",
-        help=f"--distributed: how long a process waits for the others to join (default {DISTRIBUTED_TIMEOUT})",
+        help=f"--distributed: how long a process waits for the others to join (default {DISTRIBUTED_TIMEOUT}, at "
+        f"most {MAX_DISTRIBUTED_TIMEOUT})",
     )
 
 
@@ -224,26 +228,11 @@ def _default_out(algo: str | None, variant: str | None) -> str:
 
 def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The config fields set by flags (name -> value)."""
-    given = {
-        "variant": args.variant,
-        "num_envs": args.num_envs,
-        "num_steps": args.num_steps,
-        "channels": args.channels,
-        "blocks": args.blocks,
-        "learning_rate": args.lr,
-        "seed": args.seed,
-        "total_steps": args.total_steps,
-        "sims": args.sims,
-        "batch_size": args.batch_size,
-        "teacher": args.teacher,
-        "teacher_updates": args.teacher_updates,
-        "root_value": args.root_value,
-        "reflect": args.reflect,
-    }
+    given = {name: getattr(args, name) for name in CONFIG_FLAGS}
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _resumed_config(args: argparse.Namespace, out: str) -> Any:
+def _resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     """The config of the run in `out` with the flags' changes (only `--total-steps` may differ; the trainer
     lists any other difference)."""
     from blokus_agents.training import checkpoint
@@ -274,7 +263,7 @@ def _init_source(init_from: str | None) -> Any:
     return InitNetwork(init_from, config, params)
 
 
-def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
+def _new_config(args: argparse.Namespace, init: Any = None) -> RunConfig:
     """The config of a new run: the algorithm's defaults (an open-ended `total_steps` unless given), the network
     size and variant of `--init-from` (`init`, as `_init_source` gives it), then the flags."""
     from blokus_agents.training import checkpoint, checkpoint_index
@@ -289,11 +278,9 @@ def _new_config(args: argparse.Namespace, init: Any = None) -> Any:
             checkpoint_index.require_init_source(init)
             source = checkpoint.load_config(init)
         given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
-    defaults = config_class(algo)(**{"variant": "simple", "total_steps": 10**12})
-    given = _known_fields(defaults, given, f"--algo {algo}")
-    if algo == "alphazero" and "batch_size" not in given and "num_envs" in given:
-        given["batch_size"] = 4 * given["num_envs"]  # every game contributes 4 positions per step
-    return defaults.replace(**given)
+    cls = config_class(algo)
+    given = _known_fields(cls(), given, f"--algo {algo}")
+    return cls(**{"total_steps": 10**12, **given})  # derived defaults (AZConfig.batch_size) follow the flags
 
 
 def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
@@ -309,26 +296,20 @@ def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
 
 
 def _session_settings(args: argparse.Namespace, out: str) -> dict[str, Any]:
-    """The host-loop settings to pass to `train.run`: the flags given; for a new run (or one saved before runs
-    kept their settings) `blokus-jax train`'s defaults for the others, for a resumed run `None` (keep the
-    saved ones). `--total-steps` on a resumed run drops its time limit."""
+    """The host-loop settings to pass to `train.run`: the flags given, `None` for the others (a new run takes
+    `Settings`' defaults, a resumed run keeps its saved ones); a new run without `--total-steps` gets
+    `COMMAND_MINUTES`, and `--total-steps` on a resumed run drops its time limit."""
     from blokus_agents.training import train as trainer
 
     fresh = not args.resume or trainer.read_settings(out) is None
-    settings = {
-        "eval_every": args.eval_every,
-        "eval_games": args.eval_games,
-        "checkpoint_every": args.checkpoint_every,
-        "checkpoint_minutes": args.checkpoint_minutes,
-        "evals": args.evals,
-        "minutes": args.minutes if args.total_steps is None else math.inf,
-    }
-    if fresh:
-        settings = {k: _TRAIN_DEFAULTS[k] if v is None else v for k, v in settings.items()}
+    settings = {name: getattr(args, name) for name in SETTINGS_FLAGS}
+    settings["minutes"] = args.minutes if args.total_steps is None else math.inf
+    if fresh and settings["minutes"] is None:
+        settings["minutes"] = COMMAND_MINUTES
     return settings
 
 
-def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) -> None:
+def _print_summary(summary: dict, config: RunConfig, out: str, json_path: str | None) -> None:
     """The end of `blokus-jax train`: a short table (updates, steps, time, speed, final win rates with their 95 %
     intervals), the run directory, and the summary as JSON in `json_path` when given."""
     opponents = [k.removeprefix("win_rate_vs_") for k in summary if k.startswith("win_rate_vs_")]
@@ -369,12 +350,12 @@ def _print_summary(summary: dict, config: Any, out: str, json_path: str | None) 
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 
-def _known_fields(config: Any, given: dict[str, Any], context: str) -> dict[str, Any]:
+def _known_fields(config: RunConfig, given: dict[str, Any], context: str) -> dict[str, Any]:
     """`given` restricted to fields of `config`; a flag that `config`'s algorithm does not take (`--sims`
     for PPO) is a `ConfigError` naming it."""
     fields = set(config.to_dict())
     unknown = sorted(set(given) - fields)
     if unknown:
-        flags = ", ".join("--" + name.replace("_", "-") for name in unknown)
+        flags = ", ".join(CONFIG_FLAGS.get(name, "--" + name.replace("_", "-")) for name in unknown)
         raise ConfigError(f"{flags} does not apply to {context} ({config.algorithm}); drop it or choose --algo")
     return given

@@ -5,14 +5,13 @@ Design notes: `docs/design.md`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import jax
 
 #: The largest magnitude of an int option without a declared range: an `int32` (JAX's default integer).
 INT32_MAX = 2**31 - 1
@@ -67,6 +66,51 @@ class Option:
         return None
 
 
+def setting(
+    default: Any = dataclasses.MISSING,
+    low: Bound = None,
+    high: Bound = None,
+    *,
+    doc: str,
+    choices: tuple[str, ...] | None = None,
+    kind: type | None = None,
+    default_factory: Callable[[], Any] | Any = dataclasses.MISSING,
+) -> Any:
+    """A dataclass field that carries its own declaration: its `default` (or `default_factory`) and, as an
+    `Option` in the field's metadata, its kind (`type(default)` unless `kind` is given), its inclusive range
+    `[low, high]`, its `choices` and `doc`, one line for help texts and error messages. The one place a
+    setting's default and limits live; `declared_options` reads them back.
+
+    Args:
+        default: The default value.
+        low: The lowest allowed value (a number, an `env -> number` function, or `None`).
+        high: The highest allowed value (likewise).
+        doc: What the setting is, one line.
+        choices: The allowed values of a text setting.
+        kind: The type, when it is not `type(default)`.
+        default_factory: A function giving the default instead of `default`.
+
+    Returns:
+        A `dataclasses.field` for a frozen dataclass.
+    """
+    example = default_factory() if default is dataclasses.MISSING else default
+    option = Option(kind or type(example), low, high, choices, doc)
+    return dataclasses.field(default=default, default_factory=default_factory, metadata={"option": option})
+
+
+def declared_options(cls: Any) -> dict[str, Option]:
+    """The `Option` of every field of dataclass `cls` declared with `setting`, by field name, in declaration
+    order.
+
+    Args:
+        cls: A dataclass (or an instance of one).
+
+    Returns:
+        `{field name: Option}`.
+    """
+    return {f.name: f.metadata["option"] for f in dataclasses.fields(cls) if "option" in f.metadata}
+
+
 def default_check(kind: type, value: Any) -> str | None:
     """The check of an undeclared option of a number type: ints must fit an `int32` (a 20-digit number would end
     in an `OverflowError` deep inside JAX), floats must be finite (checked when the text is converted)."""
@@ -79,6 +123,8 @@ def default_check(kind: type, value: Any) -> str | None:
 @functools.lru_cache(maxsize=64)
 def state_bytes(env: Any) -> int:
     """Bytes of one game state of `env` (from the shapes of `env.init()`, nothing is computed)."""
+    import jax  # the estimates load JAX; the declarations above stay importable without it
+
     shapes = jax.eval_shape(env.init)
     return int(sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes)))
 
@@ -112,6 +158,8 @@ def lookahead_bytes(env: Any, positions: int) -> int:
 def machine_memory() -> tuple[int, str]:
     """`(bytes, what)`: the memory of the device JAX computes on: an accelerator's own memory limit, else the
     host's physical memory."""
+    import jax
+
     device = jax.devices()[0]
     if device.platform != "cpu":
         stats = device.memory_stats() or {}
@@ -158,11 +206,13 @@ __all__ = [
     "PLACEMENTS",
     "XLA_OVERHEAD",
     "Option",
+    "declared_options",
     "default_check",
     "gib",
     "legal_bits_bytes",
     "lookahead_bytes",
     "machine_memory",
     "search_bytes",
+    "setting",
     "state_bytes",
 ]

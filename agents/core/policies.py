@@ -535,11 +535,11 @@ class RunReader:
 
     @classmethod
     def named(cls, require: str, read_meta: str, load_network: str) -> RunReader:
-        """A reader whose functions are given as ``"module:function"`` and imported at their first call, so that
+        """A reader whose functions are given as `"module:function"` and imported at their first call, so that
         registering it loads none of the checkpoint code (which sits in a higher layer, `blokus_agents.training`).
 
         Args:
-            require: Where the `require` function is (``"package.module:function"``).
+            require: Where the `require` function is (`"package.module:function"`).
             read_meta: Where the `read_meta` function is.
             load_network: Where the `load_network` function is.
 
@@ -550,7 +550,7 @@ class RunReader:
 
 
 def late_bound(reference: str) -> Callable[..., Any]:
-    """A function given as ``"module:function"``, imported at its first call: how a lower layer's registry names a
+    """A function given as `"module:function"`, imported at its first call: how a lower layer's registry names a
     function of a higher layer without importing it (the layering test checks that each such name exists).
 
     Args:

@@ -14,9 +14,9 @@ import jax.numpy as jnp
 from flax import struct
 
 from blokus_agents.core.masking import MASKED_LOGIT
-from blokus_agents.search.playouts import centre_move_scores, corner_move_scores
+from blokus_agents.search.playouts import PlayoutPolicy, centre_move_scores, corner_move_scores
 from blokus_agents.search.playouts import playout as bitboard_playout
-from blokus_agents.search.settings import PLAYOUTS
+from blokus_agents.search.settings import PLAYOUTS, SearchSettings
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -184,27 +184,18 @@ def playout_value(
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
         raise VariantError(f"playouts must be a positive int, got {playouts!r}")
-    greedy, block, local = playout in ("greedy", "block"), playout == "block", playout in ("local", "attach")
-    size_base = LOCAL_SIZE_BASE if local else 0.0
-    attach_base = ATTACH_BASE if playout == "attach" else 0.0
+    local = playout in ("local", "attach")
+    policy = PlayoutPolicy(
+        greedy=playout in ("greedy", "block"),
+        block=playout == "block",
+        local=local,
+        size_base=LOCAL_SIZE_BASE if local else 0.0,
+        attach_base=ATTACH_BASE if playout == "attach" else 0.0,
+    )
     playouts, margin = int(playouts), float(margin)
 
     def play_out(key: jax.Array, state: State, root_player: jax.Array) -> jax.Array:
-        remaining, last_mono = bitboard_playout(
-            env.tables,
-            key,
-            state.board,
-            state.remaining,
-            state.pieces_placed,
-            state.last_was_monomino,
-            state.passed,
-            state.current_color,
-            greedy,
-            block,
-            local,
-            size_base,
-            attach_base,
-        )
+        remaining, last_mono = bitboard_playout(env.tables, key, state, policy)
         # The env's own final-reward rule (winloss or score) on the playout's final scores.
         final = rules.color_scores(env.tables, remaining, last_mono)
         result = root_utility(env.final_rewards(final), root_player)
@@ -308,10 +299,10 @@ def make_search(
     env: Env,
     evaluator: Evaluator,
     *,
-    sims: int = 64,
-    k: int = 32,
-    considered: int = 16,
-    gumbel_scale: float = 1.0,
+    sims: int = SearchSettings.sims,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
     root_noise: float = 0.0,
     root_alpha: float = 0.3,
     value_scale: float = 0.1,

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.core.options import XLA_OVERHEAD, Option, search_bytes
+from blokus_agents.core.options import XLA_OVERHEAD, Option, check_budget, search_bytes
 from blokus_agents.core.policies import (
     AgentSpecError,
     ParamPolicy,
@@ -36,20 +36,28 @@ from blokus_agents.search.gumbel import (
     mixed_evaluator,
     rollout_evaluator,
 )
-from blokus_agents.search.settings import SearchSettings, setting_options, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
 #: The search settings of `mcts` (all but `mix`: its leaves are valued by playouts alone) and their defaults.
 MCTS_SETTINGS = SearchSettings(sims=128)
+#: The search settings of a network's search (`az:RUN_DIR`, `network_search_policy`): `SearchSettings`' defaults.
+NETWORK_SETTINGS = SearchSettings()
 _MCTS_NAMES = ("sims", "k", "playouts", "playout", "considered", "margin", "gumbel_scale", "seconds")
 
 
-@takes_settings(MCTS_SETTINGS, _MCTS_NAMES)
 def mcts_policy(
     env: Env,
     *,
-    settings: SearchSettings,
+    sims: int = MCTS_SETTINGS.sims,
+    k: int = MCTS_SETTINGS.k,
+    playouts: int = MCTS_SETTINGS.playouts,
+    playout: str = MCTS_SETTINGS.playout,
+    considered: int = MCTS_SETTINGS.considered,
+    margin: float = MCTS_SETTINGS.margin,
+    gumbel_scale: float = MCTS_SETTINGS.gumbel_scale,
+    seconds: float = MCTS_SETTINGS.seconds,
     temperature: float = 1.0,
     value_scale: float = 0.1,
     centre: float = 0.0,
@@ -58,15 +66,21 @@ def mcts_policy(
     evaluator, no network.
 
     Defaults chosen on Duo against `minimax` (see `benchmarks/RESULTS.md`, "Search"): 128 simulations, 8 greedy
-    playouts per leaf blended with the score margin, no Gumbel noise when playing.
+    playouts per leaf blended with the score margin, no Gumbel noise when playing (`MCTS_SETTINGS`).
 
     Args:
         env: The environment.
-        settings: The search settings, given to the call as keyword arguments (`sims`, `k`, `playouts`,
-            `playout`, `considered`, `margin`, `gumbel_scale`, `seconds`, defaults `MCTS_SETTINGS`); the
-            decorator gathers them into one `SearchSettings`. `seconds=S > 0` replaces `sims` by a time budget:
-            in each phase of the game, the simulations one batch-1 search on this machine runs in at most `S`
-            seconds (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
+        sims: Simulations a move (every search setting's default is `MCTS_SETTINGS`'; their ranges are
+            `SearchSettings`' declarations).
+        k: Candidate placements per node.
+        playouts: Playouts per evaluated position.
+        playout: The playout policy (one of `PLAYOUTS`).
+        considered: Root candidates of sequential halving.
+        margin: Weight of the score margin in a playout's value.
+        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
+        seconds: A time budget a move that replaces `sims` when `S > 0`: in each phase of the game, the
+            simulations one batch-1 search on this machine runs in at most `S` seconds (`calibrate_budget`); the
+            policy then plays that fixed budget, also batched in the arena.
         temperature: Divides the prior's move scores.
         value_scale: Weight of Q against the prior in the tree (mctx's `value_scale`).
         centre: Prior weight of moving towards the centre, per cell; 0 turns it off.
@@ -77,7 +91,17 @@ def mcts_policy(
     Raises:
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
     """
-    o = settings
+    check_budget({"seconds": seconds})  # the range; sims with seconds is checked where a spec is resolved
+    o = MCTS_SETTINGS.replace(
+        sims=sims,
+        k=k,
+        playouts=playouts,
+        playout=playout,
+        considered=considered,
+        margin=margin,
+        gumbel_scale=gumbel_scale,
+        seconds=seconds,
+    )
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
@@ -124,8 +148,6 @@ STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per mo
 AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds")}
 
 
-#: The most simulations a `seconds=` budget calibrates to (the memory estimate of such an agent assumes it).
-MAX_BUDGET_SIMS = 1 << 15
 #: The share of a `seconds=` budget that calibration aims at, leaving room for the machine's load to vary.
 BUDGET_SHARE = 0.75
 #: A `seconds=` budget is calibrated separately for this many phases of a game (by the pieces on the board), so
@@ -235,7 +257,7 @@ def calibrate_sims(
     seconds: float,
     cache_key: tuple = (),
     probe: int = 32,
-    max_sims: int = MAX_BUDGET_SIMS,
+    max_sims: int = MAX_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by `build(sims) -> policy` runs in `BUDGET_SHARE * seconds` on
     this machine in every phase of a game: `calibrate_budget` with a single phase."""
@@ -248,7 +270,7 @@ def calibrate_budget(
     seconds: float,
     cache_key: tuple = (),
     probe: int = 32,
-    max_sims: int = MAX_BUDGET_SIMS,
+    max_sims: int = MAX_SIMS,
     phases: int = BUDGET_PHASES,
 ) -> Budget:
     """The `Budget` of `phases` phases whose batch-1 search (`phased` over `build(sims) ->
@@ -329,19 +351,33 @@ def _calibrate(
     return Budget(starts, sims)
 
 
-@takes_settings()
-def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings: SearchSettings) -> ParamPolicy:
-    """Gumbel MuZero search guided by a policy-value network (the `network` evaluator): `apply_fn(params, obs)
-    -> (logits, value)`. Returns a `ParamPolicy` (a policy `(key, state) ->
-    int32`
-    whose `params` the arena passes into its compiled match). `gumbel_scale=0` plays the search's best move;
-    self-play training wants `gumbel_scale=1` (exploration, and the policy-improvement guarantee of Gumbel
-    sampling). `mix > 0` mixes playouts into the leaf values (`mixed_evaluator` with `playouts`,
-    `playout` and `margin`; unused at `mix=0`).
+def network_search_policy(
+    env: Env, apply_fn: Callable, params: Any, settings: SearchSettings = NETWORK_SETTINGS
+) -> ParamPolicy:
+    """Gumbel MuZero search guided by a policy-value network (the `network` evaluator).
 
-    `seconds=S > 0` replaces `sims` by a time budget, as for `mcts_policy`: the simulations one batch-1
-    search with these `params` runs in at most `S` seconds on this machine in each phase of the game
-    (`calibrate_budget`, cached per network architecture and options)."""
+    `gumbel_scale=0` plays the search's best move; self-play training wants `gumbel_scale=1` (exploration, and
+    the policy-improvement guarantee of Gumbel sampling). `mix > 0` mixes playouts into the leaf values
+    (`mixed_evaluator` with `playouts`, `playout` and `margin`; unused at `mix=0`). `seconds=S > 0` replaces
+    `sims` by a time budget, as for `mcts_policy`: the simulations one batch-1 search with these `params` runs
+    in at most `S` seconds on this machine in each phase of the game (`calibrate_budget`, cached per network
+    architecture and options).
+
+    Args:
+        env: The environment.
+        apply_fn: The network, `apply_fn(params, obs) -> (logits, value)`.
+        params: The network's parameters.
+        settings: The search settings; default `NETWORK_SETTINGS` (`SearchSettings`' defaults, a network's
+            search).
+
+    Returns:
+        A `ParamPolicy` (a policy `(key, state) -> int32` whose `params` the arena passes into its compiled
+        match).
+
+    Raises:
+        ValueError: `settings.seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+    """
+    check_budget({"seconds": settings.seconds})
     o = settings
     evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
 
@@ -366,17 +402,49 @@ def network_search_policy(env: Env, apply_fn: Callable, params: Any, *, settings
     return ParamPolicy(build(o.sims), params)
 
 
-@takes_settings()
-def az_policy(env: Env, run_dir: str, *, settings: SearchSettings) -> ParamPolicy:
+def az_policy(
+    env: Env,
+    run_dir: str,
+    *,
+    sims: int = SearchSettings.sims,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
+    mix: float = SearchSettings.mix,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = SearchSettings.margin,
+    seconds: float = SearchSettings.seconds,
+) -> ParamPolicy:
     """The agent `az:RUN_DIR` (`az:runs/duo,sims=64`, `az:runs/duo,mix=0.5`): the newest checkpoint of a
-    training run directory played with `network_search_policy` and these options (the play budget; independent
-    of the `sims` an AlphaZero run trained with; `mix` the weight of `playouts` playout results in the leaf
-    values; `seconds=S` a time budget a move instead of `sims`). An AlphaZero run directory given as an agent
-    plays the same way. Raises `CheckpointError` when the run's checkpoint is corrupt or was trained on another
-    variant, and `AgentSpecError` when there is none."""
+    training run directory played with `network_search_policy`. An AlphaZero run directory given as an agent
+    plays the same way.
+
+    Args:
+        env: The environment.
+        run_dir: The training run directory.
+        sims: Simulations a move: the play budget, independent of the `sims` an AlphaZero run trained with (every
+            default and range is `SearchSettings`' declaration).
+        k: Candidate placements per node.
+        considered: Root candidates of sequential halving.
+        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
+        mix: The weight of `playouts` playout results in the leaf values; 0: the value head alone.
+        playouts: Playouts per evaluated position.
+        playout: The playout policy.
+        margin: Weight of the score margin in a playout's value.
+        seconds: A time budget a move instead of `sims` (0: off).
+
+    Returns:
+        The `ParamPolicy` of `network_search_policy`.
+
+    Raises:
+        CheckpointError: The run's checkpoint is corrupt or was trained on another variant.
+        AgentSpecError: The run directory holds no checkpoint.
+    """
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
-    return network_search_policy(env, network.apply, params, **settings.options())
+    settings = SearchSettings(sims, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    return network_search_policy(env, network.apply, params, settings)
 
 
 def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
@@ -498,7 +566,7 @@ _strong_memory = strong_memory
 
 def search_memory(env: Env, options: dict) -> int:
     """Estimated bytes of one game's search with `options` (`blokus_agents.core.options.search_bytes`)."""
-    sims = MAX_BUDGET_SIMS if options.get("seconds") else options["sims"]
+    sims = MAX_SIMS if options.get("seconds") else options["sims"]
     return search_bytes(env, sims, min(options["k"], env.pass_action), options.get("playouts", 0))
 
 
@@ -511,6 +579,7 @@ __all__ = [
     "AZ_OPTIONS",
     "MCTS_OPTIONS",
     "MCTS_SETTINGS",
+    "NETWORK_SETTINGS",
     "SearchSettings",
     "SEARCH_OPTIONS",
     "STRONG",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -146,24 +147,35 @@ def _near_opponents(tables: Tables, recent: jax.Array, color) -> jax.Array:
     return _dilate(_dilate(cells))
 
 
+@dataclass(frozen=True)
+class PlayoutPolicy:
+    """How a playout chooses its moves (see `playout`): `greedy` draws among the largest placeable pieces,
+    `block` prefers placements that cover another player's corner cells, `local` placements near the piece
+    another player's colour placed last, and `size_base`/`attach_base` > 0 weigh the draws (`playout_move`).
+    The named policies of the `rollout` evaluator (`playout=greedy`, `local`, ...) are built by
+    `blokus_agents.search.gumbel.playout_value`.
+
+    Raises:
+        ValueError: when both `block` and `local` are set.
+    """
+
+    greedy: bool = True
+    block: bool = False
+    local: bool = False
+    size_base: float = 0.0
+    attach_base: float = 0.0
+
+    def __post_init__(self):
+        if self.block and self.local:
+            raise ValueError("playout: block and local are exclusive preferences; choose one")
+
+
 def playout(
-    tables: Tables,
-    key: jax.Array,
-    board: jax.Array,
-    remaining: jax.Array,
-    pieces_placed: jax.Array,
-    last_was_monomino: jax.Array,
-    passed: jax.Array,
-    color: jax.Array,
-    greedy: bool = True,
-    block: bool = False,
-    local: bool = False,
-    size_base: float = 0.0,
-    attach_base: float = 0.0,
+    tables: Tables, key: jax.Array, state: State, policy: PlayoutPolicy = PlayoutPolicy()
 ) -> tuple[jax.Array, jax.Array]:
-    """Play the position to the end, `color` first, and return the final `(remaining int8[C, P],
-    last_was_monomino bool[C])` (score them with `color_scores`). `passed` (`bool[C]`) marks colours
-    that are out already; `color` must not be one of them unless all are.
+    """Play the position `state` to the end by `policy`, its colour to move first. Only the state's board,
+    remaining pieces, pieces placed, last monomino flags, passed colours and colour to move are read; the colour to
+    move must not have passed unless all have.
 
     Each turn the colour to move plays, from its exact packed legal placements, a uniformly random placement of its
     largest placeable piece size (`greedy`) or a uniformly random placement; with none it passes for good. Colours
@@ -176,10 +188,23 @@ def playout(
 
     `local` (a playout that answers its opponents, as Pentobi's do): prefer the placements that cover a cell
     within two cells (in any direction) of a piece that another player's colour placed last in the playout, when
-    there are any. `size_base` and `attach_base` weigh the draws (`playout_move`). `block` and
-    `local` are exclusive."""
-    if block and local:
-        raise ValueError("playout: block and local are exclusive preferences; choose one")
+    there are any. `size_base` and `attach_base` weigh the draws (`playout_move`). `block` and `local` are
+    exclusive (`PlayoutPolicy` refuses both).
+
+    Args:
+        tables: The variant's tables.
+        key: The playout's random key.
+        state: The position (unbatched).
+        policy: How the playout chooses its moves (default: `greedy`).
+
+    Returns:
+        The final `(remaining int8[C, P], last_was_monomino bool[C])`; score them with
+        `blokus_jax.rules.color_scores`.
+    """
+    greedy, block, local = policy.greedy, policy.block, policy.local
+    size_base, attach_base = policy.size_base, policy.attach_base
+    board, remaining, pieces_placed = state.board, state.remaining, state.pieces_placed
+    last_was_monomino, passed, color = state.last_was_monomino, state.passed, state.current_color
     prefers = block or local
     num_colors = remaining.shape[0]
     masks = jnp.asarray(orientation_row_masks(tables))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from blokus_agents.training import alphazero, ppo
+from blokus_agents.training.configs import RunConfig
 
 #: name -> (config class, `make_train(config, mesh=None)`)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
@@ -21,9 +22,16 @@ ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
 }
 
 
-def make_trainer(config: Any, mesh: Any = None) -> Any:
-    """The trainer of `config` (a `PPOConfig` or
-    `AZConfig`), split over `mesh` when one is given."""
+def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
+    """The trainer of a run's config, by its algorithm.
+
+    Args:
+        config: A `PPOConfig` or `AZConfig`.
+        mesh: The device mesh to split the trainer over, or `None`.
+
+    Returns:
+        The algorithm's trainer (`make_train(config, mesh)`).
+    """
     return ALGORITHMS[config.algorithm][1](config, mesh)
 
 

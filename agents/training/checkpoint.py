@@ -34,7 +34,7 @@ from blokus_agents.training.checkpoint_index import (
     _steps,
     require_resumable,
 )
-from blokus_agents.training.configs import PPOConfig, config_class
+from blokus_agents.training.configs import PPOConfig, RunConfig, config_class
 from blokus_jax.env import make
 from blokus_jax.errors import CheckpointError
 from blokus_jax.io import fileio
@@ -91,7 +91,7 @@ def _manager(run_dir: str | os.PathLike, keep: int | None = 3, create: bool = Fa
 _brief = functools.partial(brief, limit=40)
 
 
-def content_hash(config: Any, tree: Any) -> str:
+def content_hash(config: RunConfig, tree: Any) -> str:
     """sha256 (hex) of `config` (as sorted JSON) and every array of `tree` (dtype, shape and bytes, in leaf
     order): the fingerprint stored with a checkpoint item and compared when it is loaded."""
     from blokus_agents.training.scaffold import host_array  # the trainer's scaffold (and optax) load only here
@@ -117,7 +117,7 @@ def _newest_items(runner: Any) -> dict[str, Any]:
     return {name: getattr(runner, name) for name in NEWEST_ONLY if name in runner.__dataclass_fields__}
 
 
-def save(run_dir: str | os.PathLike, runner: Any, config: Any, keep: int | None = 3) -> int:
+def save(run_dir: str | os.PathLike, runner: Any, config: RunConfig, keep: int | None = 3) -> int:
     """Write `runner` and `config` as checkpoint `runner.update` under `run_dir` (keeping the newest
     `keep`), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
     returns the update number saved. Saving the same update twice is a no-op."""
@@ -296,7 +296,7 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
     return _read_meta(path, step, shown)
 
 
-def load_config(run_dir: str | os.PathLike, step: int | None = None) -> Any:
+def load_config(run_dir: str | os.PathLike, step: int | None = None) -> RunConfig:
     """The config (`PPOConfig` or `AZConfig`) stored with checkpoint
     `step`
     (default: the newest) of `run_dir`; raises `CheckpointError` when it is missing, unreadable or from an
@@ -316,7 +316,7 @@ def _target(trainer: Any) -> Any:
     return jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, shardings)
 
 
-def _params_target(config: Any) -> Any:
+def _params_target(config: RunConfig) -> Any:
     """Abstract arrays (shape, dtype, default device) of the network parameters of `config` (either algorithm),
     the restore target of `load_params`; no trainer is built."""
     env = make(config.variant)

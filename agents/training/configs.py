@@ -11,24 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import jax
 import numpy as np
 
-from blokus_agents.core.messages import gib
 from blokus_agents.core.messages import shown as _shown
-from blokus_agents.core.policies import AgentSpecError
-from blokus_agents.players.networks import value_size
-from blokus_agents.search.mcts import teacher_memory
-from blokus_agents.search.settings import SearchSettings
-from blokus_agents.training.replay import empty_buffer
-from blokus_jax.env import REWARD_MODES, make
-from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
-from blokus_jax.rollout import max_game_length
+from blokus_agents.core.options import Option, declared_options, setting
+from blokus_agents.search.settings import SETTING_OPTIONS, SearchSettings
+from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import VARIANTS
 
 #: The largest `seed`: PRNG keys take 32 bits (larger seeds would silently collide with smaller ones).
@@ -38,12 +29,16 @@ MAX_TOTAL_STEPS = 10**15
 #: The largest update count a trainer's `int32` counters hold (`teacher_updates`; the learning-rate schedule's
 #: horizon saturates there, `blokus_agents.training.scaffold.MAX_HORIZON`).
 MAX_UPDATES = int(np.iinfo(np.int32).max)
-#: The largest search budget of an AlphaZero run (simulations per move).
-MAX_SIMS = 10_000
+#: The search of AlphaZero's self-play, declared once: its four search fields default to these values (and take the
+#: ranges of `SearchSettings`' fields).
+SELF_PLAY_SEARCH = SearchSettings(sims=16, k=16, considered=8, gumbel_scale=1.0)
 
 
-class ReplayWarning(UserWarning):
-    """An AlphaZero config whose replay ring may overwrite finished games before any optimiser step sees them."""
+def _search_field(name: str) -> Any:
+    """A config field for search setting `name`: `SELF_PLAY_SEARCH`'s value as its default, `SearchSettings`'
+    declaration (range, help) otherwise."""
+    option = SETTING_OPTIONS[name]
+    return setting(getattr(SELF_PLAY_SEARCH, name), option.low, option.high, doc=f"self-play search: {option.doc}")
 
 
 class RunConfig:
@@ -58,10 +53,6 @@ class RunConfig:
     #: default).
     legacy_defaults: ClassVar[dict] = {}
 
-    #: int fields -> (lowest, highest) allowed value
-    int_limits: ClassVar[dict[str, tuple[int, int]]] = {}
-    #: float fields -> (lowest, highest) allowed value (finite; `learning_rate` also above 0)
-    float_limits: ClassVar[dict[str, tuple[float, float]]] = {}
     #: why a field has its lower limit, said when it is broken
     limit_reasons: ClassVar[dict[str, str]] = {"seed": "PRNG keys take 32 bits"}
     #: Whether the algorithm's value head predicts every seat's result when there are more than two players (see
@@ -75,25 +66,40 @@ class RunConfig:
         (PPO's critic), else `num_players` (every seat's result in the mover's egocentric seat order, which
         AlphaZero's paranoid search reduces; see `blokus_agents.search.mcts.egocentric_seats`). The one rule that
         builds a run's network (trainer, checkpoints, shipped baselines)."""
+        from blokus_agents.players.networks import value_size  # networks load flax; a config alone does not
+
         return value_size(num_players, cls.per_seat_values)
 
+    @classmethod
+    def options(cls) -> dict[str, Option]:
+        """The declaration of every field (its kind, range and help), as the field carries it."""
+        return declared_options(cls)
+
     def _check(self) -> None:
-        """Check every field's type and range, as `Variant` does: an `int` field takes
+        """Check every field's type and declared range, as `blokus_jax.variants.Variant` does: an `int` field takes
         a true int (a NumPy int is accepted and stored as `int`, so that the config stays JSON; a bool, float or
         string is refused), a `float` field a finite number (stored as `float`), a `str` field a string; then
-        the ranges of `int_limits` and `float_limits`. Raises `ConfigError` naming the field."""
+        the range each field declares (bounds that depend on the variant are checked by `check_trainable`).
+
+        Raises:
+            ConfigError: naming the field, its range and the value given.
+        """
+        from blokus_jax.env import REWARD_MODES  # the environment loads JAX; reading a config's fields does not
+
         name = type(self).__name__
-        for field in dataclasses.fields(self):
-            value, kind = getattr(self, field.name), type(field.default)
-            where = f"{name}.{field.name}"
+        for field, option in self.options().items():
+            value, kind = getattr(self, field), option.kind
+            where = f"{name}.{field}"
+            lo = option.low if isinstance(option.low, (int, float)) else None
+            hi = option.high if isinstance(option.high, (int, float)) else None
             if kind is int:
                 if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                     raise ConfigError(f"{where} must be an int, got {_shown(value)}")
                 value = int(value)
-                lo, hi = self.int_limits.get(field.name, (-(2**63), 2**63 - 1))
+                lo, hi = -(2**63) if lo is None else lo, 2**63 - 1 if hi is None else hi
                 if not lo <= value <= hi:
                     wanted = {0: "a non-negative int", 1: "a positive int"}.get(lo, f"at least {lo}")
-                    why = self.limit_reasons.get(field.name)
+                    why = self.limit_reasons.get(field)
                     raise ConfigError(
                         f"{where} must be {wanted}, at most {hi:,}{f' ({why})' if why else ''}, got {_shown(value)}"
                     )
@@ -104,15 +110,17 @@ class RunConfig:
                     value = float(value)
                 except OverflowError:
                     raise ConfigError(f"{where} must be a finite number, got {_shown(value)}") from None
-                lo, hi = self.float_limits.get(field.name, (-math.inf, math.inf))
-                if not (math.isfinite(value) and lo <= value <= hi) or (field.name == "learning_rate" and value == 0):
+                lo, hi = -math.inf if lo is None else lo, math.inf if hi is None else hi
+                if not (math.isfinite(value) and lo <= value <= hi) or (field == "learning_rate" and value == 0):
                     raise ConfigError(
                         f"{where} must be a finite number in [{lo}, {hi}]"
-                        f"{' above 0' if field.name == 'learning_rate' else ''}, got {_shown(value)}"
+                        f"{' above 0' if field == 'learning_rate' else ''}, got {_shown(value)}"
                     )
             elif kind is str and not isinstance(value, str):
                 raise ConfigError(f"{where} must be a string, got {_shown(value)}")
-            object.__setattr__(self, field.name, value)
+            elif option.choices is not None and value not in option.choices:
+                raise ConfigError(f"{where} {_shown(value)} must be one of {list(option.choices)}")
+            object.__setattr__(self, field, value)
         if self.variant not in VARIANTS:
             raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
         if self.reward not in REWARD_MODES:
@@ -145,8 +153,9 @@ class RunConfig:
                 f"unknown {cls.__name__} fields {unknown} (checkpoint from another version?); "
                 f"valid fields are {list(fields)}"
             )
+        options = cls.options()
         for name, value in data.items():
-            kind = type(fields[name].default)
+            kind = options[name].kind
             ok = (
                 isinstance(value, str)
                 if kind is str
@@ -178,47 +187,30 @@ class PPOConfig(RunConfig):
 
     algorithm: ClassVar[str] = "ppo"
 
-    variant: str = "simple"
-    reward: str = "winloss"
-    num_envs: int = 64
-    num_steps: int = 32
-    total_steps: int = 500_000
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    learning_rate: float = 1e-3
-    final_lr_fraction: float = 0.1
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    clip_eps: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    channels: int = 32
-    blocks: int = 2
-    value_hidden: int = 64
-    seed: int = 0
-
-    int_limits: ClassVar[dict[str, tuple[int, int]]] = {
-        "num_envs": (1, 2**20),
-        "num_steps": (1, 2**16),
-        "total_steps": (1, MAX_TOTAL_STEPS),
-        "update_epochs": (1, 1000),
-        "num_minibatches": (1, 2**16),
-        "channels": (1, 1024),
-        "blocks": (0, 64),
-        "value_hidden": (0, 2**16),
-        "seed": (0, MAX_SEED),
-    }
-    float_limits: ClassVar[dict[str, tuple[float, float]]] = {
-        "learning_rate": (0.0, math.inf),
-        "final_lr_fraction": (0.0, 1.0),
-        "gamma": (0.0, 1.0),
-        "gae_lambda": (0.0, 1.0),
-        "clip_eps": (0.0, math.inf),
-        "ent_coef": (0.0, math.inf),
-        "vf_coef": (0.0, math.inf),
-        "max_grad_norm": (0.0, math.inf),
-    }
+    variant: str = setting("simple", doc="variant to learn")
+    reward: str = setting("winloss", doc="reward: winloss (+1/-1/0 at the end) or score")
+    num_envs: int = setting(64, 1, 2**20, doc="games played in parallel")
+    num_steps: int = setting(32, 1, 2**16, doc="moves of every game per update")
+    total_steps: int = setting(500_000, 1, MAX_TOTAL_STEPS, doc="environment steps of the run (the schedule's length)")
+    update_epochs: int = setting(4, 1, 1000, doc="passes over each update's rollout")
+    num_minibatches: int = setting(4, 1, 2**16, doc="minibatches per pass, dividing num_steps")
+    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate")
+    final_lr_fraction: float = setting(0.1, 0.0, 1.0, doc="the learning rate at the end, as a fraction of the first")
+    gamma: float = setting(1.0, 0.0, 1.0, doc="discount")
+    gae_lambda: float = setting(0.95, 0.0, 1.0, doc="GAE lambda")
+    clip_eps: float = setting(0.2, 0.0, math.inf, doc="PPO's clip range")
+    ent_coef: float = setting(0.01, 0.0, math.inf, doc="weight of the entropy bonus")
+    vf_coef: float = setting(0.5, 0.0, math.inf, doc="weight of the value loss")
+    max_grad_norm: float = setting(0.5, 0.0, math.inf, doc="gradient clipping norm")
+    channels: int = setting(32, 1, 1024, doc="conv channels of the network")
+    blocks: int = setting(2, 0, 64, doc="residual blocks of the network")
+    value_hidden: int = setting(64, 0, 2**16, doc="hidden units of the value head")
+    seed: int = setting(
+        0,
+        0,
+        MAX_SEED,
+        doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
+    )
 
     def __post_init__(self):
         self._check()
@@ -273,60 +265,57 @@ class AZConfig(RunConfig):
     #: 3-4 players: the value head predicts every seat's result (`RunConfig.value_dim`).
     per_seat_values: ClassVar[bool] = True
 
-    variant: str = "simple"
-    reward: str = "winloss"
-    num_envs: int = 64
-    num_steps: int = 8
-    total_steps: int = 500_000
-    sims: int = 16
-    k: int = 16
-    considered: int = 8
-    gumbel_scale: float = 1.0
-    root_noise: float = 0.25
-    root_alpha: float = 0.3
-    games_per_env: int = 4
-    batch_size: int = 256
-    train_steps: int = 4
-    learning_rate: float = 1e-3
-    final_lr_fraction: float = 0.1
-    value_coef: float = 1.0
-    max_grad_norm: float = 1.0
-    channels: int = 32
-    blocks: int = 2
-    value_hidden: int = 64
-    seed: int = 0
-    teacher: str = ""
-    teacher_updates: int = 0
-    root_value: float = 0.0
-    reflect: float = 0.0
-
-    int_limits: ClassVar[dict[str, tuple[int, int]]] = {
-        "num_envs": (1, 2**20),
-        "num_steps": (1, 2**16),
-        "total_steps": (1, MAX_TOTAL_STEPS),
-        "sims": (1, MAX_SIMS),
-        "teacher_updates": (0, MAX_UPDATES),
-        "k": (1, 4096),
-        "considered": (1, 4096),
-        "games_per_env": (2, 4096),
-        "batch_size": (1, 2**24),
-        "train_steps": (1, 10_000),
-        "channels": (1, 1024),
-        "blocks": (0, 64),
-        "value_hidden": (0, 2**16),
-        "seed": (0, MAX_SEED),
-    }
-    float_limits: ClassVar[dict[str, tuple[float, float]]] = {
-        "gumbel_scale": (0.0, math.inf),
-        "root_noise": (0.0, 1.0),
-        "root_alpha": (0.0, math.inf),
-        "learning_rate": (0.0, math.inf),
-        "final_lr_fraction": (0.0, 1.0),
-        "value_coef": (0.0, math.inf),
-        "max_grad_norm": (0.0, math.inf),
-        "root_value": (0.0, 1.0),
-        "reflect": (0.0, 1.0),
-    }
+    variant: str = setting("simple", doc="variant to learn")
+    reward: str = setting("winloss", doc="reward: winloss (+1/-1/0 at the end) or score")
+    num_envs: int = setting(64, 1, 2**20, doc="games played in parallel")
+    num_steps: int = setting(8, 1, 2**16, doc="self-play moves of every game per update")
+    total_steps: int = setting(500_000, 1, MAX_TOTAL_STEPS, doc="self-play moves of the run (the schedule's length)")
+    sims: int = _search_field("sims")
+    k: int = _search_field("k")
+    considered: int = _search_field("considered")
+    gumbel_scale: float = _search_field("gumbel_scale")
+    root_noise: float = setting(0.25, 0.0, 1.0, doc="weight of the Dirichlet noise in the root's prior")
+    root_alpha: float = setting(0.3, 0.0, math.inf, doc="concentration of the root's Dirichlet noise (above 0)")
+    games_per_env: int = setting(4, 2, 4096, doc="replay slots per parallel game")
+    batch_size: int = setting(
+        0, 0, 2**24, doc="positions per optimiser step, a multiple of num_envs (0: 4 x num_envs, 4 per game)"
+    )
+    train_steps: int = setting(4, 1, 10_000, doc="optimiser steps per update")
+    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate")
+    final_lr_fraction: float = setting(0.1, 0.0, 1.0, doc="the learning rate at the end, as a fraction of the first")
+    value_coef: float = setting(1.0, 0.0, math.inf, doc="weight of the value loss")
+    max_grad_norm: float = setting(1.0, 0.0, math.inf, doc="gradient clipping norm")
+    channels: int = setting(32, 1, 1024, doc="conv channels of the network")
+    blocks: int = setting(2, 0, 64, doc="residual blocks of the network")
+    value_hidden: int = setting(64, 0, 2**16, doc="hidden units of the value head")
+    seed: int = setting(
+        0,
+        0,
+        MAX_SEED,
+        doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
+    )
+    teacher: str = setting(
+        "",
+        doc="an mcts agent spec (e.g. mcts:sims=64,playouts=4) whose search plays the self-play moves and gives the "
+        "policy targets for the first teacher_updates updates; then the network's own search plays",
+    )
+    teacher_updates: int = setting(
+        0, 0, MAX_UPDATES, doc="with a teacher: the updates the teacher plays before it hands over to the network"
+    )
+    root_value: float = setting(
+        0.0,
+        0.0,
+        1.0,
+        doc="two players: value targets blend the search's root value in, (1-B) x game result + B x root value "
+        "(0: the game result)",
+    )
+    reflect: float = setting(
+        0.0,
+        0.0,
+        1.0,
+        doc="on Duo or Junior: train on each replayed position's reflection in the board's diagonal with this "
+        "probability (0.5 doubles the positions)",
+    )
 
     limit_reasons: ClassVar[dict[str, str]] = {
         **RunConfig.limit_reasons,
@@ -336,6 +325,8 @@ class AZConfig(RunConfig):
     }
 
     def __post_init__(self):
+        if type(self.batch_size) is int and self.batch_size == 0 and type(self.num_envs) is int:
+            object.__setattr__(self, "batch_size", 4 * self.num_envs)  # the derived default: 4 positions a game
         self._check()
         if not self.root_alpha > 0:
             raise ConfigError(
@@ -370,140 +361,10 @@ class AZConfig(RunConfig):
         return self.train_steps
 
     def search_settings(self) -> SearchSettings:
-        """The self-play search's settings (`sims`, `k`, `considered`, `gumbel_scale`; the others keep their
-        defaults): the search agents' `SearchSettings`."""
-        return SearchSettings(sims=self.sims, k=self.k, considered=self.considered, gumbel_scale=self.gumbel_scale)
-
-
-def _nbytes(tree: Any) -> int:
-    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
-
-
-def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
-    """A lower estimate of the device memory (bytes) that training `config` needs, by part: `{part: (bytes,
-    fields that scale it)}`. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
-    search tree and a teacher's, network activations and logits of a batch); XLA's temporaries come on top, so a
-    run that is refused for memory would certainly not fit. `eval_games` adds the evaluation's games, played all
-    at once. Shapes come from `jax.eval_shape` (nothing is allocated)."""
-    env = make(config.variant)
-    state = jax.eval_shape(env.init)
-    state_bytes = _nbytes(state)
-    obs_bytes = _nbytes(jax.eval_shape(env.observe, state))
-    rows, cols = env.board_shape
-    actions = env.num_actions
-    # activations of one position through the network (kept for the backward pass), and its logits
-    forward = 4 * (config.channels * rows * cols * (2 * config.blocks + 2) + config.value_hidden + 2 * actions)
-    games = config.num_envs * 2 * state_bytes
-    evaluation = {"evaluation games": (eval_games * (2 * state_bytes + forward), ("eval_games",))} if eval_games else {}
-    if config.algorithm == "ppo":
-        minibatch = config.num_envs * config.num_steps // config.num_minibatches
-        return {
-            **evaluation,
-            "games": (games, ("num_envs",)),
-            "rollout": (
-                config.num_envs * config.num_steps * (obs_bytes + actions + 32),
-                ("num_envs", "num_steps"),
-            ),
-            "minibatch": (3 * minibatch * forward, ("num_envs", "num_steps", "num_minibatches", "channels")),
-        }
-    value_dim = config.value_dim(env.num_players)
-    buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k, value_dim))
-    teacher = {}
-    if config.teacher:
-        try:
-            per_game = teacher_memory(env, config.teacher, config.k)
-        except AgentSpecError as exc:
-            raise ConfigError(f"AZConfig.teacher: {exc}") from exc
-        teacher = {"teacher search": (config.num_envs * per_game, ("teacher", "num_envs"))}
-    return {
-        **evaluation,
-        **teacher,
-        "games": (games, ("num_envs",)),
-        "search tree": (
-            config.num_envs * (config.sims + 1) * (state_bytes + 24 * min(config.k, actions) + 64),
-            ("sims", "num_envs"),
-        ),
-        "search evaluations": (config.num_envs * (forward + 16 * actions), ("num_envs",)),
-        "replay buffer": (_nbytes(buffer), ("games_per_env", "num_envs")),
-        "training batch": (3 * config.batch_size * (forward + obs_bytes + actions), ("batch_size",)),
-    }
-
-
-def memory_limit() -> tuple[int, str]:
-    """`(bytes, what)`: the memory training can use here: the local accelerators' memory (summed), or the
-    machine's RAM when JAX runs on the CPU."""
-    devices = jax.local_devices()
-    stats = [d.memory_stats() or {} for d in devices] if devices[0].platform != "cpu" else []
-    if stats and all("bytes_limit" in st for st in stats):
-        total = sum(int(st["bytes_limit"]) for st in stats)
-        return total, f"the memory of {len(devices)} {devices[0].platform.upper()} device(s)"
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's RAM"
-    except (ValueError, OSError, AttributeError):
-        return 2**62, "unknown memory"
-
-
-def _gb(n: int) -> str:
-    return gib(n, mib_below=2**27)
-
-
-def check_candidates(config: Any, env: Any) -> None:
-    """Raise `ConfigError` when an AlphaZero config's `k` (search candidates a node, and the width of the replay
-    buffer's targets) is more than the placements of `env`'s variant (its actions but the pass)."""
-    placements = env.pass_action
-    if config.k > placements:
-        raise ConfigError(
-            f"AZConfig.k={config.k} is more than the {placements:,} placements of {config.variant!r}; give k at "
-            f"most {placements}"
-        )
-
-
-def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
-    """Checks a run needs before anything is compiled or written: `config` is a config of a known variant, an
-    AlphaZero `k` is at most the variant's number of placements (`check_candidates`), its replay ring keeps
-    games until they are trained on (`ConfigError` when every update would lose some, `ReplayWarning` when
-    short games would), and the memory estimate (`estimate_memory`, plus `eval_games` evaluation games played
-    at once) fits `limit` bytes (default `memory_limit`); `ConfigError` naming the fields and the limit
-    otherwise."""
-    if not isinstance(config, RunConfig):
-        raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
-    name = type(config).__name__
-    try:
-        env = make(config.variant)
-    except BlokusError as exc:
-        raise ConfigError(f"{name}.variant: {exc}") from exc
-    if config.algorithm == "alphazero":
-        check_candidates(config, env)
-        length, slots = max_game_length(env.variant), config.games_per_env
-        if config.num_steps >= slots * length:
-            raise ConfigError(
-                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: a {config.variant} game takes "
-                f"at most {length} moves, so every update would overwrite finished games before any optimiser "
-                f"step sees them; give num_steps below {slots * length} or more games_per_env"
-            )
-        if config.num_steps > (slots - 1) * -(-length // 2):
-            warnings.warn(
-                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: an env that finishes games "
-                f"shorter than {config.num_steps / (slots - 1):.0f} moves ({config.variant} games take up to "
-                f"{length}) overwrites some before any optimiser step sees them; lower num_steps or raise "
-                f"games_per_env",
-                ReplayWarning,
-                stacklevel=2,
-            )
-    if isinstance(eval_games, (bool, np.bool_)) or not isinstance(eval_games, (int, np.integer)):
-        raise ConfigError(f"eval_games (--eval-games) must be an int, got {_shown(eval_games)}")
-    if not 0 <= eval_games <= 2**20:
-        raise ConfigError(f"eval_games (--eval-games) must be from 1 to {2**20:,} games, got {_shown(eval_games)}")
-    parts = estimate_memory(config, int(eval_games))
-    total = sum(size for size, _ in parts.values())
-    available, what = memory_limit() if limit is None else (int(limit), "the given limit")
-    if total > available:
-        part, (size, fields) = max(parts.items(), key=lambda item: item[1][0])
-        values = {f: eval_games if f == "eval_games" else getattr(config, f) for f in fields}
-        shown = ", ".join(f"{f}={v:,}" if isinstance(v, int) else f"{f}={v!r}" for f, v in values.items())
-        raise ConfigError(
-            f"{name} needs at least {_gb(total)} of memory ({part}: {_gb(size)} with {shown}), more than the "
-            f"{_gb(available)} of {what}; lower {' or '.join(fields)}"
+        """The self-play search's settings: `SELF_PLAY_SEARCH` with this config's `sims`, `k`, `considered` and
+        `gumbel_scale`."""
+        return SELF_PLAY_SEARCH.replace(
+            sims=self.sims, k=self.k, considered=self.considered, gumbel_scale=self.gumbel_scale
         )
 
 
@@ -523,15 +384,10 @@ def config_class(algorithm: str) -> type[RunConfig]:
 __all__ = [
     "CONFIGS",
     "MAX_SEED",
-    "MAX_SIMS",
+    "SELF_PLAY_SEARCH",
     "MAX_TOTAL_STEPS",
     "AZConfig",
     "PPOConfig",
-    "ReplayWarning",
     "RunConfig",
-    "check_candidates",
-    "check_trainable",
     "config_class",
-    "estimate_memory",
-    "memory_limit",
 ]

@@ -14,14 +14,17 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
+from blokus_agents.core.options import INT32_MAX, declared_options, setting
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.io import fileio
 
 METRICS_FILE = "metrics.jsonl"
 #: Seconds a process waits for all the others to join a distributed run, by default (`--distributed-timeout`).
 DISTRIBUTED_TIMEOUT = 60
+#: The longest such wait a run may ask for, in seconds (one day).
+MAX_DISTRIBUTED_TIMEOUT = 86_400
 LOCK_FILE = "train.lock"
 #: The longest line of `metrics.jsonl` that is read (a record takes well under a kilobyte).
 MAX_LINE_BYTES = 1 << 20
@@ -183,6 +186,12 @@ DERIVED_SETTING = "eval_schedule"
 _SETTINGS_MAX_BYTES = 64 * 1024
 
 
+def flag(name: str) -> str:
+    """The command-line flag of setting `name` (`--eval-every`; the name itself for `opponents`, which has
+    none)."""
+    return name if name == "opponents" else "--" + name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class Settings:
     """The host loop's settings of a run (not part of the trainer's config): kept in `out_dir/settings.json` so
@@ -193,35 +202,34 @@ class Settings:
     a time budget, also evaluate each time another `1/evals` of it has passed on the run's clock, so that the
     learning curve has about that many points whatever the speed (0: every `eval_every` updates only)."""
 
-    eval_every: int = 10
-    eval_games: int = 32
+    eval_every: int = setting(25, 0, INT32_MAX, doc="updates between evaluations (0: never)")
+    eval_games: int = setting(64, 1, 2**20, doc="games per evaluation against each bot")
     opponents: tuple[str, ...] = ("random", "greedy")
-    checkpoint_every: int = 50
-    minutes: float | None = None
-    checkpoint_minutes: float = 5.0
-    evals: int = 0
-
-    #: the command-line flag of each setting, for messages
-    FLAGS: ClassVar[dict[str, str]] = {
-        "eval_every": "--eval-every",
-        "eval_games": "--eval-games",
-        "opponents": "opponents",
-        "checkpoint_every": "--checkpoint-every",
-        "minutes": "--minutes",
-        "checkpoint_minutes": "--checkpoint-minutes",
-        "evals": "--evals",
-    }
+    checkpoint_every: int = setting(50, 0, INT32_MAX, doc="updates between checkpoints (0: only at the end)")
+    minutes: float | None = setting(None, kind=float, doc="wall-time budget of the whole run (None: no time limit)")
+    checkpoint_minutes: float = setting(
+        5.0,
+        0.0,
+        1e9,
+        doc="also save a checkpoint when this many minutes have passed since the last one (0: off); Ctrl-C or "
+        "SIGTERM always saves one before stopping",
+    )
+    evals: int = setting(
+        10,
+        0,
+        10_000,
+        doc="with a time budget, also evaluate each time another 1/N of it has passed, so the learning curve has "
+        "about N points at any speed (0: by eval_every only)",
+    )
 
     def __post_init__(self):
+        options = declared_options(self)
         for name in ("eval_every", "eval_games", "checkpoint_every", "evals"):
-            value = getattr(self, name)
-            if type(value) is not int or value < (1 if name == "eval_games" else 0):
+            value, low, high = getattr(self, name), options[name].low, options[name].high
+            if type(value) is not int or not low <= value <= high:
                 raise ConfigError(
-                    f"{name} ({self.FLAGS[name]}) must be a whole number of at least "
-                    f"{1 if name == 'eval_games' else 0}, got {value!r}"
+                    f"{name} ({flag(name)}) must be a whole number of at least {low}, at most {high:,}, got {value!r}"
                 )
-        if self.evals > 10_000:
-            raise ConfigError(f"evals (--evals) must be at most 10000 evaluations over the budget, got {self.evals}")
         names = self.opponents
         if not (isinstance(names, tuple) and names and all(isinstance(o, str) and o for o in names)):
             raise ConfigError(f"opponents must be a non-empty sequence of agent specs, got {self.opponents!r}")
@@ -321,7 +329,7 @@ def resolve_settings(saved: Settings | None, given: dict[str, Any]) -> tuple[Set
             old, new = getattr(saved, name), getattr(settings, name)
             if old != new:
                 show = lambda v: "no limit" if v is None else ",".join(v) if isinstance(v, tuple) else v  # noqa: E731
-                changed.append(f"{Settings.FLAGS[name]} {show(new)} (was {show(old)})")
+                changed.append(f"{flag(name)} {show(new)} (was {show(old)})")
     return settings, changed
 
 

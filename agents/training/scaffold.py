@@ -13,6 +13,7 @@ import re
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -23,11 +24,17 @@ import numpy as np
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from blokus_agents.core.messages import gib
+from blokus_agents.core.messages import shown as _shown
+from blokus_agents.core.policies import AgentSpecError
 from blokus_agents.players.networks import PolicyValueNet, config_network
-from blokus_agents.training.configs import MAX_UPDATES
-from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT
+from blokus_agents.search.mcts import teacher_memory
+from blokus_agents.training.configs import MAX_UPDATES, AZConfig, RunConfig
+from blokus_agents.training.replay import empty_buffer
+from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT, MAX_DISTRIBUTED_TIMEOUT
 from blokus_jax.env import Env, make
-from blokus_jax.errors import ConfigError
+from blokus_jax.errors import BlokusError, ConfigError
+from blokus_jax.rollout import max_game_length
 
 _FORCE_FLAG = "xla_force_host_platform_device_count"
 
@@ -158,8 +165,10 @@ def start_distributed(
     if jax.distributed.is_initialized():
         return
     check_distributed(coordinator, num_processes, process_id)
-    if not (type(timeout) is int and 1 <= timeout <= 86_400):
-        raise ConfigError(f"--distributed-timeout {timeout!r} must be a whole number of seconds from 1 to 86400")
+    if not (type(timeout) is int and 1 <= timeout <= MAX_DISTRIBUTED_TIMEOUT):
+        raise ConfigError(
+            f"--distributed-timeout {timeout!r} must be a whole number of seconds from 1 to {MAX_DISTRIBUTED_TIMEOUT}"
+        )
     if coordinator is not None:
         _await_coordinator(coordinator, process_id, timeout)
         others = "the other processes" if process_id == 0 else "the others"
@@ -309,7 +318,7 @@ class LinearDecay:
         return optax.linear_schedule(self.init_value, self.end_value, transition_steps=1)(progress)
 
 
-def lr_schedule(config: Any) -> LinearDecay:
+def lr_schedule(config: RunConfig) -> LinearDecay:
     """The `LinearDecay` of `config` (`learning_rate` down to `final_lr_fraction` of it over
     `num_updates` updates of `optimizer_steps_per_update` optimiser steps)."""
     return LinearDecay(
@@ -320,7 +329,7 @@ def lr_schedule(config: Any) -> LinearDecay:
     )
 
 
-def make_optimizer(config: Any) -> optax.GradientTransformation:
+def make_optimizer(config: RunConfig) -> optax.GradientTransformation:
     """Gradient clipping by global norm, Adam, and the learning rate of `lr_schedule`, injected as a
     hyperparameter (read it as `opt_state.hyperparams`). Any config with `learning_rate`, `final_lr_fraction`,
     `max_grad_norm`, `optimizer_steps_per_update` and `num_updates` will do (PPO's and AlphaZero's)."""
@@ -407,7 +416,7 @@ class Parts(NamedTuple):
     optimizer: optax.GradientTransformation
 
 
-def make_parts(config: Any, mesh: Mesh | None) -> Parts:
+def make_parts(config: RunConfig, mesh: Mesh | None) -> Parts:
     """The `Parts` of `config` (any trainer config); `ConfigError` when its games do not split evenly over
     `mesh`."""
     if mesh is not None:
@@ -467,7 +476,149 @@ def jit_trainer(
     )
 
 
+# ------------------------------------------------------------------------------------------------ memory
+class ReplayWarning(UserWarning):
+    """An AlphaZero config whose replay ring may overwrite finished games before any optimiser step sees them."""
+
+
+def _nbytes(tree: Any) -> int:
+    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
+
+
+def estimate_memory(config: RunConfig, eval_games: int = 0) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """A lower estimate of the device memory (bytes) that training `config` needs, by part: `{part: (bytes,
+    fields that scale it)}`. Counts the arrays the update keeps alive at once (games, rollout or replay buffer,
+    search tree and a teacher's, network activations and logits of a batch); XLA's temporaries come on top, so a
+    run that is refused for memory would certainly not fit. `eval_games` adds the evaluation's games, played all
+    at once. Shapes come from `jax.eval_shape` (nothing is allocated)."""
+    env = make(config.variant)
+    state = jax.eval_shape(env.init)
+    state_bytes = _nbytes(state)
+    obs_bytes = _nbytes(jax.eval_shape(env.observe, state))
+    rows, cols = env.board_shape
+    actions = env.num_actions
+    # activations of one position through the network (kept for the backward pass), and its logits
+    forward = 4 * (config.channels * rows * cols * (2 * config.blocks + 2) + config.value_hidden + 2 * actions)
+    games = config.num_envs * 2 * state_bytes
+    evaluation = {"evaluation games": (eval_games * (2 * state_bytes + forward), ("eval_games",))} if eval_games else {}
+    if config.algorithm == "ppo":
+        minibatch = config.num_envs * config.num_steps // config.num_minibatches
+        return {
+            **evaluation,
+            "games": (games, ("num_envs",)),
+            "rollout": (
+                config.num_envs * config.num_steps * (obs_bytes + actions + 32),
+                ("num_envs", "num_steps"),
+            ),
+            "minibatch": (3 * minibatch * forward, ("num_envs", "num_steps", "num_minibatches", "channels")),
+        }
+    value_dim = config.value_dim(env.num_players)
+    buffer = jax.eval_shape(lambda: empty_buffer(env, config.num_envs, config.games_per_env, config.k, value_dim))
+    teacher = {}
+    if config.teacher:
+        try:
+            per_game = teacher_memory(env, config.teacher, config.k)
+        except AgentSpecError as exc:
+            raise ConfigError(f"AZConfig.teacher: {exc}") from exc
+        teacher = {"teacher search": (config.num_envs * per_game, ("teacher", "num_envs"))}
+    return {
+        **evaluation,
+        **teacher,
+        "games": (games, ("num_envs",)),
+        "search tree": (
+            config.num_envs * (config.sims + 1) * (state_bytes + 24 * min(config.k, actions) + 64),
+            ("sims", "num_envs"),
+        ),
+        "search evaluations": (config.num_envs * (forward + 16 * actions), ("num_envs",)),
+        "replay buffer": (_nbytes(buffer), ("games_per_env", "num_envs")),
+        "training batch": (3 * config.batch_size * (forward + obs_bytes + actions), ("batch_size",)),
+    }
+
+
+def memory_limit() -> tuple[int, str]:
+    """`(bytes, what)`: the memory training can use here: the local accelerators' memory (summed), or the
+    machine's RAM when JAX runs on the CPU."""
+    devices = jax.local_devices()
+    stats = [d.memory_stats() or {} for d in devices] if devices[0].platform != "cpu" else []
+    if stats and all("bytes_limit" in st for st in stats):
+        total = sum(int(st["bytes_limit"]) for st in stats)
+        return total, f"the memory of {len(devices)} {devices[0].platform.upper()} device(s)"
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's RAM"
+    except (ValueError, OSError, AttributeError):
+        return 2**62, "unknown memory"
+
+
+def _gb(n: int) -> str:
+    return gib(n, mib_below=2**27)
+
+
+def check_candidates(config: AZConfig, env: Env) -> None:
+    """Raise `ConfigError` when an AlphaZero config's `k` (search candidates a node, and the width of the replay
+    buffer's targets) is more than the placements of `env`'s variant (its actions but the pass)."""
+    placements = env.pass_action
+    if config.k > placements:
+        raise ConfigError(
+            f"AZConfig.k={config.k} is more than the {placements:,} placements of {config.variant!r}; give k at "
+            f"most {placements}"
+        )
+
+
+def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
+    """Checks a run needs before anything is compiled or written: `config` is a config of a known variant, an
+    AlphaZero `k` is at most the variant's number of placements (`check_candidates`), its replay ring keeps
+    games until they are trained on (`ConfigError` when every update would lose some, `ReplayWarning` when
+    short games would), and the memory estimate (`estimate_memory`, plus `eval_games` evaluation games played
+    at once) fits `limit` bytes (default `memory_limit`); `ConfigError` naming the fields and the limit
+    otherwise."""
+    if not isinstance(config, RunConfig):
+        raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
+    name = type(config).__name__
+    try:
+        env = make(config.variant)
+    except BlokusError as exc:
+        raise ConfigError(f"{name}.variant: {exc}") from exc
+    if config.algorithm == "alphazero":
+        check_candidates(config, env)
+        length, slots = max_game_length(env.variant), config.games_per_env
+        if config.num_steps >= slots * length:
+            raise ConfigError(
+                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: a {config.variant} game takes "
+                f"at most {length} moves, so every update would overwrite finished games before any optimiser "
+                f"step sees them; give num_steps below {slots * length} or more games_per_env"
+            )
+        if config.num_steps > (slots - 1) * -(-length // 2):
+            warnings.warn(
+                f"AZConfig.num_steps={config.num_steps} with games_per_env={slots}: an env that finishes games "
+                f"shorter than {config.num_steps / (slots - 1):.0f} moves ({config.variant} games take up to "
+                f"{length}) overwrites some before any optimiser step sees them; lower num_steps or raise "
+                f"games_per_env",
+                ReplayWarning,
+                stacklevel=2,
+            )
+    if isinstance(eval_games, (bool, np.bool_)) or not isinstance(eval_games, (int, np.integer)):
+        raise ConfigError(f"eval_games (--eval-games) must be an int, got {_shown(eval_games)}")
+    if not 0 <= eval_games <= 2**20:
+        raise ConfigError(f"eval_games (--eval-games) must be from 1 to {2**20:,} games, got {_shown(eval_games)}")
+    parts = estimate_memory(config, int(eval_games))
+    total = sum(size for size, _ in parts.values())
+    available, what = memory_limit() if limit is None else (int(limit), "the given limit")
+    if total > available:
+        part, (size, fields) = max(parts.items(), key=lambda item: item[1][0])
+        values = {f: eval_games if f == "eval_games" else getattr(config, f) for f in fields}
+        shown = ", ".join(f"{f}={v:,}" if isinstance(v, int) else f"{f}={v!r}" for f, v in values.items())
+        raise ConfigError(
+            f"{name} needs at least {_gb(total)} of memory ({part}: {_gb(size)} with {shown}), more than the "
+            f"{_gb(available)} of {what}; lower {' or '.join(fields)}"
+        )
+
+
 __all__ = [
+    "ReplayWarning",
+    "check_candidates",
+    "check_trainable",
+    "estimate_memory",
+    "memory_limit",
     "MAX_HORIZON",
     "SPLIT_FIELDS",
     "Jitted",

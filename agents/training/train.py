@@ -29,7 +29,7 @@ from tqdm import TqdmWarning
 
 from blokus_agents.training import checkpoint, checkpoint_index, rundir, scaffold
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.configs import check_trainable
+from blokus_agents.training.configs import RunConfig
 from blokus_agents.training.curves import (
     PLOT_FILE,
     evaluate,
@@ -51,7 +51,7 @@ with warnings.catch_warnings():  # a notebook without ipywidgets falls back to t
     from tqdm.auto import tqdm
 
 
-def default_mesh(config: Any):
+def default_mesh(config: RunConfig):
     """The mesh a run of `config` uses by default (`blokus_agents.training.scaffold.default_mesh`): every device
     of
     every process with several processes, else as many local devices as `config.num_envs` splits evenly over
@@ -66,7 +66,7 @@ class InitNetwork:
     parameters."""
 
     label: str
-    config: Any
+    config: RunConfig
     params: Any
 
 
@@ -127,14 +127,14 @@ def _tensorboard(out_dir: Path):
     return SummaryWriter(str(out_dir / "tb"))
 
 
-def _estimated_horizon(config: Any, update: int, seconds_left: float, seconds_per_update: float) -> int:
+def _estimated_horizon(config: RunConfig, update: int, seconds_left: float, seconds_per_update: float) -> int:
     """Updates the run will reach: `update` so far plus what fits in the time left, capped by
     `config.num_updates`."""
     return int(min(config.num_updates, update + seconds_left / max(seconds_per_update, 1e-9)))
 
 
 def run(
-    config: Any,
+    config: RunConfig,
     out_dir: str | os.PathLike,
     *,
     minutes: float | None = None,
@@ -152,12 +152,11 @@ def run(
 ) -> dict:
     """Train `config` (a `PPOConfig` trains PPO, an
     `AZConfig` AlphaZero) until `config.total_steps` env steps, `minutes`
-    of wall
-    time on the run's clock or update number `until_update`, whichever comes first, writing metrics, checkpoints
-    and the plot to `out_dir`.
+    of wall time on the run's clock or update number `until_update`, whichever comes first, writing metrics,
+    checkpoints and the plot to `out_dir`.
 
-    The host-loop settings (`eval_every` 10, `eval_games` 32, `opponents` random and greedy,
-    `checkpoint_every` 50, `checkpoint_minutes` 5, `minutes` none: the defaults of a new run) are kept in
+    The host-loop settings (a new run takes the defaults of `blokus_agents.training.rundir.Settings`, e.g.
+    `eval_every` 25, `eval_games` 64, `minutes` none: no time limit) are kept in
     `out_dir/settings.json`: with `resume` each one left at `None` keeps its saved value (`minutes=math.inf`
     drops a saved time limit), and those that change are printed. With `resume` the newest checkpoint in
     `out_dir` is continued exactly (its config must equal `config` except for `total_steps`); records of
@@ -209,7 +208,7 @@ def run(
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
     # types, ranges, the replay ring and the memory estimate, before anything is written
-    check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
+    scaffold.check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
     checkpoint_index.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
     _check_same_run(config, settings, out, resume, until_update)
     with _process_lock(out), StopSignals() as stop:
@@ -252,7 +251,7 @@ class StopSignals:
         self.received = signal.Signals(signum).name
 
 
-def _check_same_run(config: Any, settings: Settings, out: Path, resume: bool, until_update: int | None) -> None:
+def _check_same_run(config: RunConfig, settings: Settings, out: Path, resume: bool, until_update: int | None) -> None:
     """With several processes, raise `ConfigError` in every one of them unless all were started with the same
     config, host-loop settings, run directory and resume flag (process 0's are compared with each process's own)."""
     if jax.process_count() == 1:
@@ -299,7 +298,7 @@ class _Session:
 
     def __init__(
         self,
-        config: Any,
+        config: RunConfig,
         out: Path,
         settings: Settings,
         progress: bool,

@@ -17,6 +17,7 @@ from blokus_agents.core.policies import AgentSpecError, ParamPolicy, resolve_age
 from blokus_agents.engines.arena import play_match
 from blokus_agents.players import baselines
 from blokus_agents.players.networks import make_network
+from blokus_agents.search.settings import MAX_SIMS
 from blokus_agents.training import checkpoint
 from blokus_agents.training.configs import PPOConfig
 from blokus_agents.training.ppo import make_train
@@ -237,8 +238,8 @@ def test_baseline_prefix_is_registered_and_plays_a_full_game_in_the_arena(env, s
 def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, shelf, monkeypatch):
     calls = []
 
-    def spy(env, apply_fn, params, **options):
-        calls.append(options)
+    def spy(env, apply_fn, params, settings):
+        calls.append(settings.options())
         return "searching policy"
 
     monkeypatch.setattr(baselines, "network_search_policy", spy)
@@ -256,7 +257,9 @@ def test_a_time_budget_replaces_the_baselines_simulations(env, shelf, monkeypatc
     """``baseline:NAME,seconds=S`` searches with a time budget (also a ppo baseline, which would not search by
     default); a budget in simulations and in time at once is refused."""
     calls = []
-    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, params, **options: calls.append(options))
+    monkeypatch.setattr(
+        baselines, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options())
+    )
     resolve_agent("baseline:tiny_az,seconds=0.5", env)
     resolve_agent("baseline:tiny,seconds=2", env)
     assert [c["seconds"] for c in calls] == [0.5, 2.0]
@@ -268,7 +271,9 @@ def test_a_time_budget_replaces_the_baselines_simulations(env, shelf, monkeypatc
 
 def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(env, params, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(baselines, "network_search_policy", lambda env, fn, params, **options: calls.append(options))
+    monkeypatch.setattr(
+        baselines, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options())
+    )
     monkeypatch.setattr(baselines, "PACKAGE_DIR", tmp_path)
     write(params, tmp_path, "mixed", algorithm="alphazero", sims=4, mix=0.5)
     assert json.loads((tmp_path / "mixed.json").read_text())["mix"] == 0.5
@@ -387,7 +392,7 @@ def test_links_to_devices_fifos_and_deep_json_are_refused_without_reading_them(
 @pytest.mark.parametrize(
     "field, value, message",
     [
-        ("sims", 10**12, r"sims >= 1 and at most 10,000"),
+        ("sims", 10**12, rf"sims >= 1 and at most {MAX_SIMS:,}"),
         ("sims", -1, "sims >= 0"),
         ("step", 10**40, "not a checkpoint number"),
         ("variant", "nosuch", "names variant 'nosuch', which this version does not know"),
@@ -421,7 +426,7 @@ def test_non_finite_parameters_with_a_matching_hash_are_refused(env, params, tmp
 
 
 def test_spec_sims_are_bounded(shelf, env):
-    with pytest.raises(AgentSpecError, match="sims=1000000000 must be between 0 and 10000"):
+    with pytest.raises(AgentSpecError, match=f"sims=1000000000 must be between 0 and {MAX_SIMS}"):
         resolve_agent("baseline:tiny,sims=1000000000", env)
 
 

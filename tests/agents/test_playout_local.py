@@ -82,20 +82,8 @@ def test_local_preference_plays_a_covering_placement_when_there_is_one(duo, open
 
 def test_local_playouts_end_the_game_with_consistent_scores(duo, opening):
     def one(key):
-        return playouts.playout(
-            duo.tables,
-            key,
-            opening.board,
-            opening.remaining,
-            opening.pieces_placed,
-            opening.last_was_monomino,
-            opening.passed,
-            opening.current_color,
-            True,
-            False,
-            True,
-            LOCAL_SIZE_BASE,
-        )[0]
+        policy = playouts.PlayoutPolicy(greedy=True, local=True, size_base=LOCAL_SIZE_BASE)
+        return playouts.playout(duo.tables, key, opening, policy)[0]
 
     remaining = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(4), 32)))
     before = np.asarray(opening.remaining)
@@ -104,21 +92,9 @@ def test_local_playouts_end_the_game_with_consistent_scores(duo, opening):
     assert len({r.tobytes() for r in remaining}) > 1  # and they differ
 
 
-def test_block_and_local_are_exclusive(duo, opening):
+def test_block_and_local_are_exclusive():
     with pytest.raises(ValueError, match="exclusive"):
-        playouts.playout(
-            duo.tables,
-            jax.random.key(0),
-            opening.board,
-            opening.remaining,
-            opening.pieces_placed,
-            opening.last_was_monomino,
-            opening.passed,
-            opening.current_color,
-            True,
-            True,
-            True,
-        )
+        playouts.PlayoutPolicy(block=True, local=True)
 
 
 def test_local_playout_values_are_results(duo, opening):

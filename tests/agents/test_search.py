@@ -21,6 +21,7 @@ from blokus_agents.search.gumbel import (
     transition_signs,
 )
 from blokus_agents.search.mcts import mcts_policy, network_search_policy
+from blokus_agents.search.settings import SearchSettings
 from blokus_jax import rules
 
 #: Small search settings: compile time, not strength, is what matters here.
@@ -123,16 +124,7 @@ def test_fast_playout_plays_the_env_game(duo):
         return final.scores
 
     def fast_playout(key, state):
-        remaining, last_mono = playouts.playout(
-            env.tables,
-            key,
-            state.board,
-            state.remaining,
-            state.pieces_placed,
-            state.last_was_monomino,
-            state.passed,
-            state.current_color,
-        )
+        remaining, last_mono = playouts.playout(env.tables, key, state)
         return rules.color_scores(env.tables, remaining, last_mono)
 
     keys = jax.random.split(jax.random.key(5), states.board.shape[0])
@@ -273,7 +265,7 @@ def test_network_search_plays_legal_moves(duo):
     env, states = duo
     network = make_network(env, channels=4, blocks=0, value_hidden=8)
     params = network.init(jax.random.key(0), env.observe(env.init()))
-    policy = network_search_policy(env, network.apply, params, sims=4, k=4)
+    policy = network_search_policy(env, network.apply, params, SearchSettings(sims=4, k=4))
     keys = jax.random.split(jax.random.key(3), states.board.shape[0])
     actions = jax.jit(jax.vmap(policy))(keys, states)
     assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()

@@ -20,6 +20,7 @@ from blokus_agents.search import gumbel, playouts
 from blokus_agents.search import mcts as search
 from blokus_agents.search.gumbel import make_search, network_evaluator, rollout_evaluator
 from blokus_agents.search.mcts import calibrate_sims
+from blokus_agents.search.settings import SearchSettings
 from blokus_jax import rules
 
 
@@ -112,18 +113,7 @@ def test_block_playouts_end_with_consistent_scores(duo, duo_positions):
     """Block playouts place only pieces the colours had (the counts never go negative or up) and end the game."""
 
     def one(key, s):
-        remaining, _ = playouts.playout(
-            duo.tables,
-            key,
-            s.board,
-            s.remaining,
-            s.pieces_placed,
-            s.last_was_monomino,
-            s.passed,
-            s.current_color,
-            True,
-            True,
-        )
+        remaining, _ = playouts.playout(duo.tables, key, s, playouts.PlayoutPolicy(greedy=True, block=True))
         return remaining
 
     remaining = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(3), 16), duo_positions))
@@ -265,9 +255,9 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
     measured = []
     real = search._calibration_positions
     monkeypatch.setattr(search, "_calibration_positions", lambda env: measured.append(env) or real(env))
-    policy = search.network_search_policy(simple, network.apply, params, seconds=0.1, k=4, considered=4)
+    policy = search.network_search_policy(simple, network.apply, params, SearchSettings(seconds=0.1, k=4, considered=4))
     other = network.init(jax.random.key(1), simple.observe(simple.init()))
-    again = search.network_search_policy(simple, network.apply, other, seconds=0.1, k=4, considered=4)
+    again = search.network_search_policy(simple, network.apply, other, SearchSettings(seconds=0.1, k=4, considered=4))
     assert len(measured) == 1  # the second policy reused the first one's calibration
     assert again.params is other
     state = simple.init(jax.random.key(2))
@@ -287,7 +277,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
     monkeypatch.setattr(
-        baselines, "network_search_policy", lambda env, fn, p, **options: searched.append(options) or options
+        baselines, "network_search_policy", lambda env, fn, p, settings: searched.append(settings.options()) or settings
     )
     duo, classic, junior = blokus_jax.make("duo"), blokus_jax.make("classic"), blokus_jax.make("junior")
     assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,playout=local,seconds=3.0"

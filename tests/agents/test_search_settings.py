@@ -14,7 +14,7 @@ from blokus_agents.core.messages import brief, first_line, gib, short, shown
 from blokus_agents.core.policies import AgentSpecError
 from blokus_agents.players import baselines
 from blokus_agents.search import mcts as search
-from blokus_agents.search.settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings, takes_settings
+from blokus_agents.search.settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings
 from blokus_agents.training.configs import AZConfig
 
 NINE = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds")
@@ -26,26 +26,18 @@ def test_the_nine_settings_are_declared_once_with_a_range_each():
     assert SearchSettings().replace(sims=8).options() == {**SearchSettings().options(), "sims": 8}
 
 
-def test_takes_settings_gives_a_factory_the_settings_as_keywords():
-    seen = {}
-
-    @takes_settings(SearchSettings(sims=7), ("sims", "k"))
-    def factory(env, target, *, settings: SearchSettings, extra: float = 1.0):
-        seen.update(settings=settings, extra=extra, target=target)
-        return "built"
-
-    parameters = inspect.signature(factory).parameters
-    assert list(parameters) == ["env", "target", "sims", "k", "extra"]
-    assert (parameters["sims"].default, parameters["k"].default) == (7, 16)
-    assert factory("env", "runs/x", k=4, extra=2.0) == "built"
-    assert seen == {"settings": SearchSettings(sims=7, k=4), "extra": 2.0, "target": "runs/x"}
-    with pytest.raises(TypeError):
-        factory("env", "runs/x", mix=0.5)  # not one of its settings
-
-
 def test_every_search_agent_takes_the_declared_settings():
-    for factory, skip in ((search.az_policy, 2), (search.network_search_policy, 3), (baselines.baseline_policy, 2)):
-        assert list(inspect.signature(factory).parameters)[skip:] == list(NINE), factory.__name__
+    """Explicit signatures whose defaults are read from the declarations: ``az:`` takes `SearchSettings`' defaults,
+    ``baseline:`` the same but ``sims`` 0 and ``mix`` ``None`` (the baseline's own), and the network search one
+    `SearchSettings` argument."""
+    for factory in (search.az_policy, baselines.baseline_policy):
+        parameters = inspect.signature(factory).parameters
+        assert list(parameters)[2:] == list(NINE), factory.__name__
+        defaults = {name: parameters[name].default for name in NINE}
+        own = {"sims": 0, "mix": None} if factory is baselines.baseline_policy else {}
+        assert defaults == {**SearchSettings().options(), **own}, factory.__name__
+    assert list(inspect.signature(search.network_search_policy).parameters)[3:] == ["settings"]
+    assert inspect.signature(search.network_search_policy).parameters["settings"].default == SearchSettings()
     mcts = inspect.signature(search.mcts_policy).parameters
     assert set(NINE) - {"mix"} <= set(mcts) and mcts["sims"].default == 128 and "mix" not in mcts
     assert set(search.AZ_OPTIONS) == set(NINE)

@@ -210,6 +210,8 @@ def test_view_reports_a_corrupt_record_with_exit_code_2(tmp_path, capsys):
         (["gtp", "--seed", str(2**32)], "argument --seed: '4294967296' is too large"),
         (["play", "--seed", str(2**63)], "argument --seed"),
         (["train", "--seed", "-1"], "argument --seed: '-1' is too small"),
+        (["train", "--seed", str(2**32)], "argument --seed: '4294967296' is too large; give a seed"),
+        (["train", "--num-envs", str(2**21)], "argument --num-envs: '2097152' is too large"),
         (["eval", "--games", "1000000000"], "argument --games: '1000000000' is too large"),
         (["bench", "--batch-sizes", "1000000000000"], "argument --batch-sizes: '1000000000000' is too large"),
         (["bench", "--steps", "10000000000"], "argument --steps: '10000000000' is too large"),

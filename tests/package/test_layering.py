@@ -27,7 +27,7 @@ MAX_TOP_MODULES = 4
 UPWARD_TODO: dict[tuple[str, str], str] = {
     ("blokus_agents.players.baselines", "blokus_agents.training.checkpoint"): "check_finite, read_meta, load_params",
     ("blokus_agents.players.baselines", "blokus_agents.training.checkpoint_index"): "require_run, latest_step",
-    ("blokus_agents.players.baselines", "blokus_agents.training.configs"): "CONFIGS, MAX_SIMS, PPOConfig",
+    ("blokus_agents.players.baselines", "blokus_agents.training.configs"): "CONFIGS, PPOConfig",
 }
 #: The registry's names for code of a higher layer, imported when first used (`policies.BUILTINS`, the
 #: ``"module:function"`` references of `policies.late_bound`): the only modules that may hold them.

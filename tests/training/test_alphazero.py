@@ -17,6 +17,7 @@ from helpers import ROOT, TINY_AZ, write_old_checkpoint
 
 from blokus_agents.core.policies import ParamPolicy, resolve_agent
 from blokus_agents.search.gumbel import full_action_weights
+from blokus_agents.search.settings import SearchSettings
 from blokus_agents.training import checkpoint, checkpoint_index
 from blokus_agents.training.alphazero import make_train
 from blokus_agents.training.configs import AZConfig, PPOConfig
@@ -524,7 +525,7 @@ def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(
     from blokus_agents.search.mcts import network_search_policy
 
     env = trainer.env
-    policy = network_search_policy(env, trainer.network.apply, params, sims=2, k=4)
+    policy = network_search_policy(env, trainer.network.apply, params, SearchSettings(sims=2, k=4))
     state = env.init()
     assert bool(env.is_legal(state, jax.jit(policy.fn)(policy.params, jax.random.key(0), state)))
     with pytest.raises(CheckpointError, match=r"checkpoint 5 .*no longer holds its replay buffer .*update 7"):

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blokus_agents.training import configs
-from blokus_agents.training.configs import AZConfig, PPOConfig, ReplayWarning, check_trainable, estimate_memory
+from blokus_agents.training import scaffold
+from blokus_agents.training.configs import AZConfig, PPOConfig
+from blokus_agents.training.scaffold import ReplayWarning, check_trainable, estimate_memory
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 
 INT_FIELDS = {cls: [f for f, v in cls().to_dict().items() if type(v) is int] for cls in (PPOConfig, AZConfig)}
@@ -54,7 +55,7 @@ def test_numpy_numbers_are_normalised_so_the_config_stays_json():
         (PPOConfig, "learning_rate", 10**400, "finite number, got an int of 401 digits"),
         (PPOConfig, "learning_rate", float("nan"), "finite number"),
         (PPOConfig, "gamma", 1.5, r"gamma must be a finite number in \[0.0, 1.0\]"),
-        (AZConfig, "sims", 10**6, "at most 10,000"),
+        (AZConfig, "sims", 10**6, "at most 32,768"),
         (AZConfig, "sims", 0, "positive int"),
         (AZConfig, "games_per_env", 1, "games_per_env must be at least 2"),
         (AZConfig, "gumbel_scale", -1.0, "gumbel_scale"),
@@ -144,7 +145,7 @@ def test_a_teacher_search_is_counted_and_a_too_large_one_refused():
 
 
 def test_memory_limit_is_the_machine():
-    limit, what = configs.memory_limit()
+    limit, what = scaffold.memory_limit()
     assert limit > 2**28 and what
 
 

@@ -20,14 +20,14 @@ from flax import serialization
 
 import blokus_jax
 from blokus_agents.core.messages import brief as _brief
-from blokus_agents.core.options import Option
+from blokus_agents.core.options import Option, check_budget
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
-from blokus_agents.search.settings import SearchSettings, takes_settings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings
 from blokus_agents.training.checkpoint import check_finite
 from blokus_agents.training.checkpoint_index import require_run
-from blokus_agents.training.configs import CONFIGS, MAX_SIMS, PPOConfig
+from blokus_agents.training.configs import CONFIGS, PPOConfig
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
 from blokus_jax.io import fileio
@@ -134,7 +134,7 @@ def check_meta(meta: Any, name: str) -> dict:
             f"(known: {sorted(blokus_jax.VARIANTS)}); the file is corrupt or from another version"
         )
     network = meta["network"]
-    limits = PPOConfig.int_limits
+    limits = {name: (option.low, option.high) for name, option in PPOConfig.options().items()}
     if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
         type(network[k]) is int and max(1, limits[k][0]) <= network[k] <= limits[k][1] for k in _NETWORK_FIELDS
     ):
@@ -237,8 +237,20 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
     return network, _check_params(name, raw, abstract), meta
 
 
-@takes_settings(SearchSettings(sims=0, mix=None))  # type: ignore[arg-type]
-def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> ParamPolicy:
+def baseline_policy(
+    env: Env,
+    target: str,
+    *,
+    sims: int = 0,
+    k: int = SearchSettings.k,
+    considered: int = SearchSettings.considered,
+    gumbel_scale: float = SearchSettings.gumbel_scale,
+    mix: float | None = None,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = SearchSettings.margin,
+    seconds: float = SearchSettings.seconds,
+) -> ParamPolicy:
     """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
     `load_baseline`) as a `ParamPolicy`.
 
@@ -248,12 +260,19 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
     Args:
         env: The environment; its variant must be the baseline's.
         target: The baseline's name (`"duo"`).
-        settings: The search settings, given to the call as keyword arguments (the decorator gathers them into one
-            `SearchSettings`). `sims=N > 0` plays either kind with a search of `N` simulations guided by its
-            network (like `az:RUN_DIR`); `k`, `considered` and `gumbel_scale` matter only when it searches, as
-            does `mix` (the weight of `playouts` playout results by the `playout` policy, with `margin`, in the
-            leaf values; by default the baseline's own `mix`). `seconds=S > 0` searches with a time budget of `S`
-            seconds a move (calibrated on this machine, as for `mcts`) and cannot be given with `sims`.
+        sims: 0 (the baseline's own budget), or `N > 0`: play either kind with a search of `N` simulations guided
+            by its network (like `az:RUN_DIR`).
+        k: Candidate placements per node (only when it searches, like the next three; defaults and ranges are
+            `SearchSettings`' declarations).
+        considered: Root candidates of sequential halving.
+        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
+        mix: The weight of `playouts` playout results by the `playout` policy, with `margin`, in the leaf values
+            (as for `az:RUN_DIR,mix=L`); `None`: the baseline's own `mix` from its metadata.
+        playouts: Playouts per evaluated position.
+        playout: The playout policy.
+        margin: Weight of the score margin in a playout's value.
+        seconds: `S > 0` searches with a time budget of `S` seconds a move (`baseline:duo,seconds=2`; calibrated
+            on this machine, as for `mcts`); cannot be given with `sims`.
 
     Returns:
         The policy, a `ParamPolicy` carrying the network's parameters.
@@ -263,7 +282,7 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
         CheckpointError: The baseline cannot be loaded for `env` (see `load_baseline`).
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
     """
-    sims, seconds = settings.sims, settings.seconds
+    check_budget({"seconds": seconds})
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
             f"sims={sims}: give 0 (the baseline's own budget) or a number of simulations from 1 to {MAX_SIMS:,}"
@@ -275,10 +294,11 @@ def baseline_policy(env: Env, target: str, *, settings: SearchSettings) -> Param
         )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
-    mix = meta["mix"] if settings.mix is None else settings.mix
+    mix = meta["mix"] if mix is None else mix
     if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
-    return network_search_policy(env, network.apply, params, **settings.replace(sims=budget, mix=mix).options())
+    settings = SearchSettings(budget, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    return network_search_policy(env, network.apply, params, settings)
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
@@ -372,15 +392,16 @@ def write_baseline(
     env = blokus_jax.make(variant)
     _, abstract = _network_for(env, record)
     _check_params(name, serialization.msgpack_restore(data), abstract)  # the network the metadata describes
-    if out_dir is not None:  # the folder named, never a symbolic link (the package's own folder is trusted)
-        fileio.make_dir(root, what=f"folder for baseline {name!r} (--out)", error=CheckpointError)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CheckpointError(
-            f"cannot write baseline {name!r} into {str(root)!r}: {exc.strerror or exc}; choose a writable directory "
-            f"(--out)"
-        ) from exc
+        if not os.path.islink(root):  # a link (dangling or not) is refused by name below
+            raise CheckpointError(
+                f"cannot write baseline {name!r} into {str(root)!r}: {exc.strerror or exc}; choose a writable "
+                f"directory (--out)"
+            ) from exc
+    if out_dir is not None:  # the folder named, never a symbolic link (the package's own folder is trusted)
+        fileio.make_dir(root, what=f"folder for baseline {name!r} (--out)", error=CheckpointError)
     meta_text = (json.dumps(record, indent=2) + "\n").encode()
     # both files are written in full (and synced) before either replaces an old one: a failure leaves the old pair
     writers = [
