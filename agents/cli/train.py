@@ -35,6 +35,11 @@ _TRAIN_DEFAULTS = {
 }
 
 
+#: ``--precision``'s choices: ``blokus_agents.players.networks.PRECISION_CHOICES``, written out so that ``--help``
+#: imports no JAX (a test keeps the two equal).
+PRECISION_CHOICES = ("auto", "f32", "bf16")
+
+
 NAME = "train"
 HELP = "train a self-play agent, PPO or AlphaZero (checkpoints, metrics.jsonl and a win-rate plot in --out)"
 
@@ -142,6 +147,12 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--channels", type=positive_int, help="conv channels of the network (default 32)")
     parser.add_argument("--blocks", type=nonnegative_int, help="residual blocks of the network (default 2)")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISION_CHOICES,
+        help="the network's compute dtype: bf16 (parameters and optimiser stay f32), f32, or auto (default: bf16 on "
+        "GPU/TPU, f32 on CPU); a resumed run may change it",
+    )
     parser.add_argument("--lr", type=positive_float, help="initial learning rate (default 1e-3)")
     parser.add_argument(
         "--seed",
@@ -227,6 +238,7 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
         "num_steps": args.num_steps,
         "channels": args.channels,
         "blocks": args.blocks,
+        "precision": args.precision,
         "learning_rate": args.lr,
         "seed": args.seed,
         "total_steps": args.total_steps,

@@ -22,7 +22,7 @@ import numpy as np
 from blokus_agents.core.messages import gib
 from blokus_agents.core.messages import shown as _shown
 from blokus_agents.core.policies import AgentSpecError
-from blokus_agents.players.networks import value_size
+from blokus_agents.players.networks import PRECISION_CHOICES, value_size
 from blokus_agents.search.mcts import teacher_memory
 from blokus_agents.search.settings import SearchSettings
 from blokus_agents.training.replay import empty_buffer
@@ -117,6 +117,11 @@ class RunConfig:
             raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
         if self.reward not in REWARD_MODES:
             raise ConfigError(f"{name}.reward {_shown(self.reward)} is not a reward mode; known: {list(REWARD_MODES)}")
+        if self.precision not in PRECISION_CHOICES:
+            raise ConfigError(
+                f"{name}.precision {_shown(self.precision)} is not a precision; use one of {list(PRECISION_CHOICES)} "
+                f"(auto: bf16 compute on GPU/TPU, f32 on CPU)"
+            )
 
     @property
     def steps_per_update(self) -> int:
@@ -174,6 +179,9 @@ class PPOConfig(RunConfig):
 
     ``total_steps`` counts environment steps (moves of any seat, summed over games) and sets the length of the
     learning-rate schedule; one update consumes ``num_envs * num_steps`` of them.
+
+    ``precision`` is the network's compute dtype: "f32", "bf16" (parameters and optimiser state stay float32) or
+    "auto" (bf16 on GPU/TPU, f32 on CPU), see `blokus_agents.players.networks.resolve_precision`.
     """
 
     algorithm: ClassVar[str] = "ppo"
@@ -197,6 +205,7 @@ class PPOConfig(RunConfig):
     blocks: int = 2
     value_hidden: int = 64
     seed: int = 0
+    precision: str = "auto"
 
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {
         "num_envs": (1, 2**20),
@@ -259,6 +268,8 @@ class AZConfig(RunConfig):
     (observation, legal moves and policy targets reflected; the same value), on variants where that reflection is a
     symmetry of the game (Duo, Junior: :func:`blokus_jax.symmetry.is_reflection_symmetric`); 0 trains on positions
     as they were played.
+
+    ``precision`` is the network's compute dtype, in training and in the self-play search, as in `PPOConfig`.
     """
 
     algorithm: ClassVar[str] = "alphazero"
@@ -299,6 +310,7 @@ class AZConfig(RunConfig):
     teacher_updates: int = 0
     root_value: float = 0.0
     reflect: float = 0.0
+    precision: str = "auto"
 
     int_limits: ClassVar[dict[str, tuple[int, int]]] = {
         "num_envs": (1, 2**20),
