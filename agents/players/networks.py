@@ -300,9 +300,9 @@ def value_size(num_players: int, per_seat: bool) -> int:
 
 
 def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
-    """The network of a training run's ``config`` (a :class:`~blokus_agents.training.configs.PPOConfig` or
-    :class:`~blokus_agents.training.configs.AZConfig`) for ``env`` (its variant): its ``channels``, ``blocks`` and
-    ``value_hidden``, and the value size of its algorithm (:meth:`~blokus_agents.training.configs.RunConfig.value_dim`),
+    """The network of a training run's ``config`` (a `blokus_agents.training.configs.PPOConfig` or
+    `blokus_agents.training.configs.AZConfig`) for ``env`` (its variant): its ``channels``, ``blocks`` and
+    ``value_hidden``, and the value size of its algorithm (`blokus_agents.training.configs.RunConfig.value_dim`),
     computing in its ``precision`` (configs saved before that field compute in "auto").
     Trainers, checkpoints and run-directory agents all build a run's network here."""
     value_dim = config.value_dim(env.num_players)
