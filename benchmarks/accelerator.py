@@ -46,19 +46,31 @@ TITLES = {
     "network": "5. Network forward+backward: im2col vs native convolution",
 }
 
+#: The network precisions the PPO and AlphaZero rows are measured in (``PPOConfig.precision``; parameters stay f32).
+PRECISIONS = ("f32", "bf16")
+
 #: Sizes of the full run (sized for one large GPU, ~8 minutes) and of ``--quick`` (a 2-core CPU in about a minute).
 FULL = {
     "env": dict(variants=("classic", "duo"), batches=(1024, 4096, 16384, 65536), steps=32, repeats=3),
-    "ppo": dict(variant="duo", num_envs=(256, 2048), num_steps=32, repeats=3, net={}),
+    "ppo": dict(variant="duo", num_envs=(256, 2048), num_steps=32, repeats=3, net={}, precisions=PRECISIONS),
     "alphazero": dict(
-        variant="duo", num_envs=(256, 1024), num_steps=8, sims=32, samples_per_env=2, repeats=2, extra={}
+        variant="duo",
+        num_envs=(256, 1024),
+        num_steps=8,
+        sims=32,
+        samples_per_env=2,
+        repeats=2,
+        extra={},
+        precisions=PRECISIONS,
     ),
     "search": dict(variant="duo", batches=(256, 1024), sims=64, k=16, playouts=8, depth=8, repeats=3),
     "network": dict(variant="duo", batches=(256, 1024, 4096), repeats=5, net={}),
 }
 QUICK = {
     "env": dict(variants=("classic", "duo"), batches=(8, 64), steps=8, repeats=1),
-    "ppo": dict(variant="simple", num_envs=(8,), num_steps=8, repeats=1, net=dict(channels=8, blocks=1)),
+    "ppo": dict(
+        variant="simple", num_envs=(8,), num_steps=8, repeats=1, net=dict(channels=8, blocks=1), precisions=PRECISIONS
+    ),
     "alphazero": dict(
         variant="simple",
         num_envs=(8,),
@@ -67,6 +79,7 @@ QUICK = {
         samples_per_env=2,
         repeats=1,
         extra=dict(channels=8, blocks=1, train_steps=1),
+        precisions=PRECISIONS,
     ),
     "search": dict(variant="simple", batches=(8,), sims=8, k=8, playouts=2, depth=2, repeats=1),
     "network": dict(variant="simple", batches=(8, 64), repeats=2, net=dict(channels=8, blocks=1)),
@@ -158,26 +171,31 @@ def ppo_section(p: dict) -> str:
 
     rows = []
     for num_envs in p["num_envs"]:
-        if out_of_time(f"{num_envs} envs"):
-            continue
-        config = PPOConfig(variant=p["variant"], num_envs=num_envs, num_steps=p["num_steps"], **p["net"])
-        trainer = make_train(config)
-        runner = trainer.init(jax.random.PRNGKey(0))
-        progress(f"ppo: compiling {p['variant']} update, {num_envs} envs x {p['num_steps']} steps")
-        compile_s, seconds = time_calls(trainer.update, (runner,), p["repeats"], chain=True)
-        rows.append(
-            [
-                p["variant"],
-                f"{num_envs} x {p['num_steps']}",
-                trainer.network.conv,
-                f"{config.channels} x {config.blocks}",
-                config.steps_per_update / seconds,
-                seconds,
-                compile_s,
-                p["repeats"],
-            ]
-        )
-    header = ["variant", "num_envs x num_steps", "conv", "channels x blocks", "env-steps/s", "s per update"]
+        for precision in p["precisions"]:
+            if out_of_time(f"{num_envs} envs, {precision}"):
+                continue
+            config = PPOConfig(
+                variant=p["variant"], num_envs=num_envs, num_steps=p["num_steps"], precision=precision, **p["net"]
+            )
+            trainer = make_train(config)
+            runner = trainer.init(jax.random.PRNGKey(0))
+            progress(f"ppo: compiling {p['variant']} update, {num_envs} envs x {p['num_steps']} steps, {precision}")
+            compile_s, seconds = time_calls(trainer.update, (runner,), p["repeats"], chain=True)
+            rows.append(
+                [
+                    p["variant"],
+                    f"{num_envs} x {p['num_steps']}",
+                    trainer.network.conv,
+                    trainer.network.precision,
+                    f"{config.channels} x {config.blocks}",
+                    config.steps_per_update / seconds,
+                    seconds,
+                    compile_s,
+                    p["repeats"],
+                ]
+            )
+    header = ["variant", "num_envs x num_steps", "conv", "precision", "channels x blocks", "env-steps/s"]
+    header += ["s per update"]
     return (
         f"One update = rollout + per-seat GAE + {PPOConfig().update_epochs} epochs x "
         f"{PPOConfig().num_minibatches} minibatches.\n\n" + _table(header + ["compile s", "runs"], rows)
@@ -195,8 +213,8 @@ def _benchmark_module(name: str):
 def alphazero_section(p: dict) -> str:
     """AlphaZero updates (self-play with search, then optimiser steps) timed by ``benchmarks/training.py``'s
     :func:`alphazero_speed`; a "not available" row when ``blokus_agents.training.alphazero`` cannot be imported."""
-    header = ["variant", "num_envs x num_steps", "sims", "self-play moves/s", "train samples/s", "self-play share"]
-    header += ["s per update", "compile s", "runs"]
+    header = ["variant", "num_envs x num_steps", "sims", "precision", "self-play moves/s", "train samples/s"]
+    header += ["self-play share", "s per update", "compile s", "runs"]
     try:
         from blokus_agents.training.configs import AZConfig
     except ImportError as exc:
@@ -207,23 +225,27 @@ def alphazero_section(p: dict) -> str:
     training = _benchmark_module("training")
     rows, config = [], None
     for num_envs in p["num_envs"]:
-        if out_of_time(f"{num_envs} envs"):
-            continue
-        config = AZConfig(
-            variant=p["variant"],
-            num_envs=num_envs,
-            num_steps=p["num_steps"],
-            sims=p["sims"],
-            batch_size=num_envs * p["samples_per_env"],
-            total_steps=10**9,
-            **p["extra"],
-        )
-        progress(f"alphazero: compiling {p['variant']} update, {num_envs} envs x {p['num_steps']} moves")
-        r = training.alphazero_speed(config, p["repeats"])
-        rows.append(
-            [p["variant"], f"{num_envs} x {p['num_steps']}", p["sims"], r["moves_per_s"], r["samples_per_s"]]
-            + [f"{r['self_play_share']:.0%}", r["update_s"], r["compile_s"], p["repeats"]]
-        )
+        for precision in p["precisions"]:
+            if out_of_time(f"{num_envs} envs, {precision}"):
+                continue
+            config = AZConfig(
+                variant=p["variant"],
+                num_envs=num_envs,
+                num_steps=p["num_steps"],
+                sims=p["sims"],
+                batch_size=num_envs * p["samples_per_env"],
+                total_steps=10**9,
+                precision=precision,
+                **p["extra"],
+            )
+            progress(
+                f"alphazero: compiling {p['variant']} update, {num_envs} envs x {p['num_steps']} moves, {precision}"
+            )
+            r = training.alphazero_speed(config, p["repeats"])
+            rows.append(
+                [p["variant"], f"{num_envs} x {p['num_steps']}", p["sims"], precision, r["moves_per_s"]]
+                + [r["samples_per_s"], f"{r['self_play_share']:.0%}", r["update_s"], r["compile_s"], p["repeats"]]
+            )
     train = "" if config is None else f" (train_steps={config.train_steps}, batch_size={config.batch_size})"
     return f"One update = num_envs x num_steps self-play moves, then optimiser steps{train}.\n\n" + _table(header, rows)
 

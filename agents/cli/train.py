@@ -45,6 +45,7 @@ CONFIG_FLAGS: dict[str, str] = {
     "reflect": "--reflect",
     "channels": "--channels",
     "blocks": "--blocks",
+    "precision": "--precision",
     "learning_rate": "--lr",
     "seed": "--seed",
     "total_steps": "--total-steps",
@@ -155,7 +156,7 @@ def add_field_flag(parser: Any, name: str, help: str | None = None) -> None:
     flag = CONFIG_FLAGS.get(name, "--" + name.replace("_", "-"))
     only = "alphazero: " if name in AZConfig.options() and name not in PPOConfig.options() else ""
     text = help or f"{only}{option.doc} (default {default})"
-    parser.add_argument(flag, dest=name, type=_argtype(name, option), default=None, help=text)
+    parser.add_argument(flag, dest=name, type=_argtype(name, option), choices=option.choices, default=None, help=text)
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
@@ -167,7 +168,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="start from the network of another run (e.g. a PPO run for alphazero) or of a shipped baseline "
         "(baseline:NAME, e.g. baseline:duo); its variant and network size are used unless given",
     )
-    for name in ("channels", "blocks", "learning_rate", "seed"):
+    for name in ("channels", "blocks", "precision", "learning_rate", "seed"):
         add_field_flag(parser, name)
     parser.add_argument(
         "--out",

@@ -15,6 +15,10 @@ from typing import Any
 
 #: The largest magnitude of an int option without a declared range: an `int32` (JAX's default integer).
 INT32_MAX = 2**31 - 1
+#: The compute precisions of the policy-value network, declared once: the training configs' `precision` field (and
+#: so `blokus-jax train --precision`) and `blokus_agents.players.networks.resolve_precision` read them ("auto":
+#: bf16 on GPU/TPU, f32 on CPU).
+PRECISION_CHOICES = ("auto", "f32", "bf16")
 
 
 def PLACEMENTS(env: Any) -> int:
@@ -204,6 +208,7 @@ __all__ = [
     "check_budget",
     "INT32_MAX",
     "PLACEMENTS",
+    "PRECISION_CHOICES",
     "XLA_OVERHEAD",
     "Option",
     "declared_options",

@@ -5,11 +5,14 @@ Design notes: `docs/design.md`.
 
 from __future__ import annotations
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_agents.core.options import PRECISION_CHOICES
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
@@ -32,6 +35,63 @@ def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: i
     return ((rr * (cols + pad) + cc) * len(offsets) + o).reshape(-1).astype(np.int32), pad
 
 
+#: The equivalent forms of the policy head's read-out (`place_logits`).
+HEAD_FORMS = ("gather", "slices")
+
+
+def place_logits(planes: jax.Array, centres: tuple[tuple[int, int], ...], form: str = "slices") -> jax.Array:
+    """The placement logits of the policy head: orientation plane `o` of `planes` read at each placement's centre.
+
+    Placement `a = (o * H + r) * W + c` takes `planes[n, r + dr_o, c + dc_o, o]` (zero outside the board), where
+    `(dr_o, dc_o)` is orientation `o`'s centre offset (`orientation_centres`). Both forms compute exactly that:
+    "gather" pads the planes and gathers with `centre_gather_table`; "slices" cuts one shifted window per run of
+    consecutive orientations with the same offset and concatenates them (no gather, so its backward pass is no
+    scatter).
+
+    Args:
+        planes: `[N, H, W, O]` logits per cell and orientation.
+        centres: the `O` centre offsets `(dr, dc)`.
+        form: one of `HEAD_FORMS`.
+
+    Returns:
+        `[N, O * H * W]` logits in action order.
+    """
+    n, rows, cols, _ = planes.shape
+    if form == "gather":
+        table, pad = centre_gather_table(centres, rows, cols)
+        padded = jnp.pad(planes, ((0, 0), (0, pad), (0, pad), (0, 0)))
+        return padded.reshape(n, -1)[:, table]
+    if form != "slices":
+        raise ConfigError(f"unknown policy head form {form!r}; use one of {list(HEAD_FORMS)}")
+    offsets = np.asarray(centres, np.int64).reshape(-1, 2)
+    pad = int(offsets.max(initial=0))
+    starts = [0] + [o for o in range(1, len(offsets)) if tuple(offsets[o]) != tuple(offsets[o - 1])]
+    runs = tuple((a, b, int(offsets[a, 0]), int(offsets[a, 1])) for a, b in zip(starts, starts[1:] + [len(offsets)]))
+    padded = jnp.pad(jnp.moveaxis(planes, -1, 1), ((0, 0), (0, 0), (0, pad), (0, pad)))  # [N, O, H + pad, W + pad]
+    return _windows(padded, runs, rows, cols).reshape(n, -1)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _windows(padded: jax.Array, runs: tuple, rows: int, cols: int) -> jax.Array:
+    """`[N, O, rows, cols]`: for each run `(a, b, dr, dc)`, orientations `a:b` of `padded` read from `(dr, dc)`."""
+    return jnp.concatenate([padded[:, a:b, dr : dr + rows, dc : dc + cols] for a, b, dr, dc in runs], axis=1)
+
+
+def _windows_fwd(padded: jax.Array, runs: tuple, rows: int, cols: int) -> tuple[jax.Array, None]:
+    return _windows(padded, runs, rows, cols), None
+
+
+def _windows_bwd(runs: tuple, rows: int, cols: int, _, cotangent: jax.Array) -> tuple[jax.Array]:
+    """The transpose of `_windows`: each run's cotangent padded back to its offset. (XLA's own transpose pads every
+    window to the whole `[N, O, H + pad, W + pad]` and sums them, which measured 20x slower than the gather.)"""
+    pad = max(max(dr, dc) for _, _, dr, dc in runs)
+    widths = lambda dr, dc: ((0, 0), (0, 0), (dr, pad - dr), (dc, pad - dc))  # noqa: E731
+    return (jnp.concatenate([jnp.pad(cotangent[:, a:b], widths(dr, dc)) for a, b, dr, dc in runs], axis=1),)
+
+
+_windows.defvjp(_windows_fwd, _windows_bwd)
+
+
 #: The convolution implementations of `Conv3x3` ("auto" picks one from the JAX backend at build time).
 CONV_CHOICES = ("auto", "im2col", "native")
 
@@ -49,6 +109,37 @@ def resolve_conv(conv: str = "auto", backend: str | None = None) -> str:
         return conv
     backend = jax.default_backend() if backend is None else backend
     return "native" if backend.lower() in NATIVE_CONV_BACKENDS else "im2col"
+
+
+#: Backends on which "auto" computes in bfloat16.
+BF16_BACKENDS = NATIVE_CONV_BACKENDS
+
+#: The JAX dtype of each concrete precision.
+PRECISION_DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16}
+
+
+def resolve_precision(precision: str = "auto", backend: str | None = None) -> str:
+    """The concrete compute precision for `precision`.
+
+    "f32" and "bf16" are returned unchanged; "auto" is "bf16" on an accelerator backend (`backend`, default
+    `jax.default_backend()`, one of `BF16_BACKENDS`) and "f32" on CPU, where bfloat16 matmuls are emulated and slow.
+
+    Args:
+        precision: "auto", "f32" or "bf16".
+        backend: the JAX backend name to decide "auto" for (default: the current one).
+
+    Returns:
+        "f32" or "bf16".
+
+    Raises:
+        ConfigError: `precision` is none of `PRECISION_CHOICES`.
+    """
+    if precision not in PRECISION_CHOICES:
+        raise ConfigError(f"unknown precision {precision!r}; use one of {list(PRECISION_CHOICES)}")
+    if precision != "auto":
+        return precision
+    backend = jax.default_backend() if backend is None else backend
+    return "bf16" if backend.lower() in BF16_BACKENDS else "f32"
 
 
 class _DenseParams(nn.Module):
@@ -74,19 +165,23 @@ class Conv3x3(nn.Module):
     slower. `conv="native"` reshapes the same kernel to `[3, 3, Cin, Cout]` (HWIO) and calls
     `lax.conv_general_dilated`, which is the fast path on GPU/TPU. Both forms compute the same function with the
     same parameter tree, so checkpoints move freely between them; "auto" picks by backend (`resolve_conv`).
+    `dtype` is the compute dtype (input, kernel and output); the parameters are always float32.
     """
 
     features: int
     conv: str = "auto"
+    dtype: jnp.dtype = jnp.float32
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
         rows, cols, channels = x.shape[-3:]
+        x = x.astype(self.dtype)
         if resolve_conv(self.conv) == "im2col":
             padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
             patches = jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
-            return nn.Dense(self.features, name="Dense_0")(patches)
+            return nn.Dense(self.features, dtype=self.dtype, param_dtype=jnp.float32, name="Dense_0")(patches)
         kernel, bias = _DenseParams(self.features, name="Dense_0")(9 * channels)
+        kernel, bias = kernel.astype(self.dtype), bias.astype(self.dtype)
         # kernel row (i * 3 + j) * Cin + c is input channel c at offset (i - 1, j - 1): exactly HWIO [i, j, c, :]
         out = jax.lax.conv_general_dilated(
             x,
@@ -103,11 +198,12 @@ class ResidualBlock(nn.Module):
 
     channels: int
     conv: str = "auto"
+    dtype: jnp.dtype = jnp.float32
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = Conv3x3(self.channels, self.conv)(nn.relu(x))
-        y = Conv3x3(self.channels, self.conv)(nn.relu(y))
+        y = Conv3x3(self.channels, self.conv, self.dtype)(nn.relu(x))
+        y = Conv3x3(self.channels, self.conv, self.dtype)(nn.relu(y))
         return x + y
 
 
@@ -119,6 +215,9 @@ class PolicyValueNet(nn.Module):
     `masked_logits`). Build it with `make_network` so that the orientation centres match the variant.
     `conv` chooses how the 3x3 convolutions are computed (`Conv3x3`); it does not change the parameters.
     `value_dim` only changes the shape of the value head's last layer (`[value_hidden, value_dim]`).
+    `precision` ("f32" or "bf16") is the dtype the layers compute in; parameters are float32 either way (the same
+    tree, so checkpoints load under any precision) and the logits and values are returned as float32, so that the
+    masked softmax, losses and advantages that use them are computed in float32.
     """
 
     centres: tuple[tuple[int, int], ...]
@@ -127,46 +226,68 @@ class PolicyValueNet(nn.Module):
     value_hidden: int = 64
     conv: str = "auto"
     value_dim: int = 1
+    precision: str = "f32"
+    head: str = "slices"
 
     @nn.compact
     def __call__(self, obs: Observation) -> tuple[jax.Array, jax.Array]:
+        dtype = PRECISION_DTYPES[resolve_precision(self.precision)]
+        dense = functools.partial(nn.Dense, dtype=dtype, param_dtype=jnp.float32)
         batch = obs.planes.shape[:-3]
         rows, cols = obs.planes.shape[-3:-1]
         x = obs.planes.reshape(-1, *obs.planes.shape[-3:])
         n = x.shape[0]
-        extra = jnp.concatenate([obs.pieces.reshape(n, -1), obs.to_move.reshape(n, -1)], axis=-1)
-        x = Conv3x3(self.channels, self.conv)(x) + nn.Dense(self.channels)(extra)[:, None, None, :]
+        extra = jnp.concatenate([obs.pieces.reshape(n, -1), obs.to_move.reshape(n, -1)], axis=-1).astype(dtype)
+        x = Conv3x3(self.channels, self.conv, dtype)(x) + dense(self.channels)(extra)[:, None, None, :]
         for _ in range(self.blocks):
-            x = ResidualBlock(self.channels, self.conv)(x)
+            x = ResidualBlock(self.channels, self.conv, dtype)(x)
         x = nn.relu(x)
 
-        table, pad = centre_gather_table(self.centres, rows, cols)
-        planes = nn.Dense(len(self.centres))(x)  # 1x1 conv: [N, H, W, O]
-        planes = jnp.pad(planes, ((0, 0), (0, pad), (0, pad), (0, 0)))
-        placement = planes.reshape(n, -1)[:, table]
+        planes = dense(len(self.centres))(x)  # 1x1 conv: [N, H, W, O]
+        placement = place_logits(planes, self.centres, self.head).astype(jnp.float32)
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
 
         pooled = jnp.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2)), extra], axis=-1)
-        value = nn.Dense(self.value_dim)(nn.relu(nn.Dense(self.value_hidden)(pooled)))
+        value = dense(self.value_dim)(nn.relu(dense(self.value_hidden)(pooled))).astype(jnp.float32)
         if self.value_dim == 1:
             return logits.reshape(*batch, -1), value[:, 0].reshape(batch)
         return logits.reshape(*batch, -1), value.reshape(*batch, self.value_dim)
 
 
 def make_network(
-    env: Env, channels: int = 32, blocks: int = 2, value_hidden: int = 64, conv: str = "auto", value_dim: int = 1
+    env: Env,
+    channels: int = 32,
+    blocks: int = 2,
+    value_hidden: int = 64,
+    conv: str = "auto",
+    value_dim: int = 1,
+    precision: str = "auto",
+    head: str = "slices",
 ) -> PolicyValueNet:
     """A `PolicyValueNet` for `env`'s variant with `channels` conv channels and `blocks` residual
     blocks; returns the (unbound) flax module. `conv` ("auto", "im2col" or "native", see `Conv3x3`) is
     resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads.
-    `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise."""
+    `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise.
+    `precision` ("auto", "f32" or "bf16", see `resolve_precision`) is resolved here too and changes no parameter;
+    `head` is the policy head's form (`place_logits`), which changes no result."""
     value_dim = int(value_dim)
+    if head not in HEAD_FORMS:
+        raise ConfigError(f"unknown policy head form {head!r}; use one of {list(HEAD_FORMS)}")
     if value_dim not in (1, env.num_players):
         raise ConfigError(
             f"value_dim={value_dim}: the value head predicts the mover's result (1) or every seat's "
             f"({env.num_players} for {env.variant.name!r})"
         )
-    return PolicyValueNet(orientation_centres(env), channels, blocks, value_hidden, resolve_conv(conv), value_dim)
+    return PolicyValueNet(
+        orientation_centres(env),
+        channels,
+        blocks,
+        value_hidden,
+        resolve_conv(conv),
+        value_dim,
+        resolve_precision(precision),
+        head,
+    )
 
 
 def value_size(num_players: int, per_seat: bool) -> int:
@@ -177,9 +298,10 @@ def value_size(num_players: int, per_seat: bool) -> int:
 
 
 def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
-    """The network of a training run's `config` (a `PPOConfig` or
-    `AZConfig`) for `env` (its variant): its `channels`, `blocks` and
-    `value_hidden`, and the value size of its algorithm (`value_dim`).
+    """The network of a training run's `config` (a `blokus_agents.training.configs.PPOConfig` or
+    `blokus_agents.training.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
+    `value_hidden`, and the value size of its algorithm (`blokus_agents.training.configs.RunConfig.value_dim`),
+    computing in its `precision` (configs saved before that field read back as "auto").
     Trainers, checkpoints and run-directory agents all build a run's network here."""
     value_dim = config.value_dim(env.num_players)
-    return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim)
+    return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim, config.precision)

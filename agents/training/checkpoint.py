@@ -420,7 +420,8 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     `trainer.mesh` if any). Raises `CheckpointError` when the checkpoint is missing, corrupt, of format 1 or
     without its replay buffer (an AlphaZero checkpoint older than the newest, see the module doc), or its config
     differs from `trainer.config` (listing the differences) in anything but `total_steps`, which may change to
-    extend a run (the learning-rate horizon stays as saved)."""
+    extend a run (the learning-rate horizon stays as saved), and `precision` (the parameters are float32 under
+    every precision)."""
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)
@@ -436,7 +437,8 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
                 f"{str(run_dir)!r} was trained with {meta['algorithm']!r}, not {trainer.config.algorithm!r}; "
                 f"resume it with --algo {meta['algorithm']}"
             )
-        if saved.replace(total_steps=trainer.config.total_steps) != trainer.config:
+        same = dict(total_steps=trainer.config.total_steps, precision=trainer.config.precision)
+        if saved.replace(**same) != trainer.config:
             diff = {
                 k: (v, getattr(trainer.config, k))
                 for k, v in saved.to_dict().items()

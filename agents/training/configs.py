@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from blokus_agents.core.messages import shown as _shown
-from blokus_agents.core.options import Option, declared_options, setting
+from blokus_agents.core.options import PRECISION_CHOICES, Option, declared_options, setting
 from blokus_agents.search.settings import SETTING_OPTIONS, SearchSettings
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import VARIANTS
@@ -119,7 +119,9 @@ class RunConfig:
             elif kind is str and not isinstance(value, str):
                 raise ConfigError(f"{where} must be a string, got {_shown(value)}")
             elif option.choices is not None and value not in option.choices:
-                raise ConfigError(f"{where} {_shown(value)} must be one of {list(option.choices)}")
+                raise ConfigError(
+                    f"{where} {_shown(value)} is not a {field}; use one of {list(option.choices)} ({option.doc})"
+                )
             object.__setattr__(self, field, value)
         if self.variant not in VARIANTS:
             raise ConfigError(f"{name}.variant {_shown(self.variant)} is not a variant; known: {sorted(VARIANTS)}")
@@ -183,6 +185,9 @@ class PPOConfig(RunConfig):
 
     `total_steps` counts environment steps (moves of any seat, summed over games) and sets the length of the
     learning-rate schedule; one update consumes `num_envs * num_steps` of them.
+
+    `precision` is the network's compute dtype: "f32", "bf16" (parameters and optimiser state stay float32) or
+    "auto" (bf16 on GPU/TPU, f32 on CPU), see `blokus_agents.players.networks.resolve_precision`.
     """
 
     algorithm: ClassVar[str] = "ppo"
@@ -210,6 +215,12 @@ class PPOConfig(RunConfig):
         0,
         MAX_SEED,
         doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
+    )
+    precision: str = setting(
+        "auto",
+        choices=PRECISION_CHOICES,
+        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
+        "GPU/TPU, f32 on CPU); a resumed run may change it",
     )
 
     def __post_init__(self):
@@ -251,6 +262,8 @@ class AZConfig(RunConfig):
     (observation, legal moves and policy targets reflected; the same value), on variants where that reflection is a
     symmetry of the game (Duo, Junior: `blokus_jax.symmetry.is_reflection_symmetric`); 0 trains on positions
     as they were played.
+
+    `precision` is the network's compute dtype, in training and in the self-play search, as in `PPOConfig`.
     """
 
     algorithm: ClassVar[str] = "alphazero"
@@ -315,6 +328,12 @@ class AZConfig(RunConfig):
         1.0,
         doc="on Duo or Junior: train on each replayed position's reflection in the board's diagonal with this "
         "probability (0.5 doubles the positions)",
+    )
+    precision: str = setting(
+        "auto",
+        choices=PRECISION_CHOICES,
+        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
+        "GPU/TPU, f32 on CPU); a resumed run may change it",
     )
 
     limit_reasons: ClassVar[dict[str, str]] = {

@@ -64,5 +64,10 @@ def test_quick_run_writes_every_section_with_positive_numbers(tmp_path):
             assert numbers and all(n > 0 for n in numbers), f"{title}: {row}"
     env_rows = sections[next(t for t in sections if t.startswith("1."))]
     assert {r[0] for r in env_rows} == {"classic", "duo"}
+    for prefix, column in (("2.", 3), ("3.", 3)):  # the PPO and AlphaZero rows come in both precisions
+        rows = sections[next(t for t in sections if t.startswith(prefix))]
+        assert {r[column] for r in rows if "not available" not in r} <= {"f32", "bf16"}
+    ppo_rows = sections[next(t for t in sections if t.startswith("2."))]
+    assert {r[3] for r in ppo_rows} == {"f32", "bf16"}
     network_rows = sections[next(t for t in sections if t.startswith("5."))]
     assert {r[1] for r in network_rows} == {"im2col", "native"}
