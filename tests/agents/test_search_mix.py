@@ -109,7 +109,7 @@ def test_az_agent_takes_mix_and_playout_options(tmp_path, monkeypatch):
     checkpoint.save(tmp_path, make_train(config).init(jax.random.PRNGKey(0)), config)
     calls = []
     real = search.network_search_policy
-    monkeypatch.setattr(search, "network_search_policy", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    monkeypatch.setattr(search, "network_search_policy", lambda *a: calls.append(a[3].options()) or real(*a))
     env = blokus_jax.make("simple")
     agent = resolve_agent(f"az:{tmp_path},mix=0.5,playouts=2,playout=random,margin=0,sims=2,k=4", env)
     assert {k: calls[-1][k] for k in ("mix", "playouts", "playout", "margin")} == {
