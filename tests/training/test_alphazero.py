@@ -406,7 +406,7 @@ def test_run_directory_agent_uses_search_and_az_budget_overrides(tmp_path, monke
 
     budgets = []
     real = search.network_search_policy
-    monkeypatch.setattr(search, "network_search_policy", lambda *a, **kw: budgets.append(kw["sims"]) or real(*a, **kw))
+    monkeypatch.setattr(search, "network_search_policy", lambda *a: budgets.append(a[3].sims) or real(*a))
     out = tmp_path / "az"
     run(TINY, out, eval_every=0, progress=False, mesh=None, until_update=1)
     env = make("simple")
