@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from blokus_agents.engines.arena import ArenaReport, MatchResult, play_match, round_robin, seat_patterns
     from blokus_agents.players.baselines import baseline_policy
     from blokus_agents.players.bots import BOTS, get_bot
+    from blokus_agents.players.priors import move_prior
     from blokus_agents.search.mcts import mcts_policy
 
 #: Each public name and the module that defines it.
@@ -44,6 +45,7 @@ _HOMES: dict[str, str] = {
     "baseline_policy": "players.baselines",
     **dict.fromkeys(("BOTS", "get_bot"), "players.bots"),
     "mcts_policy": "search.mcts",
+    "move_prior": "players.priors",
 }
 
 
@@ -80,6 +82,7 @@ __all__ = [
     "baseline_policy",
     "get_bot",
     "mcts_policy",
+    "move_prior",
     "play_match",
     "register_agent",
     "register_prefix",

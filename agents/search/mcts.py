@@ -36,6 +36,7 @@ from blokus_agents.search.gumbel import (
     mixed_evaluator,
     rollout_evaluator,
 )
+from blokus_agents.search.move_model import model_evaluator, shipped_model
 from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -145,7 +146,7 @@ MCTS_OPTIONS = {
     "seconds": setting_options("seconds")["seconds"],
 }
 STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
-AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds")}
+AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds", "prior")}
 
 
 #: The share of a `seconds=` budget that calibration aims at, leaving room for the machine's load to vary.
@@ -380,6 +381,8 @@ def network_search_policy(
     check_budget({"seconds": settings.seconds})
     o = settings
     evaluator = mixed_evaluator(env, apply_fn, o.mix, playouts=o.playouts, playout=o.playout, margin=o.margin)
+    if o.prior == "model":
+        evaluator = model_evaluator(env, evaluator, shipped_model(env.variant.name))
 
     def build(n: int) -> Callable[[Any, jax.Array, State], jax.Array]:
         return _single(make_search(env, evaluator, sims=n, k=o.k, considered=o.considered, gumbel_scale=o.gumbel_scale))
@@ -388,7 +391,7 @@ def network_search_policy(
         # The cost of a simulation depends on the network's architecture (its repr names every layer size), not on
         # the values of its weights.
         network = repr(getattr(apply_fn, "__self__", apply_fn))
-        options = (network, o.k, o.considered, o.gumbel_scale, o.mix, o.playouts, o.playout, o.margin)
+        options = (network, o.k, o.considered, o.gumbel_scale, o.mix, o.playouts, o.playout, o.margin, o.prior)
         built: dict[int, Callable[[Any, jax.Array, State], jax.Array]] = {}
 
         def build_policy(n: int) -> Callable[[jax.Array, State], jax.Array]:
@@ -415,6 +418,7 @@ def az_policy(
     playout: str = SearchSettings.playout,
     margin: float = SearchSettings.margin,
     seconds: float = SearchSettings.seconds,
+    prior: str = SearchSettings.prior,
 ) -> ParamPolicy:
     """The agent `az:RUN_DIR` (`az:runs/duo,sims=64`, `az:runs/duo,mix=0.5`): the newest checkpoint of a
     training run directory played with `network_search_policy`. An AlphaZero run directory given as an agent
@@ -443,7 +447,7 @@ def az_policy(
     """
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
-    settings = SearchSettings(sims, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    settings = SearchSettings(sims, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds, prior)
     return network_search_policy(env, network.apply, params, settings)
 
 

@@ -13,6 +13,9 @@ from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, declared
 
 #: Playout policies of the `rollout` evaluator (see `blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
+#: Where a network search's prior logits come from: its policy head, or the fitted move model over them
+#: (`blokus_agents.search.move_model`, the model shipped for the variant).
+PRIORS = ("network", "model")
 #: The most simulations a move of any search: the limit of `sims` (agent specs, `SearchSettings`, the AlphaZero
 #: config) and the budget a `seconds=` time limit calibrates to at most.
 MAX_SIMS = 1 << 15
@@ -36,6 +39,9 @@ class SearchSettings:
     playout: str = setting("greedy", choices=PLAYOUTS, doc="the playout policy")
     margin: float = setting(0.5, 0.0, 1.0, doc="weight of the score margin in the value")
     seconds: float = setting(0.0, 0.0, MAX_SECONDS, doc="time budget per move at batch 1 (replaces sims); 0: off")
+    prior: str = setting(
+        "network", choices=PRIORS, doc="prior logits: the network's, or the fitted move model's over them (model)"
+    )
 
     def options(self) -> dict[str, Any]:
         """The settings as keyword arguments (`{"sims": 64, "k": 16, ...}`)."""
@@ -61,6 +67,7 @@ def setting_options(*names: str) -> dict[str, Option]:
 __all__ = [
     "MAX_SIMS",
     "PLAYOUTS",
+    "PRIORS",
     "SETTING_NAMES",
     "SETTING_OPTIONS",
     "SearchSettings",

@@ -250,6 +250,7 @@ def baseline_policy(
     playout: str = SearchSettings.playout,
     margin: float = SearchSettings.margin,
     seconds: float = SearchSettings.seconds,
+    prior: str = SearchSettings.prior,
 ) -> ParamPolicy:
     """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
     `load_baseline`) as a `ParamPolicy`.
@@ -297,7 +298,7 @@ def baseline_policy(
     mix = meta["mix"] if mix is None else mix
     if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
-    settings = SearchSettings(budget, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds)
+    settings = SearchSettings(budget, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds, prior)
     return network_search_policy(env, network.apply, params, settings)
 
 
