@@ -2,13 +2,15 @@
 batched tree search (`mcts`, `az:`), the shipped baseline agents (`baseline:NAME`), the PPO and AlphaZero
 trainers and the CLI.
 
-Quick start::
+Quick start:
 
-    import blokus_jax
-    from blokus_agents import resolve_agent, round_robin
-    env = blokus_jax.make("duo")
-    report = round_robin(env, {s: resolve_agent(s, env) for s in ("random", "greedy", "minimax:k=4")}, games=100)
-    print(report.markdown())
+```python
+import blokus_jax
+from blokus_agents import resolve_agent, round_robin
+env = blokus_jax.make("duo")
+report = round_robin(env, {s: resolve_agent(s, env) for s in ("random", "greedy", "minimax:k=4")}, games=100)
+print(report.markdown())
+```
 
 The package is in folders that are its layers, bottom to top: `core`, `search`, `players`, `engines`, `training`,
 `cli` (see docs/architecture.md). The names below load on first use, so that `import blokus_agents` and

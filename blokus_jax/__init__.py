@@ -1,11 +1,13 @@
 """blokus-jax: an exact, pure, jit/vmap-able Blokus environment in JAX.
 
-Quick start::
+Quick start:
 
-    import jax, blokus_jax
-    env = blokus_jax.make("duo")
-    state = env.init(jax.random.key(0))
-    state = env.step(state, env.sample_action(jax.random.key(1), state))
+```python
+import jax, blokus_jax
+env = blokus_jax.make("duo")
+state = env.init(jax.random.key(0))
+state = env.step(state, env.sample_action(jax.random.key(1), state))
+```
 
 The names below load on first use (`import blokus_jax` does not import JAX until one of them needs it), so that
 programs such as `blokus-jax --help` start quickly.

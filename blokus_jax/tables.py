@@ -1,9 +1,11 @@
 """Per-variant precomputed tables and the action codec (NumPy, built once per variant).
 
-Action layout (dense, documented contract)::
+Action layout (dense, documented contract):
 
-    action = orientation * (H * W) + row * W + col        for a placement
-    action = num_orientations * H * W                      for the pass (the last index)
+```text
+action = orientation * (H * W) + row * W + col        for a placement
+action = num_orientations * H * W                      for the pass (the last index)
+```
 
 `orientation` is a global index over every fixed orientation of every piece (pieces in variant order, each
 piece's orientations in lexicographic order of their normalised cells) and `(row, col)` is the top-left corner of

@@ -7,10 +7,12 @@ before the terminal step and terminal rewards as documented; illegal and finishe
 vmap against one-by-one stepping; init and step purity; a bounded state size; auto-reset.
 
 Run it on any variant, registered or custom, or on a wrapper that keeps the `Env` interface (any
-object with the attributes of `ENV_INTERFACE`, e.g. one that delegates to an `Env`)::
+object with the attributes of `ENV_INTERFACE`, e.g. one that delegates to an `Env`):
 
-    from blokus_jax.testing import check_env
-    check_env(blokus_jax.make(my_variant))
+```python
+from blokus_jax.testing import check_env
+check_env(blokus_jax.make(my_variant))
+```
 
 It also accepts the adapters' environments: a `blokus_jax.adapters.pgx.PgxEnv` or an OpenSpiel game loaded
 through `blokus_jax.adapters.openspiel`. For those it checks the core env inside them with the contract above,

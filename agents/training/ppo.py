@@ -268,11 +268,19 @@ def seat_gae(
 ) -> tuple[jax.Array, jax.Array]:
     """Per-seat generalised advantage estimates for one game stream (see the module docstring for the method).
 
-    Args: `players` `int32[T]` seat that moved at each step; `rewards` `f32[T, num_players]` rewards of each
-    step; `dones` `bool[T]` the game ended on that step (the next step starts a new game); `values` `f32[T]`
-    value of the mover's position; `last_player`/`last_value`: seat to move after the last step and its value.
-    Returns `(advantages f32[T], valid bool[T])`; `valid` is false for decisions that have no bootstrap value
-    (their seat does not move again before the rollout ends and the game is still running); their advantage is 0.
+    Args:
+        players: `int32[T]`, the seat that moved at each step.
+        rewards: `f32[T, num_players]`, the rewards of each step.
+        dones: `bool[T]`, the game ended on that step (the next step starts a new game).
+        values: `f32[T]`, the value of the mover's position.
+        last_player: The seat to move after the last step.
+        last_value: The value of `last_player`'s position after the last step.
+        gamma: The discount factor.
+        lam: The GAE lambda.
+
+    Returns:
+        `(advantages f32[T], valid bool[T])`; `valid` is false for decisions that have no bootstrap value (their
+        seat does not move again before the rollout ends and the game is still running); their advantage is 0.
     """
     num_players = rewards.shape[-1]
     seats = jnp.arange(num_players)

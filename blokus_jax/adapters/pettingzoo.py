@@ -16,15 +16,17 @@ that raises the same error for a value that is not an integer index in range, `T
 illegal action ends the game with `illegal_action_penalty` for the agent that made it, as in PettingZoo's
 classic games) and `OrderEnforcingWrapper`. `env.unwrapped.state` is the core state.
 
-Example::
+For example:
 
-    from blokus_jax.adapters.pettingzoo import env as blokus_env
-    game = blokus_env("duo")
-    game.reset(seed=0)
-    for agent in game.agent_iter():
-        obs, reward, terminated, truncated, info = game.last()
-        action = None if terminated or truncated else game.action_space(agent).sample(obs["action_mask"])
-        game.step(action)
+```python
+from blokus_jax.adapters.pettingzoo import env as blokus_env
+game = blokus_env("duo")
+game.reset(seed=0)
+for agent in game.agent_iter():
+    obs, reward, terminated, truncated, info = game.last()
+    action = None if terminated or truncated else game.action_space(agent).sample(obs["action_mask"])
+    game.step(action)
+```
 """
 
 from __future__ import annotations

@@ -53,15 +53,17 @@ is traced where the fact is static under `jit`):
 * `to_svg` / `save_svg`: `scale` a finite positive number, `color_theme` `None`, `"light"` or
   `"dark"`.
 
-Example::
+For example:
 
-    import jax
-    from blokus_jax.adapters.pgx import PgxEnv
+```python
+import jax
+from blokus_jax.adapters.pgx import PgxEnv
 
-    env = PgxEnv("duo")
-    state = jax.jit(env.init)(jax.random.key(0))
-    state = jax.jit(env.step)(state, jax.numpy.argmax(state.legal_action_mask))
-    state.save_svg("duo.svg")
+env = PgxEnv("duo")
+state = jax.jit(env.init)(jax.random.key(0))
+state = jax.jit(env.step)(state, jax.numpy.argmax(state.legal_action_mask))
+state.save_svg("duo.svg")
+```
 """
 
 from __future__ import annotations

@@ -62,6 +62,50 @@ def test_no_sphinx_roles_in_docstrings_comments_or_pages():
     assert not raw, "Sphinx roles render as text; write a code span `X` or [`X`][full.path] instead:\n" + "\n".join(raw)
 
 
+#: Modules with no reference page, and why: the `blokus-jax` commands (their reference is `--help`; the `cli` package
+#: itself is documented) and scripts run with `python -m`.
+NOT_REFERENCED = {"blokus_agents.__main__", "blokus_agents.cli.*", "blokus_jax.demo"}
+
+
+def _public_modules() -> set[str]:
+    """The dotted name of every public module of the two packages (none of whose parts starts with `_`)."""
+    found = set()
+    for package, name in (("blokus_jax", "blokus_jax"), ("agents", "blokus_agents")):
+        for path in (ROOT / package).rglob("*.py"):
+            parts = [name, *path.relative_to(ROOT / package).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            if parts[-1] == "__main__" or not any(p.startswith("_") for p in parts[1:]):
+                found.add(".".join(parts))
+    return found
+
+
+def _unreferenced(modules: set[str], documented: set[str]) -> list[str]:
+    """The modules of `modules` that no page documents and `NOT_REFERENCED` does not excuse."""
+    excused = [re.compile(re.escape(pattern).replace(r"\*", r"[\w.]+") + "$") for pattern in NOT_REFERENCED]
+    return sorted(m for m in modules - documented if not any(e.match(m) for e in excused))
+
+
+def test_every_public_module_has_a_reference_page():
+    modules = _public_modules()
+    assert {"blokus_jax.env", "blokus_agents.search.gumbel", "blokus_agents.cli.play"} <= modules
+    blocks = [
+        (page.name, match[1])
+        for page in sorted((ROOT / "docs" / "reference").glob("*.md"))
+        for match in re.finditer(r"^::: ([\w.]+)\s*$", page.read_text(encoding="utf-8"), re.M)
+    ]
+    documented = {name for _, name in blocks}
+    missing = _unreferenced(modules, documented)
+    assert not missing, "modules without a `::: module` block in docs/reference/*.md (add one):\n" + "\n".join(missing)
+    unknown = [f"{page}: {name}" for page, name in blocks if name not in modules]
+    assert not unknown, "reference blocks for modules that do not exist:\n" + "\n".join(unknown)
+
+
+def test_the_reference_check_sees_a_missing_module():
+    modules = {"blokus_jax.env", "blokus_jax.demo", "blokus_agents.cli.play", "blokus_agents.search.new"}
+    assert _unreferenced(modules, {"blokus_jax.env"}) == ["blokus_agents.search.new"]
+
+
 def _sections(doc: str) -> dict[str, str]:
     """The Google-style sections of a docstring (`Args`, `Returns`, ...) by name, each its indented body."""
     found: dict[str, list[str]] = {}
