@@ -17,12 +17,12 @@ from blokus_agents.search import mcts as search
 from blokus_agents.search.settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings
 from blokus_agents.training.configs import AZConfig
 
-NINE = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds")
+SETTINGS = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds", "prior")
 
 
-def test_the_nine_settings_are_declared_once_with_a_range_each():
-    assert SETTING_NAMES == NINE
-    assert set(SETTING_OPTIONS) == set(NINE)
+def test_the_ten_settings_are_declared_once_with_a_range_each():
+    assert SETTING_NAMES == SETTINGS
+    assert set(SETTING_OPTIONS) == set(SETTINGS)
     assert SearchSettings().replace(sims=8).options() == {**SearchSettings().options(), "sims": 8}
 
 
@@ -32,16 +32,17 @@ def test_every_search_agent_takes_the_declared_settings():
     `SearchSettings` argument."""
     for factory in (search.az_policy, baselines.baseline_policy):
         parameters = inspect.signature(factory).parameters
-        assert list(parameters)[2:] == list(NINE), factory.__name__
-        defaults = {name: parameters[name].default for name in NINE}
+        assert list(parameters)[2:] == list(SETTINGS), factory.__name__
+        defaults = {name: parameters[name].default for name in SETTINGS}
         own = {"sims": 0, "mix": None} if factory is baselines.baseline_policy else {}
         assert defaults == {**SearchSettings().options(), **own}, factory.__name__
     assert list(inspect.signature(search.network_search_policy).parameters)[3:] == ["settings"]
     assert inspect.signature(search.network_search_policy).parameters["settings"].default == SearchSettings()
     mcts = inspect.signature(search.mcts_policy).parameters
-    assert set(NINE) - {"mix"} <= set(mcts) and mcts["sims"].default == 128 and "mix" not in mcts
-    assert set(search.AZ_OPTIONS) == set(NINE)
-    assert all(search.AZ_OPTIONS[name] is SETTING_OPTIONS[name] for name in NINE)
+    assert set(SETTINGS) - {"mix", "prior"} <= set(mcts) and mcts["sims"].default == 128
+    assert "mix" not in mcts and "prior" not in mcts  # no network: playouts value the leaves, corner scores rank
+    assert set(search.AZ_OPTIONS) == set(SETTINGS)
+    assert all(search.AZ_OPTIONS[name] is SETTING_OPTIONS[name] for name in SETTINGS)
     assert AZConfig(sims=3, k=5).search_settings() == SearchSettings(sims=3, k=5, considered=8, gumbel_scale=1.0)
 
 

@@ -274,6 +274,8 @@ def baseline_policy(
         margin: Weight of the score margin in a playout's value.
         seconds: `S > 0` searches with a time budget of `S` seconds a move (`baseline:duo,seconds=2`; calibrated
             on this machine, as for `mcts`); cannot be given with `sims`.
+        prior: `"network"` ranks the search's candidates by the network's logits, `"model"` by the fitted move
+            model's scores over them (`blokus_agents.search.move_model`; the model shipped for the variant).
 
     Returns:
         The policy, a `ParamPolicy` carrying the network's parameters.
