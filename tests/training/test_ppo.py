@@ -179,7 +179,9 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.training.ppo import PPOConfig, make_mesh, make_train
+    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.training.ppo import make_train
+    from blokus_agents.training.scaffold import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
