@@ -309,8 +309,9 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.training.alphazero import AZConfig, make_train
-    from blokus_agents.training.ppo import make_mesh
+    from blokus_agents.training.alphazero import make_train
+    from blokus_agents.training.configs import AZConfig
+    from blokus_agents.training.scaffold import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = AZConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())

@@ -17,7 +17,7 @@ from helpers import ROOT
 from blokus_agents.training import checkpoint, checkpoint_index
 from blokus_agents.training.configs import PPOConfig
 from blokus_agents.training.ppo import make_train, seat_gae
-from blokus_agents.training.rundir import read_metrics
+from blokus_agents.training.rundir import Settings, read_metrics
 from blokus_agents.training.train import run
 from blokus_jax.errors import CheckpointError
 
@@ -179,7 +179,9 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.training.ppo import PPOConfig, make_mesh, make_train
+    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.training.ppo import make_train
+    from blokus_agents.training.scaffold import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -289,7 +291,8 @@ def test_resume_after_a_kill_logs_every_update_once_and_says_it_compiles(tmp_pat
     err = capsys.readouterr().err
     # the resumed run kept checkpoint_every=1 (not the default 50: update 2 was checkpointed too) and said what changed
     assert sorted(int(p.name) for p in (out / "checkpoints").iterdir()) == [1, 2, 3]
-    assert "resumed with --eval-every 2 (was 0)" in err and "resumed with --eval-games 2 (was 32)" in err
+    was = Settings().eval_games  # the run started with the declared default
+    assert "resumed with --eval-every 2 (was 0)" in err and f"resumed with --eval-games 2 (was {was})" in err
     assert "--checkpoint-every" not in err
     assert "compiling the PPO update" in err and "compiled in" in err and "s/s" not in err
     assert summary["compile_s"] > 0
