@@ -528,8 +528,9 @@ STRONG_BY_VARIANT = {
 #: added (`seconds=S`): a shipped network guiding the search where that beat the network-free search at the same
 #: time a move. Duo: `baseline:duo` (its network's prior and half its value head, half 8 `local` playouts, which
 #: measured stronger against Pentobi than greedy ones at the same 2 s a move) over 64 candidates a node, 32 at the
-#: root.
-STRONG_SPECS = {"duo": "baseline:duo,k=64,considered=32,playout=local"}
+#: root, ranked and weighted by the fitted move model over the network's logits (`prior=model`, which lifted its
+#: result against Pentobi level 4 from 0.25 to about 0.6 at the same simulations, docs/strength.md).
+STRONG_SPECS = {"duo": "baseline:duo,k=64,considered=32,playout=local,prior=model"}
 
 
 def strong_settings(env: Env) -> dict[str, Any]:

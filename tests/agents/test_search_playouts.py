@@ -280,7 +280,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
         baselines, "network_search_policy", lambda env, fn, p, settings: searched.append(settings.options()) or settings
     )
     duo, classic, junior = blokus_jax.make("duo"), blokus_jax.make("classic"), blokus_jax.make("junior")
-    assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,playout=local,seconds=3.0"
+    assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,playout=local,prior=model,seconds=3.0"
     resolve_agent("strong:seconds=3", duo)
     resolve_agent("strong", classic)
     resolve_agent("strong", junior)
