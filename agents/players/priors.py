@@ -19,11 +19,11 @@ from blokus_jax.env import Env, State
 
 
 def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
-    """The scores by which the search of agent ``spec`` ranks and picks its candidate moves, as a pure function.
+    """The scores by which the search of agent `spec` ranks and picks its candidate moves, as a pure function.
 
-    For ``strong`` that is the agent `strong` plays on the variant; for ``baseline:NAME`` and ``az:RUN`` (and an
+    For `strong` that is the agent `strong` plays on the variant; for `baseline:NAME` and `az:RUN` (and an
     AlphaZero run directory) the network's logits, or the fitted move model's scores over them when the spec says
-    ``prior=model``; for ``mcts`` the rollout evaluator's move scores (corner and centre terms over ``temperature``).
+    `prior=model`; for `mcts` the rollout evaluator's move scores (corner and centre terms over `temperature`).
     Building it loads a network at most: no search is compiled and no time budget calibrated.
 
     Args:

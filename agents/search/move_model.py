@@ -35,8 +35,8 @@ from blokus_jax.errors import BlokusError, ConfigError
 from blokus_jax.tables import Tables
 
 #: The per-cell indicator planes, seen from the colour to move, in feature order. Each gives three features of a
-#: placement: the sum over its cells (``cells:``), over its edge neighbours (``edges:``) and over its corner
-#: neighbours (``corners:``).
+#: placement: the sum over its cells (`cells:`), over its edge neighbours (`edges:`) and over its corner
+#: neighbours (`corners:`).
 PLANES: tuple[str, ...] = (
     "occupied",  # any colour's cell
     "own",  # the mover's cells
@@ -72,8 +72,8 @@ class MoveModelError(BlokusError, ValueError):
 
 
 def feature_names(tables: Tables, network: bool) -> tuple[str, ...]:
-    """The names of the features `move_features` computes for a variant, in order: ``REGION:PLANE`` for each region
-    and plane, ``piece:NAME`` for each piece, then ``network`` when a network's logit is a feature.
+    """The names of the features `move_features` computes for a variant, in order: `REGION:PLANE` for each region
+    and plane, `piece:NAME` for each piece, then `network` when a network's logit is a feature.
 
     Args:
         tables: the variant's tables.
@@ -101,15 +101,15 @@ class FeatureTables:
 
     @cached_property
     def padded_shape(self) -> tuple[int, int]:
-        """``(rows, cols)`` of the padded board: one row/column before the board, enough after it for every anchor."""
+        """`(rows, cols)` of the padded board: one row/column before the board, enough after it for every anchor."""
         rows, cols = self.tables.variant.board_shape
         extent = int(self.tables.cell_offsets.max()) + 2
         return rows + 1 + extent, cols + 1 + extent
 
     @cached_property
     def regions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``int32[A - 1, K]`` index tables of the cells, edge neighbours and corner neighbours of every placement
-        (``A`` the number of actions; the pass has none), into the flattened padded board plus one zero slot."""
+        """`int32[A - 1, K]` index tables of the cells, edge neighbours and corner neighbours of every placement
+        (`A` the number of actions; the pass has none), into the flattened padded board plus one zero slot."""
         rows, cols = self.tables.variant.board_shape
         prow, pcol = self.padded_shape
         zero = prow * pcol
@@ -140,7 +140,7 @@ class FeatureTables:
 
     @cached_property
     def piece_index(self) -> np.ndarray:
-        """``int32[A - 1]``: the piece of every placement."""
+        """`int32[A - 1]`: the piece of every placement."""
         rows, cols = self.tables.variant.board_shape
         return np.repeat(self.tables.orientation_piece, rows * cols).astype(np.int32)
 
@@ -157,7 +157,7 @@ def feature_tables(tables: Tables) -> FeatureTables:
 
 
 def _shift(plane: jax.Array, dr: int, dc: int) -> jax.Array:
-    """``out[r, c] = plane[r - dr, c - dc]`` (False where that is off the board)."""
+    """`out[r, c] = plane[r - dr, c - dc]` (False where that is off the board)."""
     rows, cols = plane.shape
     padded = jnp.pad(plane, ((1, 1), (1, 1)))
     return padded[1 - dr : 1 - dr + rows, 1 - dc : 1 - dc + cols]
@@ -172,7 +172,7 @@ def _corner_dilate(plane: jax.Array) -> jax.Array:
 
 
 def _attach(tables: Tables, board: jax.Array, color: jax.Array, first: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(attach, blocked)`` bool planes of ``color``: its attach points (empty, not edge-adjacent to its pieces,
+    """`(attach, blocked)` bool planes of `color`: its attach points (empty, not edge-adjacent to its pieces,
     touching one at a corner; its free start cells before its first piece) and the empty cells edge-adjacent to it."""
     rows, cols = tables.variant.board_shape
     mine = board == (color + 1).astype(board.dtype)
@@ -188,7 +188,7 @@ def _attach(tables: Tables, board: jax.Array, color: jax.Array, first: jax.Array
 
 
 def cell_planes(tables: Tables, state: State) -> jax.Array:
-    """``f32[H, W, len(PLANES)]``: the indicator planes of `PLANES` for the colour to move in ``state``.
+    """`f32[H, W, len(PLANES)]`: the indicator planes of `PLANES` for the colour to move in `state`.
 
     Args:
         tables: the variant's tables.
@@ -259,7 +259,7 @@ def cell_planes(tables: Tables, state: State) -> jax.Array:
 
 
 def _padded(ft: FeatureTables, planes: jax.Array) -> jax.Array:
-    """``f32[Hp * Wp + 1, F]``: ``planes`` placed in the padded board (off-board plane set outside), plus a zero row."""
+    """`f32[Hp * Wp + 1, F]`: `planes` placed in the padded board (off-board plane set outside), plus a zero row."""
     rows, cols = ft.tables.variant.board_shape
     prow, pcol = ft.padded_shape
     out = jnp.zeros((prow, pcol, planes.shape[-1]), jnp.float32)
@@ -272,14 +272,14 @@ def _padded(ft: FeatureTables, planes: jax.Array) -> jax.Array:
 
 
 def move_features(tables: Tables, state: State, network_logits: jax.Array | None = None) -> jax.Array:
-    """``f32[A - 1, F]``: the features of every placement of the colour to move (``A`` actions; the pass has none),
+    """`f32[A - 1, F]`: the features of every placement of the colour to move (`A` actions; the pass has none),
     in the order of `feature_names`; illegal placements get features too (mask them with the legal mask).
 
     Args:
         tables: the variant's tables.
         state: one (unbatched) position; `jax.vmap` it for a batch.
-        network_logits: ``f32[A]`` or ``f32[A - 1]`` logits of a policy network for this position, added as the
-            last feature; ``None`` for none.
+        network_logits: `f32[A]` or `f32[A - 1]` logits of a policy network for this position, added as the
+            last feature; `None` for none.
 
     Returns:
         The feature matrix.
@@ -296,7 +296,7 @@ def move_features(tables: Tables, state: State, network_logits: jax.Array | None
 
 
 def phase_of(phases: Sequence[int], state: State) -> jax.Array:
-    """``int32``: the phase of ``state``: how many of ``phases`` (ascending, the first 0) the mover's placed pieces
+    """`int32`: the phase of `state`: how many of `phases` (ascending, the first 0) the mover's placed pieces
     have reached, minus one."""
     placed = state.pieces_placed[state.current_color]
     return sum((placed >= start).astype(jnp.int32) for start in phases[1:]) + jnp.int32(0)
@@ -304,14 +304,14 @@ def phase_of(phases: Sequence[int], state: State) -> jax.Array:
 
 @dataclass(frozen=True)
 class MoveModel:
-    """A fitted log-linear move model: score(placement) = ``weights[phase] . features(placement)``.
+    """A fitted log-linear move model: score(placement) = `weights[phase] . features(placement)`.
 
     Attributes:
         variant: name of the variant it was fitted on.
         features: the feature names, in the order of `feature_names` for that variant.
         phases: the phase boundaries (pieces placed by the mover), ascending, the first 0.
-        weights: ``[len(phases)][len(features)]`` weights.
-        network: the agent spec whose network's logit is the feature ``network`` (``"baseline:duo"``), or ``""``.
+        weights: `[len(phases)][len(features)]` weights.
+        network: the agent spec whose network's logit is the feature `network` (`"baseline:duo"`), or `""`.
         provenance: how it was fitted (command, data, date, held-out recall), for people.
     """
 
@@ -334,7 +334,7 @@ class MoveModel:
             raise MoveModelError("weights must be finite numbers")
 
     def check(self, tables: Tables) -> None:
-        """Raise `MoveModelError` unless this model fits ``tables``' variant and the features this code computes."""
+        """Raise `MoveModelError` unless this model fits `tables`' variant and the features this code computes."""
         expected = feature_names(tables, bool(self.network))
         if self.variant != tables.variant.name or tuple(self.features) != expected:
             raise MoveModelError(
@@ -345,13 +345,13 @@ class MoveModel:
             )
 
     def scores(self, tables: Tables, state: State, network_logits: jax.Array | None = None) -> jax.Array:
-        """``f32[A]``: the model's score of every action in ``state``, ``-inf`` for illegal ones (the pass scores 0
+        """`f32[A]`: the model's score of every action in `state`, `-inf` for illegal ones (the pass scores 0
         when it is the only legal action). Pure and jittable; vmap it for a batch.
 
         Args:
             tables: the variant's tables (checked against the model when it is built, see `check`).
             state: one position.
-            network_logits: the network's logits for this position when the model has the ``network`` feature.
+            network_logits: the network's logits for this position when the model has the `network` feature.
 
         Returns:
             The scores, higher preferred.
@@ -461,12 +461,12 @@ class MoveModel:
         return cls.from_json(text, str(path))
 
 
-#: The folder of the shipped move models (``move_model_VARIANT.json``).
+#: The folder of the shipped move models (`move_model_VARIANT.json`).
 SHIPPED = Path(__file__).resolve().parent
 
 
 def shipped_model(variant: str) -> MoveModel:
-    """The move model shipped for ``variant``; raises `ConfigError` when there is none."""
+    """The move model shipped for `variant`; raises `ConfigError` when there is none."""
     path = SHIPPED / f"move_model_{variant}.json"
     if not path.is_file():
         have = sorted(p.stem.removeprefix("move_model_") for p in SHIPPED.glob("move_model_*.json"))
@@ -475,13 +475,13 @@ def shipped_model(variant: str) -> MoveModel:
 
 
 def model_evaluator(env: Env, evaluator: Callable, model: MoveModel) -> Callable:
-    """A search evaluator whose prior logits are ``model``'s scores over ``evaluator``'s (a network evaluator's
-    logits are the model's ``network`` feature); the leaf value is ``evaluator``'s.
+    """A search evaluator whose prior logits are `model`'s scores over `evaluator`'s (a network evaluator's
+    logits are the model's `network` feature); the leaf value is `evaluator`'s.
 
     Args:
         env: the environment.
-        evaluator: ``(params, key, state, root_player) -> (logits f32[A - 1], value)``.
-        model: a move model of ``env``'s variant (checked here).
+        evaluator: `(params, key, state, root_player) -> (logits f32[A - 1], value)`.
+        model: a move model of `env`'s variant (checked here).
 
     Returns:
         An evaluator of the same signature.
@@ -502,14 +502,14 @@ def model_evaluator(env: Env, evaluator: Callable, model: MoveModel) -> Callable
 
 # ---------------------------------------------------------------------------------------------------- fitting
 def softmax_loss(weights: jax.Array, features: jax.Array, legal: jax.Array, chosen: jax.Array, phase: jax.Array):
-    """Mean negative log-likelihood of the ``chosen`` placements under the model's softmax over legal placements.
+    """Mean negative log-likelihood of the `chosen` placements under the model's softmax over legal placements.
 
     Args:
-        weights: ``f32[phases, F]``.
-        features: ``f32[N, L, F]``: the features of up to ``L`` candidate placements of ``N`` positions.
-        legal: ``bool[N, L]``: which of the ``L`` slots hold a legal placement.
-        chosen: ``int32[N]``: the slot of the chosen placement.
-        phase: ``int32[N]``: each position's phase.
+        weights: `f32[phases, F]`.
+        features: `f32[N, L, F]`: the features of up to `L` candidate placements of `N` positions.
+        legal: `bool[N, L]`: which of the `L` slots hold a legal placement.
+        chosen: `int32[N]`: the slot of the chosen placement.
+        phase: `int32[N]`: each position's phase.
 
     Returns:
         The scalar loss.
@@ -537,20 +537,20 @@ def fit(
     """Softmax regression of the chosen placements on their features, with Adam (optax) and an L2 penalty.
 
     Args:
-        features: ``f32[N, L, F]`` candidate features (see `softmax_loss`).
-        legal: ``bool[N, L]``.
-        chosen: ``int32[N]`` slot of each chosen placement (must be legal).
-        phase: ``int32[N]`` phase of each position, below ``num_phases``.
+        features: `f32[N, L, F]` candidate features (see `softmax_loss`).
+        legal: `bool[N, L]`.
+        chosen: `int32[N]` slot of each chosen placement (must be legal).
+        phase: `int32[N]` phase of each position, below `num_phases`.
         num_phases: number of phases (weight rows).
         l2: weight of the L2 penalty on the weights.
-        steps: optimiser steps (minibatches of ``batch`` positions).
+        steps: optimiser steps (minibatches of `batch` positions).
         learning_rate: Adam's step size.
         batch: positions per minibatch.
         seed: minibatch order.
-        progress: called with ``(step, loss)`` every 50 steps.
+        progress: called with `(step, loss)` every 50 steps.
 
     Returns:
-        ``f32[num_phases, F]`` fitted weights.
+        `f32[num_phases, F]` fitted weights.
     """
     import optax
 
@@ -582,16 +582,16 @@ def fit(
 
 
 def recall_at(scores: np.ndarray, chosen: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
-    """Share of positions whose chosen action ranks among the ``k`` best by ``scores`` (ties count against it), for
-    each ``k``.
+    """Share of positions whose chosen action ranks among the `k` best by `scores` (ties count against it), for
+    each `k`.
 
     Args:
-        scores: ``f32[N, A]`` scores, ``-inf`` for illegal actions.
-        chosen: ``int32[N]`` the chosen action of each position.
+        scores: `f32[N, A]` scores, `-inf` for illegal actions.
+        chosen: `int32[N]` the chosen action of each position.
         ks: the cut-offs.
 
     Returns:
-        ``{k: recall}``.
+        `{k: recall}`.
     """
     scores = np.asarray(scores, np.float64)
     chosen = np.asarray(chosen)
@@ -606,10 +606,10 @@ class Positions:
     """Positions labelled by the move a player chose, stacked as one batched `State`.
 
     Attributes:
-        states: the positions (a `State` with a leading axis ``N``), each with at least two legal actions.
-        chosen: ``int32[N]`` the action chosen in each.
-        game: ``int32[N]`` the index of the game each comes from (for splits by game).
-        move: ``int32[N]`` the move number within its game (0 first).
+        states: the positions (a `State` with a leading axis `N`), each with at least two legal actions.
+        chosen: `int32[N]` the action chosen in each.
+        game: `int32[N]` the index of the game each comes from (for splits by game).
+        move: `int32[N]` the move number within its game (0 first).
     """
 
     states: State
@@ -621,21 +621,21 @@ class Positions:
         return len(self.chosen)
 
     def take(self, index: np.ndarray) -> Positions:
-        """The positions at ``index`` (a NumPy index array or mask)."""
+        """The positions at `index` (a NumPy index array or mask)."""
         return Positions(
             jax.tree.map(lambda x: x[index], self.states), self.chosen[index], self.game[index], self.move[index]
         )
 
 
 def split_games(text: str) -> list[str]:
-    """The games of a multi-game ``.blksgf`` text (Pentobi's ``twogtp`` writes one file of many games)."""
+    """The games of a multi-game `.blksgf` text (Pentobi's `twogtp` writes one file of many games)."""
     import re
 
     return [g for g in re.split(r"(?=\(;)", text) if g.strip()]
 
 
 def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game: int = 0) -> Positions:
-    """Every position with a choice (two or more legal actions) of the games in ``paths`` (``.blksgf`` files, one or
+    """Every position with a choice (two or more legal actions) of the games in `paths` (`.blksgf` files, one or
     many games each), replayed and checked by `blokus_jax.records.from_blksgf`, labelled by the move played.
 
     Args:
@@ -647,7 +647,7 @@ def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game:
         The positions, in file and game order.
 
     Raises:
-        RecordError: a game is malformed or not of ``env``'s variant.
+        RecordError: a game is malformed or not of `env`'s variant.
     """
     from blokus_jax.errors import RecordError
     from blokus_jax.io import records
