@@ -309,16 +309,20 @@ def test_move_prior_is_minus_inf_exactly_on_illegal_actions(duo_positions, spec)
     assert np.all(np.isfinite(scores[legal]))
 
 
-def test_move_prior_of_strong_is_its_networks_logits(duo_positions):
+def test_move_prior_of_a_network_search_is_its_networks_logits_and_strong_ranks_by_the_model(duo_positions):
     from blokus_agents.players.baselines import load_baseline
 
     env, states = duo_positions
     network, params, _ = load_baseline("duo", env)
     state = jax.tree.map(lambda x: x[1], states)
     logits = np.asarray(network.apply(params, env.observe(state))[0])
-    scores = np.asarray(jax.jit(move_prior("strong", env))(state))
     legal = np.asarray(state.legal_action_mask)
+    scores = np.asarray(jax.jit(move_prior("baseline:duo", env))(state))
     np.testing.assert_allclose(scores[legal], logits[legal], rtol=1e-5, atol=1e-5)
+    strong = np.asarray(jax.jit(move_prior("strong", env))(state))  # Duo's strong: prior=model
+    model = np.asarray(jax.jit(move_prior("baseline:duo,prior=model", env))(state))
+    np.testing.assert_allclose(strong[legal], model[legal], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(strong[legal], logits[legal])
 
 
 @pytest.mark.parametrize("spec", ["random", "greedy", "", "baseline:duo,prior=nope"])

@@ -151,8 +151,8 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("mcts:sims=1000000000", r"sims=1000000000 must be between 1 and 1000000"),
-        ("mcts:sims=12345678901234567890", r"sims=12345678901234567890 must be between 1 and 1000000"),
+        ("mcts:sims=1000000000", r"sims=1000000000 must be between 1 and 32768"),
+        ("mcts:sims=12345678901234567890", r"sims=12345678901234567890 must be between 1 and 32768"),
         ("mcts:playouts=100000000", r"playouts=100000000 must be between 1 and 10000"),
         ("mcts:k=1373", r"k=1373 must be between 1 and 1372 \(the number of placement actions of 'simple'\)"),
         ("mcts:considered=0", r"considered=0 must be between 1"),
@@ -162,9 +162,9 @@ def test_adapters_resolve_opponents_with_the_same_resolver(env):
         ("mcts:temperature=1e-300", r"temperature=1e-300 must be between 0.0001 and 10000"),
         ("mcts:playout=smart", r"playout=smart must be one of \['greedy', 'random', 'block', 'local', 'attach'\]"),
         ("az:runs/x,gumbel_scale=-0.5", r"gumbel_scale=-0.5 must be between 0 and 100"),
-        ("az:runs/x,sims=99999999999999999999", r"sims=99999999999999999999 must be between 1 and 1000000"),
+        ("az:runs/x,sims=99999999999999999999", r"sims=99999999999999999999 must be between 1 and 32768"),
         ("baseline:simple,gumbel_scale=-1", r"gumbel_scale=-1 must be between 0 and 100"),
-        ("baseline:simple,sims=-1", r"sims=-1 must be between 0 and 10000 "),
+        ("baseline:simple,sims=-1", r"sims=-1 must be between 0 and 32768 "),
         ("baseline:simple,k=5000", r"k=5000 must be between 1 and 1372"),
         ("mobility:k=99999", r"k=99999 must be between 1 and 1372"),
         ("minimax:depth=3", r"depth=3 must be between 1 and 2"),
@@ -202,8 +202,8 @@ def test_a_budget_over_the_machine_memory_is_refused_naming_the_option_and_the_l
     from blokus_agents.core import options
 
     monkeypatch.setattr(policies, "machine_memory", lambda: (64 * 2**20, "this machine's memory"))
-    with pytest.raises(AgentSpecError, match=r"sims=100000 would need about .* more than this machine's memory "):
-        resolve_agent("mcts:sims=100000", env)
+    with pytest.raises(AgentSpecError, match=r"sims=30000 would need about .* more than this machine's memory "):
+        resolve_agent("mcts:sims=30000", env)
     with pytest.raises(AgentSpecError, match=r"k=1000 would need .*64.0 MiB.*lower k"):
         resolve_agent("minimax:k=1000", env)
     assert callable(resolve_agent("mcts:sims=8", env))  # small budgets still fit
