@@ -1,18 +1,12 @@
 """The training configs: every setting of a run, saved with each checkpoint (a run is reproducible from its config
-and seed). `PPOConfig` for `blokus_agents.training.ppo`, `AZConfig` for
-`blokus_agents.training.alphazero`, both
+and seed). `PPOConfig` for `blokus_agents.training.ppo` and `AZConfig` for `blokus_agents.training.alphazero`, both
 on `RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
-`blokus_agents.training.checkpoint` can read any run's config without importing a trainer; `CONFIGS` maps
-each
-<<<<<<< HEAD
+`blokus_agents.training.checkpoint` can read any run's config without importing a trainer; `CONFIGS` maps each
 algorithm's name (the `"algorithm"` of checkpoint metadata) to its class.
-=======
-algorithm's name (the ``"algorithm"`` of checkpoint metadata) to its class.
 
-Every field declares its default, range and help once (`blokus_agents.core.options.setting`); ``blokus-jax train``
+Every field declares its default, range and help once (`blokus_agents.core.options.setting`); `blokus-jax train`
 builds its flags from them. A leaf: it imports no implementation and no JAX (the memory estimate and the checks a run
 needs before it starts are in `blokus_agents.training.scaffold`).
->>>>>>> settings
 """
 
 from __future__ import annotations
