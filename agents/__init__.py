@@ -19,8 +19,9 @@ The package is in folders that are its layers, bottom to top: `core`, `search`, 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from blokus_jax._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from blokus_agents.core.policies import (
@@ -51,23 +52,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name on its first use.
-
-    Args:
-        name: The attribute asked for.
-
-    Returns:
-        The object, which is then cached in the package's namespace.
-
-    Raises:
-        AttributeError: When `blokus_agents` has no such name.
-    """
-    if name not in _HOMES:
-        raise AttributeError(f"module 'blokus_agents' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"blokus_agents.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())
 
 
 def __dir__() -> list[str]:

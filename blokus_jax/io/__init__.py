@@ -7,8 +7,9 @@ The names below load on first use (the package imports none of its modules itsel
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from blokus_jax._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from blokus_jax.io.records import GameRecord, from_blksgf, from_json, from_rollout, load, save_records
@@ -30,23 +31,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name of `blokus_jax.io` on its first use.
-
-    Args:
-        name: The attribute asked for.
-
-    Returns:
-        The object, which is then cached in the package's namespace.
-
-    Raises:
-        AttributeError: When the package has no such name.
-    """
-    if name not in _HOMES:
-        raise AttributeError(f"module 'blokus_jax.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"blokus_jax.io.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())
 
 
 __all__ = [
