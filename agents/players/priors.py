@@ -9,7 +9,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from blokus_agents.core.policies import AgentSpecError, agent_options, load_network
+from blokus_agents.core.policies import AgentSpecError, agent_options, load_network, split_target
 from blokus_agents.players.baselines import load_baseline
 from blokus_agents.search.gumbel import finite_logits, rollout_evaluator
 from blokus_agents.search.mcts import strong_spec
@@ -54,8 +54,11 @@ def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
             return evaluate(None, jax.random.key(0), state, state.current_player)[0]
 
     else:
-        target, _, option_text = (rest if name in ("az", "baseline") else spec).partition(",")
-        options = dict(item.split("=", 1) for item in option_text.split(",") if "=" in item)
+        if name in ("az", "baseline"):
+            target, option_text = split_target(spec)  # the registry's reading: quoted targets too
+        else:
+            target, _, option_text = spec.partition(",")
+        options = dict(item.split("=", 1) for item in (option_text or "").split(",") if "=" in item)
         if name == "baseline":
             network, params, _ = load_baseline(target, env)
         elif name == "az" or (name not in ("az", "baseline") and Path(target).is_dir()):
