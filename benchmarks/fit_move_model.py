@@ -12,6 +12,12 @@ logit), softmax regression with optax; the held-out files stay out of the fit an
     python benchmarks/fit_move_model.py fit --data benchmarks/data/prior --held-out 'l6_chunk01*' \
         --network baseline:duo --out agents/search/move_model_duo.json
 
+The model a policy network carries (``--prior model`` of ``blokus-jax train``) sees only the mover's observation:
+
+    python benchmarks/fit_move_model.py fit --data benchmarks/data/prior --files 'l6_chunk02*' --max-games 100 \
+        --held-out 'l6_chunk01*' --l2 1e-4 --steps 200 --inputs observation --network '' \
+        --out agents/search/move_model_duo_observation.json
+
 Recall of any spec on the held-out positions: ``benchmarks/prior_recall.py``.
 """
 
@@ -72,8 +78,11 @@ def collect(args: argparse.Namespace) -> None:
         subprocess.run(command, check=True)
 
 
-def candidates(env, model_network, positions, slots: int = SLOTS, batch: int = 32, seed: int = 0):
-    """``(features f16[N, slots, F], legal bool[N, slots], chosen int32[N], phase int32[N])`` of ``positions``."""
+def candidates(
+    env, model_network, positions, slots: int = SLOTS, batch: int = 32, seed: int = 0, inputs: str = "state"
+):
+    """``(features f16[N, slots, F], legal bool[N, slots], chosen int32[N], phase int32[N])`` of ``positions``,
+    the features over ``inputs`` planes (``blokus_agents.search.move_model.INPUTS``)."""
     from blokus_agents.search.move_model import DEFAULT_PHASES, move_features, phase_of
 
     tables = env.tables
@@ -86,7 +95,7 @@ def candidates(env, model_network, positions, slots: int = SLOTS, batch: int = 3
 
     def one(key, state, chosen):
         logits = apply(state) if apply is not None else None
-        features = move_features(tables, state, logits)
+        features = move_features(tables, state, logits, inputs)
         legal = state.legal_action_mask[:-1]
         rank = legal.astype(jnp.float32) + jax.random.uniform(key, legal.shape) * 0.5
         rank = rank.at[chosen].set(2.0)
@@ -171,8 +180,10 @@ def fit_command(args: argparse.Namespace) -> None:
         train = train.take(np.flatnonzero(train.game < args.max_games))
     held = labelled_positions(env, held_files, first_game=int(train.game.max()) + 1)
     print(f"{len(train)} fit positions ({len(set(train.game.tolist()))} games), {len(held)} held-out", flush=True)
+    if args.inputs == "observation" and args.network:
+        sys.exit("--inputs observation takes no --network (the policy network that carries the model adds its own)")
     net = network_of(env, args.network)
-    features, legal, chosen, phase = candidates(env, net, train)
+    features, legal, chosen, phase = candidates(env, net, train, inputs=args.inputs)
     # validation: the last tenth of the fit games, for choosing the L2 weight
     games = np.unique(train.game)
     val_games = set(games[-max(1, len(games) // 10) :].tolist())
@@ -215,6 +226,7 @@ def fit_command(args: argparse.Namespace) -> None:
         tuple(tuple(float(x) for x in row) for row in weights),
         args.network or "",
         provenance,
+        args.inputs,
     )
     # held-out recall over every action (not just the candidate slots)
     from prior_recall import spec_recall  # noqa: E402 (benchmarks/ sibling)
@@ -242,6 +254,13 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--max-games", type=int, default=0, help="fit on the first N games of the fit files (0: all)")
     f.add_argument("--held-out", default="l6_chunk01*", help="glob of the held-out files")
     f.add_argument("--network", default="baseline:duo", help="baseline:NAME or az:RUN whose logit is a feature")
+    f.add_argument(
+        "--inputs",
+        choices=("state", "observation"),
+        default="state",
+        help="planes of the whole position (the search's prior) or of the mover's observation (a policy network's; "
+        "give --network '')",
+    )
     f.add_argument("--l2", type=float, nargs="+", default=[1e-4, 1e-3])
     f.add_argument("--steps", type=int, default=400)
     f.add_argument("--labels", default="Pentobi level 6 self-play, book on")

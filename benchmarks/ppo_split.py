@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--channels", type=int, default=PPOConfig.channels)
     parser.add_argument("--blocks", type=int, default=PPOConfig.blocks)
     parser.add_argument("--precision", default="auto")
+    parser.add_argument("--prior", default="none", help="the network's prior: none or model (see PPOConfig.prior)")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         channels=args.channels,
         blocks=args.blocks,
         precision=args.precision,
+        prior=args.prior,
     )
     trainer = make_train(config)
     env, network = trainer.env, trainer.network
@@ -107,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     steps = config.steps_per_update
     print(
         f"PPO on {config.variant}: {config.num_envs} games x {config.num_steps} steps, {config.update_epochs} epochs "
-        f"x {config.num_minibatches} minibatches of {minibatch}, network {config.channels} x {config.blocks}, "
+        f"x {config.num_minibatches} minibatches of {minibatch}, network {config.channels} x {config.blocks} "
+        f"(prior {config.prior}), "
         f"conv {network.conv}, precision {network.precision}, {jax.devices()[0].device_kind}; median of "
         f"{args.repeats} calls after a compiling one\n"
     )

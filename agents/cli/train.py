@@ -46,12 +46,14 @@ CONFIG_FLAGS: dict[str, str] = {
     "channels": "--channels",
     "blocks": "--blocks",
     "precision": "--precision",
+    "prior": "--prior",
+    "reward": "--reward",
     "learning_rate": "--lr",
     "seed": "--seed",
     "total_steps": "--total-steps",
 }
 #: The host-loop settings `blokus-jax train` sets from flags (`Settings`' fields, flags `--FIELD-NAME`).
-SETTINGS_FLAGS = ("eval_every", "evals", "eval_games", "checkpoint_every", "checkpoint_minutes")
+SETTINGS_FLAGS = ("eval_every", "evals", "eval_games", "checkpoint_every", "checkpoint_minutes", "keep_checkpoints")
 
 
 NAME = "train"
@@ -168,7 +170,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
         help="start from the network of another run (e.g. a PPO run for alphazero) or of a shipped baseline "
         "(baseline:NAME, e.g. baseline:duo); its variant and network size are used unless given",
     )
-    for name in ("channels", "blocks", "precision", "learning_rate", "seed"):
+    for name in ("channels", "blocks", "precision", "prior", "reward", "learning_rate", "seed"):
         add_field_flag(parser, name)
     parser.add_argument(
         "--out",
@@ -348,7 +350,7 @@ def _print_summary(summary: dict, config: RunConfig, out: str, json_path: str | 
 
 
 #: Config fields that fix the network's shape (copied from an `--init-from` run unless given).
-_NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+_NETWORK_FIELDS = ("channels", "blocks", "value_hidden", "prior")
 
 
 def _known_fields(config: RunConfig, given: dict[str, Any], context: str) -> dict[str, Any]:

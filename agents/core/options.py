@@ -20,6 +20,11 @@ INT32_MAX = 2**31 - 1
 #: bf16 on GPU/TPU, f32 on CPU).
 PRECISION_CHOICES = ("auto", "f32", "bf16")
 
+#: What a policy network adds to its placement logits (the training configs' `prior`, so `blokus-jax train
+#: --prior`): "none", or "model": the variant's fitted move model over the mover's observation, a fixed prior
+#: that the policy head learns to correct (`blokus_agents.players.networks.PolicyValueNet`).
+NETWORK_PRIORS = ("none", "model")
+
 
 def PLACEMENTS(env: Any) -> int:
     """Bound: the number of placement actions of `env`'s variant (every action but the pass)."""
@@ -208,6 +213,7 @@ __all__ = [
     "check_budget",
     "INT32_MAX",
     "PLACEMENTS",
+    "NETWORK_PRIORS",
     "PRECISION_CHOICES",
     "XLA_OVERHEAD",
     "Option",

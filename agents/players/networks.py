@@ -12,7 +12,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.core.options import PRECISION_CHOICES
+import blokus_jax
+from blokus_agents.core.options import NETWORK_PRIORS, PRECISION_CHOICES
+from blokus_agents.search.move_model import (
+    MoveModel,
+    observation_phase,
+    observation_planes,
+    placement_scores,
+    shipped_model,
+)
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
@@ -218,6 +226,14 @@ class PolicyValueNet(nn.Module):
     `precision` ("f32" or "bf16") is the dtype the layers compute in; parameters are float32 either way (the same
     tree, so checkpoints load under any precision) and the logits and values are returned as float32, so that the
     masked softmax, losses and advantages that use them are computed in float32.
+
+    `prior="model"` adds the fitted move model of `variant` over the mover's observation
+    (`blokus_agents.search.move_model.observation_planes`, the shipped `move_model_VARIANT_observation.json`) to
+    the placement logits, and the policy head starts at zero, so an untrained network plays the model's policy
+    and learning refines it. The model's weights are the parameter `move_model` (`f32[phases, features]`),
+    initialised from the fit and held fixed (no gradient reaches them: their backward pass doubled a CPU update's
+    time, `benchmarks/ppo_split.py`); a checkpoint stores them, so a run keeps the model it was trained with
+    when the shipped file is refitted. The model's scores are computed in float32 under every precision.
     """
 
     centres: tuple[tuple[int, int], ...]
@@ -228,6 +244,8 @@ class PolicyValueNet(nn.Module):
     value_dim: int = 1
     precision: str = "f32"
     head: str = "slices"
+    prior: str = "none"
+    variant: str = ""
 
     @nn.compact
     def __call__(self, obs: Observation) -> tuple[jax.Array, jax.Array]:
@@ -243,8 +261,12 @@ class PolicyValueNet(nn.Module):
             x = ResidualBlock(self.channels, self.conv, dtype)(x)
         x = nn.relu(x)
 
-        planes = dense(len(self.centres))(x)  # 1x1 conv: [N, H, W, O]
+        head_init = nn.initializers.zeros_init() if self.prior == "model" else nn.initializers.lecun_normal()
+        planes = dense(len(self.centres), kernel_init=head_init)(x)  # 1x1 conv: [N, H, W, O]
         placement = place_logits(planes, self.centres, self.head).astype(jnp.float32)
+        if self.prior == "model":
+            flat = jax.tree.map(lambda a: a.reshape(n, *a.shape[len(batch) :]), obs)
+            placement = placement + self._model_scores(flat)
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
 
         pooled = jnp.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2)), extra], axis=-1)
@@ -252,6 +274,29 @@ class PolicyValueNet(nn.Module):
         if self.value_dim == 1:
             return logits.reshape(*batch, -1), value[:, 0].reshape(batch)
         return logits.reshape(*batch, -1), value.reshape(*batch, self.value_dim)
+
+    def _model_scores(self, obs: Observation) -> jax.Array:
+        """`f32[N, A - 1]`: the move model's placement scores of a batch of observations, its weights the
+        parameter `move_model`."""
+        model = observation_model(self.variant)
+        tables = blokus_jax.make(self.variant).tables if self.variant else None
+        weights = self.param("move_model", lambda _: jnp.asarray(model.weights, jnp.float32))
+        weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
+
+        def one(o: Observation) -> jax.Array:
+            row = weights[observation_phase(tables, model.phases, o)]
+            return placement_scores(tables, observation_planes(tables, o), row)
+
+        return jax.vmap(one)(obs)
+
+
+@functools.lru_cache(maxsize=8)
+def observation_model(variant: str) -> MoveModel:
+    """The shipped move model over observation planes of registered variant `variant` (read once), checked
+    against the variant; `ConfigError` when none is shipped."""
+    model = shipped_model(variant, "observation")
+    model.check(blokus_jax.make(variant).tables)
+    return model
 
 
 def make_network(
@@ -263,14 +308,26 @@ def make_network(
     value_dim: int = 1,
     precision: str = "auto",
     head: str = "slices",
+    prior: str = "none",
 ) -> PolicyValueNet:
     """A `PolicyValueNet` for `env`'s variant with `channels` conv channels and `blocks` residual
     blocks; returns the (unbound) flax module. `conv` ("auto", "im2col" or "native", see `Conv3x3`) is
     resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads.
     `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise.
     `precision` ("auto", "f32" or "bf16", see `resolve_precision`) is resolved here too and changes no parameter;
-    `head` is the policy head's form (`place_logits`), which changes no result."""
+    `head` is the policy head's form (`place_logits`), which changes no result. `prior` is one of
+    `NETWORK_PRIORS` ("model" needs a registered variant with a shipped observation model, see
+    `PolicyValueNet`)."""
     value_dim = int(value_dim)
+    if prior not in NETWORK_PRIORS:
+        raise ConfigError(f"unknown network prior {prior!r}; use one of {list(NETWORK_PRIORS)}")
+    if prior == "model":
+        observation_model(env.variant.name)  # shipped and fitting the variant, else ConfigError
+        if env.variant != blokus_jax.make(env.variant.name).variant:
+            raise ConfigError(
+                f"prior='model' needs the registered variant {env.variant.name!r} unchanged (its move model was "
+                f"fitted there); this one has other fields"
+            )
     if head not in HEAD_FORMS:
         raise ConfigError(f"unknown policy head form {head!r}; use one of {list(HEAD_FORMS)}")
     if value_dim not in (1, env.num_players):
@@ -287,6 +344,8 @@ def make_network(
         value_dim,
         resolve_precision(precision),
         head,
+        prior,
+        env.variant.name if prior == "model" else "",
     )
 
 
@@ -301,7 +360,17 @@ def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     """The network of a training run's `config` (a `blokus_agents.training.configs.PPOConfig` or
     `blokus_agents.training.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
     `value_hidden`, and the value size of its algorithm (`blokus_agents.training.configs.RunConfig.value_dim`),
-    computing in its `precision` (configs saved before that field read back as "auto").
+    computing in its `precision` (configs saved before that field read back as "auto"), with its `prior`
+    ("none" for configs saved before that field).
     Trainers, checkpoints and run-directory agents all build a run's network here."""
     value_dim = config.value_dim(env.num_players)
-    return make_network(env, config.channels, config.blocks, config.value_hidden, conv, value_dim, config.precision)
+    return make_network(
+        env,
+        config.channels,
+        config.blocks,
+        config.value_hidden,
+        conv,
+        value_dim,
+        config.precision,
+        prior=getattr(config, "prior", "none"),
+    )

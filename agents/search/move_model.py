@@ -32,6 +32,7 @@ import numpy as np
 
 from blokus_jax.env import Env, State
 from blokus_jax.errors import BlokusError, ConfigError
+from blokus_jax.observe import observe
 from blokus_jax.tables import Tables
 
 #: The per-cell indicator planes, seen from the colour to move, in feature order. Each gives three features of a
@@ -58,6 +59,10 @@ REGIONS: tuple[str, ...] = ("cells", "edges", "corners")
 
 #: Phase boundaries of the shipped models: a phase starts once the mover has placed this many pieces.
 DEFAULT_PHASES: tuple[int, ...] = (0, 2, 5, 9)
+
+#: What a model's planes are computed from: the whole position (`cell_planes`, for the search's prior) or what the
+#: mover's observation shows (`observation_planes`, for a policy network that carries the model).
+INPUTS: tuple[str, ...] = ("state", "observation")
 
 #: Format tag and version of a move-model file.
 FORMAT = "blokus-jax move model"
@@ -201,8 +206,6 @@ def cell_planes(tables: Tables, state: State) -> jax.Array:
     rows, cols = variant.board_shape
     board = state.board
     mover = state.current_color
-    occupied = board != 0
-    empty = ~occupied
     own = board == (mover + 1).astype(board.dtype)
     owner = jnp.asarray(tables.color_owner)
     player = owner[mover]
@@ -211,15 +214,11 @@ def cell_planes(tables: Tables, state: State) -> jax.Array:
     is_opponent = (owner != player) | (owner < 0)
     is_opponent = is_opponent & (colors != mover)
     opponent = jnp.any(is_opponent[:, None, None] & (board[None] == (colors + 1)[:, None, None].astype(board.dtype)), 0)
-    own_attach, own_blocked = _attach(tables, board, mover, state.pieces_placed[mover] == 0)
+    own_attach, _ = _attach(tables, board, mover, state.pieces_placed[mover] == 0)
     opp_attach = jnp.zeros((rows, cols), bool)
-    opp_blocked = jnp.zeros((rows, cols), bool)
     for c in range(variant.num_colors):
-        attach, blocked = _attach(tables, board, jnp.int32(c), state.pieces_placed[c] == 0)
-        live = is_opponent[c] & ~state.passed[c]
-        opp_attach |= attach & live
-        opp_blocked |= blocked & is_opponent[c]
-    near_opp_attach = _edge_dilate(opp_attach) & empty & ~opp_attach
+        attach, _ = _attach(tables, board, jnp.int32(c), state.pieces_placed[c] == 0)
+        opp_attach |= attach & is_opponent[c] & ~state.passed[c]
     # the newest opponent piece: the cells of the last action when it was an opponent's placement
     last = state.last_action
     num_cells = rows * cols
@@ -232,9 +231,85 @@ def cell_planes(tables: Tables, state: State) -> jax.Array:
     last_color = board[cell_r[0], cell_c[0]].astype(jnp.int32) - 1
     last_is_opponent = placed & (last_color >= 0) & is_opponent[jnp.clip(last_color, 0, variant.num_colors - 1)]
     last_cells = jnp.zeros((rows, cols), bool).at[cell_r, cell_c].set(True) & last_is_opponent
+    return _stack_planes(board != 0, own, opponent, own_attach, opp_attach, last_cells)
+
+
+#: The planes that a position's observation (`blokus_jax.observe.Observation`) does not show: the newest
+#: opponent piece's. `observation_planes` leaves them zero.
+LAST_MOVE_PLANES: tuple[str, ...] = ("last_attach", "near_last")
+
+
+def own_color_count(tables: Tables) -> int:
+    """How many colours each player owns (1, or 2 in Classic for two players).
+
+    An observation lists the observer's own colours first, so its colours from this position on are the
+    opponents' (a shared colour too).
+
+    Args:
+        tables: the variant's tables.
+
+    Returns:
+        The count.
+    """
+    return int(np.sum(np.asarray(tables.color_owner) == 0))
+
+
+def observation_planes(tables: Tables, obs: Any) -> jax.Array:
+    """`f32[H, W, len(PLANES)]`: the planes of `cell_planes` as far as the mover's own observation shows them.
+
+    The planes of `LAST_MOVE_PLANES` are zero (an observation does not say which piece came last), and an
+    opponent colour that has passed keeps its attach points. A move model fitted on these planes
+    (`MoveModel.inputs == "observation"`) is a function of the observation, so a policy network can carry it
+    (`blokus_agents.players.networks.PolicyValueNet`'s `prior`).
+
+    Args:
+        tables: the variant's tables.
+        obs: one (unbatched) `Observation` of the player to move, as `Env.observe` gives it.
+
+    Returns:
+        The planes stacked on the last axis.
+    """
+    num_colors = tables.variant.num_colors
+    occupancy = obs.planes[..., :num_colors] > 0.5  # [H, W, C], the mover's colour first
+    corners = obs.planes[..., num_colors:] > 0.5
+    k = own_color_count(tables)
+    rows, cols = tables.variant.board_shape
+    return _stack_planes(
+        jnp.any(occupancy, -1),
+        occupancy[..., 0],
+        jnp.any(occupancy[..., k:], -1),
+        corners[..., 0],
+        jnp.any(corners[..., k:], -1),
+        jnp.zeros((rows, cols), bool),
+    )
+
+
+def observation_phase(tables: Tables, phases: Sequence[int], obs: Any) -> jax.Array:
+    """The phase (`phase_of`) of the position an observation of the player to move shows.
+
+    Args:
+        tables: the variant's tables.
+        phases: the phase boundaries, ascending, the first 0.
+        obs: one (unbatched) `Observation` of the player to move.
+
+    Returns:
+        `int32`: the phase, from the mover's pieces already placed.
+    """
+    copies = jnp.asarray(tables.piece_copies, jnp.float32)
+    placed = jnp.round(jnp.sum(copies * (1.0 - obs.pieces[0]))).astype(jnp.int32)
+    return sum((placed >= start).astype(jnp.int32) for start in phases[1:]) + jnp.int32(0)
+
+
+def _stack_planes(occupied, own, opponent, own_attach, opp_attach, last_cells) -> jax.Array:
+    """The planes of `PLANES`, stacked on the last axis as float32, from the mover's and its opponents' cells and
+    attach points and the newest opponent piece's cells (bool `[H, W]` each); the rest follows from these."""
+    rows, cols = own.shape
+    empty = ~occupied
+    own_blocked = _edge_dilate(own) & empty
+    opp_blocked = _edge_dilate(opponent) & empty
+    near_opp_attach = _edge_dilate(opp_attach) & empty & ~opp_attach
     last_attach = _corner_dilate(last_cells) & opp_attach
-    near = _edge_dilate(last_cells) | _corner_dilate(last_cells)
-    near_last = near & empty
+    near_last = (_edge_dilate(last_cells) | _corner_dilate(last_cells)) & empty
     free_neighbours = sum(_shift(empty, dr, dc).astype(jnp.int32) for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)))
     open_cells = empty & (free_neighbours >= 3)
     r = (np.arange(rows) - (rows - 1) / 2) / max((rows - 1) / 2, 1)
@@ -254,8 +329,23 @@ def cell_planes(tables: Tables, state: State) -> jax.Array:
         near_last,
         open_cells,
     ]
-    stacked = jnp.stack([p.astype(jnp.float32) for p in planes] + [jnp.asarray(centre, jnp.float32)], -1)
-    return stacked
+    return jnp.stack([p.astype(jnp.float32) for p in planes] + [jnp.asarray(centre, jnp.float32)], -1)
+
+
+def position_planes(tables: Tables, state: State, inputs: str = "state") -> jax.Array:
+    """The planes of one position that a model with these `inputs` scores.
+
+    Args:
+        tables: the variant's tables.
+        state: one (unbatched) position.
+        inputs: one of `INPUTS`.
+
+    Returns:
+        `cell_planes`, or `observation_planes` of the mover's observation.
+    """
+    if inputs == "observation":
+        return observation_planes(tables, observe(tables, state, state.current_player))
+    return cell_planes(tables, state)
 
 
 def _padded(ft: FeatureTables, planes: jax.Array) -> jax.Array:
@@ -271,7 +361,9 @@ def _padded(ft: FeatureTables, planes: jax.Array) -> jax.Array:
     return jnp.concatenate([out.reshape(prow * pcol, -1), jnp.zeros((1, planes.shape[-1]), jnp.float32)])
 
 
-def move_features(tables: Tables, state: State, network_logits: jax.Array | None = None) -> jax.Array:
+def move_features(
+    tables: Tables, state: State, network_logits: jax.Array | None = None, inputs: str = "state"
+) -> jax.Array:
     """`f32[A - 1, F]`: the features of every placement of the colour to move (`A` actions; the pass has none),
     in the order of `feature_names`; illegal placements get features too (mask them with the legal mask).
 
@@ -280,12 +372,13 @@ def move_features(tables: Tables, state: State, network_logits: jax.Array | None
         state: one (unbatched) position; `jax.vmap` it for a batch.
         network_logits: `f32[A]` or `f32[A - 1]` logits of a policy network for this position, added as the
             last feature; `None` for none.
+        inputs: what the planes are computed from (`position_planes`).
 
     Returns:
         The feature matrix.
     """
     ft = feature_tables(tables)
-    flat = _padded(ft, cell_planes(tables, state))
+    flat = _padded(ft, position_planes(tables, state, inputs))
     sums = [flat[jnp.asarray(index)].sum(axis=1) for index in ft.regions]  # each [A - 1, len(PLANES)]
     one_hot = jax.nn.one_hot(jnp.asarray(ft.piece_index), tables.variant.num_pieces, dtype=jnp.float32)
     columns = [*sums, one_hot]
@@ -293,6 +386,31 @@ def move_features(tables: Tables, state: State, network_logits: jax.Array | None
         logits = jnp.asarray(network_logits, jnp.float32)[: tables.num_actions - 1]
         columns.append(jnp.clip(jnp.nan_to_num(logits, nan=-1e4), -1e4, 1e4)[:, None])
     return jnp.concatenate(columns, axis=-1)
+
+
+def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> jax.Array:
+    """`f32[A - 1]`: every placement's score `weights . features` (without the `network` feature), from the cell
+    planes of its position (`cell_planes` or `observation_planes`). Linear in `weights`, so it is differentiable
+    in them (a policy network trains them as parameters).
+
+    The weights are folded into one plane a region first, then each placement's cells of those three planes are
+    gathered once: a 13th of the gathers of computing the features themselves (`move_features`), same result.
+
+    Args:
+        tables: the variant's tables.
+        planes: `f32[H, W, len(PLANES)]` of one position.
+        weights: `f32[F]` (or `F + 1` with the `network` weight last, which is not used here): one phase's row.
+
+    Returns:
+        The scores of the placements, legal or not.
+    """
+    num_planes, num_regions = len(PLANES), len(REGIONS)
+    plane_weights = weights[: num_planes * num_regions].reshape(num_regions, num_planes)
+    ft = feature_tables(tables)
+    combined = _padded(ft, planes) @ plane_weights.T  # [Hp * Wp + 1, regions]
+    placement = sum(combined[:, i][jnp.asarray(index)].sum(axis=1) for i, index in enumerate(ft.regions))
+    pieces = weights[num_planes * num_regions : num_planes * num_regions + tables.variant.num_pieces]
+    return placement + pieces[jnp.asarray(ft.piece_index)]
 
 
 def phase_of(phases: Sequence[int], state: State) -> jax.Array:
@@ -313,6 +431,9 @@ class MoveModel:
         weights: `[len(phases)][len(features)]` weights.
         network: the agent spec whose network's logit is the feature `network` (`"baseline:duo"`), or `""`.
         provenance: how it was fitted (command, data, date, held-out recall), for people.
+        inputs: what its planes are computed from, one of `INPUTS`: "observation" models score what the mover's
+            observation shows (no newest-piece planes) and take no network logit, so a policy network can carry
+            them.
     """
 
     variant: str
@@ -321,8 +442,13 @@ class MoveModel:
     weights: tuple[tuple[float, ...], ...]
     network: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
+    inputs: str = "state"
 
     def __post_init__(self) -> None:
+        if self.inputs not in INPUTS:
+            raise MoveModelError(f"inputs must be one of {list(INPUTS)}, got {self.inputs!r}")
+        if self.inputs == "observation" and self.network:
+            raise MoveModelError("a model over observation planes takes no network logit (its network carries it)")
         if not self.phases or self.phases[0] != 0 or list(self.phases) != sorted(set(self.phases)):
             raise MoveModelError(f"phases must be ascending distinct piece counts starting at 0, got {self.phases}")
         if len(self.weights) != len(self.phases) or any(len(w) != len(self.features) for w in self.weights):
@@ -356,18 +482,8 @@ class MoveModel:
         Returns:
             The scores, higher preferred.
         """
-        # The score is linear in the features, and each feature is a sum of one plane over one region of a
-        # placement: fold the weights into one plane a region first, then gather each placement's cells of those
-        # three planes once (a 13th of the gathers of computing the features themselves; same result).
         weights = jnp.asarray(self.weights, jnp.float32)[phase_of(self.phases, state)]
-        num_planes, num_regions = len(PLANES), len(REGIONS)
-        plane_weights = weights[: num_planes * num_regions].reshape(num_regions, num_planes)
-        ft = feature_tables(tables)
-        flat = _padded(ft, cell_planes(tables, state))  # [Hp * Wp + 1, planes]
-        combined = flat @ plane_weights.T  # [Hp * Wp + 1, regions]
-        placement = sum(combined[:, i][jnp.asarray(index)].sum(axis=1) for i, index in enumerate(ft.regions))
-        pieces = weights[num_planes * num_regions : num_planes * num_regions + tables.variant.num_pieces]
-        placement = placement + pieces[jnp.asarray(ft.piece_index)]
+        placement = placement_scores(tables, position_planes(tables, state, self.inputs), weights)
         if self.network:
             if network_logits is None:
                 raise MoveModelError(f"this move model needs the logits of {self.network!r}; pass network_logits")
@@ -386,6 +502,7 @@ class MoveModel:
                 "version": VERSION,
                 "variant": self.variant,
                 "network": self.network,
+                "inputs": self.inputs,
                 "phases": list(self.phases),
                 "features": list(self.features),
                 "weights": [[round(float(x), 6) for x in row] for row in self.weights],
@@ -429,6 +546,9 @@ class MoveModel:
         ):
             raise MoveModelError(f"{source}: 'weights' must be lists of numbers")
         provenance = data.get("provenance", {})
+        inputs = data.get("inputs", "state")
+        if inputs not in INPUTS:
+            raise MoveModelError(f"{source}: 'inputs' must be one of {list(INPUTS)}")
         if not isinstance(provenance, dict):
             raise MoveModelError(f"{source}: 'provenance' must be an object")
         try:
@@ -439,6 +559,7 @@ class MoveModel:
                 tuple(tuple(float(x) for x in r) for r in rows),
                 data["network"],
                 provenance,
+                inputs,
             )
         except MoveModelError as exc:
             raise MoveModelError(f"{source}: {exc}") from None
@@ -465,13 +586,19 @@ class MoveModel:
 SHIPPED = Path(__file__).resolve().parent
 
 
-def shipped_model(variant: str) -> MoveModel:
-    """The move model shipped for `variant`; raises `ConfigError` when there is none."""
-    path = SHIPPED / f"move_model_{variant}.json"
+def shipped_model(variant: str, inputs: str = "state") -> MoveModel:
+    """The move model shipped for `variant` over `inputs` (`move_model_VARIANT.json` for the search's prior,
+    `move_model_VARIANT_observation.json` for a policy network's); raises `ConfigError` when there is none."""
+    if inputs not in INPUTS:
+        raise ConfigError(f"unknown move-model inputs {inputs!r}; use one of {list(INPUTS)}")
+    path = SHIPPED / f"move_model_{variant}{'' if inputs == 'state' else '_' + inputs}.json"
     if not path.is_file():
         have = sorted(p.stem.removeprefix("move_model_") for p in SHIPPED.glob("move_model_*.json"))
-        raise ConfigError(f"no move model is shipped for variant {variant!r}; shipped: {have}")
-    return MoveModel.load(path)
+        raise ConfigError(f"no move model over {inputs} planes is shipped for variant {variant!r}; shipped: {have}")
+    model = MoveModel.load(path)
+    if model.inputs != inputs:
+        raise ConfigError(f"{path.name} is a model over {model.inputs} planes, not {inputs}")
+    return model
 
 
 def model_evaluator(env: Env, evaluator: Callable, model: MoveModel) -> Callable:
@@ -677,6 +804,8 @@ def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game:
 
 __all__ = [
     "DEFAULT_PHASES",
+    "INPUTS",
+    "LAST_MOVE_PLANES",
     "PLANES",
     "REGIONS",
     "FeatureTables",
@@ -690,7 +819,12 @@ __all__ = [
     "fit",
     "model_evaluator",
     "move_features",
+    "observation_phase",
+    "observation_planes",
+    "own_color_count",
     "phase_of",
+    "placement_scores",
+    "position_planes",
     "recall_at",
     "shipped_model",
     "softmax_loss",

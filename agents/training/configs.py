@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from blokus_agents.core.messages import shown as _shown
-from blokus_agents.core.options import PRECISION_CHOICES, Option, declared_options, setting
+from blokus_agents.core.options import NETWORK_PRIORS, PRECISION_CHOICES, Option, declared_options, setting
 from blokus_agents.search.settings import SETTING_OPTIONS, SearchSettings
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.variants import VARIANTS
@@ -224,6 +224,12 @@ class PPOConfig(RunConfig):
         doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
         "GPU/TPU, f32 on CPU); a resumed run may change it",
     )
+    prior: str = setting(
+        "none",
+        choices=NETWORK_PRIORS,
+        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
+        "observation, a fixed prior the policy head learns to correct; Duo)",
+    )
 
     def __post_init__(self):
         self._check()
@@ -336,6 +342,12 @@ class AZConfig(RunConfig):
         choices=PRECISION_CHOICES,
         doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
         "GPU/TPU, f32 on CPU); a resumed run may change it",
+    )
+    prior: str = setting(
+        "none",
+        choices=NETWORK_PRIORS,
+        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
+        "observation, a fixed prior the policy head learns to correct; Duo)",
     )
 
     limit_reasons: ClassVar[dict[str, str]] = {

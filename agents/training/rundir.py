@@ -221,10 +221,17 @@ class Settings:
         doc="with a time budget, also evaluate each time another 1/N of it has passed, so the learning curve has "
         "about N points at any speed (0: by eval_every only)",
     )
+    keep_checkpoints: int = setting(
+        3,
+        0,
+        INT32_MAX,
+        doc="the newest checkpoints kept (0: every one, e.g. for benchmarks/learning_curve.py); only the newest "
+        "holds an AlphaZero run's replay buffer",
+    )
 
     def __post_init__(self):
         options = declared_options(self)
-        for name in ("eval_every", "eval_games", "checkpoint_every", "evals"):
+        for name in ("eval_every", "eval_games", "checkpoint_every", "evals", "keep_checkpoints"):
             value, low, high = getattr(self, name), options[name].low, options[name].high
             if type(value) is not int or not low <= value <= high:
                 raise ConfigError(

@@ -145,6 +145,7 @@ def run(
     checkpoint_every: int | None = None,
     checkpoint_minutes: float | None = None,
     evals: int | None = None,
+    keep_checkpoints: int | None = None,
     until_update: int | None = None,
     progress: bool = True,
     mesh: Any = "auto",
@@ -171,7 +172,7 @@ def run(
     time), and on the last update (`eval_games` games per opponent, any agent spec; none when `eval_every` is 0).
     A checkpoint
     is saved every `checkpoint_every` updates, when `checkpoint_minutes` have passed since the last one, and on
-    the last update. A non-finite loss or parameter norm stops the run with a `ConfigError` (nothing of that update
+    the last update; the newest `keep_checkpoints` are kept (0: all of them, for a learning curve). A non-finite loss or parameter norm stops the run with a `ConfigError` (nothing of that update
     is saved; earlier checkpoints are kept).
 
     SIGINT (Ctrl-C) or SIGTERM stops the run after the update under way: its checkpoint, metrics and plot are
@@ -204,6 +205,7 @@ def run(
         checkpoint_every=checkpoint_every,
         checkpoint_minutes=checkpoint_minutes,
         evals=evals,
+        keep_checkpoints=keep_checkpoints,
     )
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
@@ -548,7 +550,7 @@ class _Session:
                 self.schedule_eval()
             self.log(record)  # before the checkpoint: a resume drops what comes after it
             if self.save_due(update, done):
-                checkpoint.save(self.out, runner, self.config)
+                checkpoint.save(self.out, runner, self.config, keep=self.settings.keep_checkpoints or None)
                 self.last_save = self.clock()
             if s.minutes:
                 self.bar.update(min(self.bar.total, round(self.elapsed())) - self.bar.n)
@@ -561,7 +563,7 @@ class _Session:
         """Save the last checkpoint, draw the plot and return the summary."""
         self.close()
         update = int(runner.update)
-        checkpoint.save(self.out, runner, self.config)
+        checkpoint.save(self.out, runner, self.config, keep=self.settings.keep_checkpoints or None)
         if self.interrupted:
             self.say(
                 f"{self.stop.received or 'a stop signal'}: training stopped at update {update}; its checkpoint and "

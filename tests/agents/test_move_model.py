@@ -18,12 +18,16 @@ import blokus_jax
 from blokus_agents import AgentSpecError, move_prior, resolve_agent
 from blokus_agents.search.move_model import (
     DEFAULT_PHASES,
+    LAST_MOVE_PLANES,
     PLANES,
     MoveModel,
     MoveModelError,
+    cell_planes,
     feature_names,
     fit,
     move_features,
+    observation_phase,
+    observation_planes,
     phase_of,
     recall_at,
     shipped_model,
@@ -192,6 +196,55 @@ def test_fast_scores_equal_features_times_weights(simple):
         assert np.all(np.isneginf(fast[~legal]))
 
 
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), moves=st.integers(0, 14))
+def test_observation_planes_are_the_cell_planes_but_the_newest_pieces(simple, seed, moves):
+    env, step, sample, _ = simple
+    state = _position(env, step, sample, seed, moves)
+    whole = np.asarray(cell_planes(env.tables, state))
+    seen = np.asarray(observation_planes(env.tables, env.observe(state)))
+    for i, name in enumerate(PLANES):
+        if name in LAST_MOVE_PLANES:
+            assert not seen[..., i].any(), name
+        elif not np.asarray(state.passed).any():  # a passed opponent keeps its attach points in the observation
+            np.testing.assert_array_equal(seen[..., i], whole[..., i], err_msg=name)
+    assert int(observation_phase(env.tables, DEFAULT_PHASES, env.observe(state))) == int(
+        phase_of(DEFAULT_PHASES, state)
+    )
+
+
+def test_observation_planes_see_both_own_colours_of_classic_for_two():
+    env = blokus_jax.make("classic_2p")
+    state, step = env.init(), jax.jit(env.step)
+    for t in range(6):  # every colour places, so the mover has a second colour on the board
+        state = step(state, env.sample_action(jax.random.key(t), state))
+    whole = np.asarray(cell_planes(env.tables, state))
+    seen = np.asarray(observation_planes(env.tables, env.observe(state)))
+    keep = [i for i, name in enumerate(PLANES) if name not in LAST_MOVE_PLANES]
+    np.testing.assert_array_equal(seen[..., keep], whole[..., keep])
+
+
+def test_observation_model_scores_its_features_times_weights(simple):
+    env, step, sample, _ = simple
+    rng = np.random.default_rng(3)
+    names = feature_names(env.tables, False)
+    weights = tuple(tuple(rng.normal(size=len(names)).round(3).tolist()) for _ in DEFAULT_PHASES)  # as files keep them
+    model = MoveModel("simple", names, DEFAULT_PHASES, weights, inputs="observation")
+    state = _position(env, step, sample, 11, 7)
+    fast = np.asarray(model.scores(env.tables, state))
+    slow = (
+        np.asarray(move_features(env.tables, state, None, "observation"))
+        @ np.asarray(weights)[int(phase_of(model.phases, state))]
+    )
+    legal = np.asarray(state.legal_action_mask)
+    np.testing.assert_allclose(fast[:-1][legal[:-1]], slow[legal[:-1]], rtol=1e-4, atol=1e-4)
+    assert MoveModel.from_json(model.to_json()) == model
+    with pytest.raises(MoveModelError, match="no network logit"):
+        MoveModel("simple", names, DEFAULT_PHASES, weights, network="baseline:x", inputs="observation")
+    with pytest.raises(MoveModelError, match="inputs"):
+        MoveModel("simple", names, DEFAULT_PHASES, weights, inputs="board")
+
+
 def test_phase_counts_the_movers_pieces():
     env = blokus_jax.make("simple")
     state = env.init()
@@ -237,6 +290,8 @@ def test_model_file_round_trips():
         _model_json(phases=[0, 0]),
         _model_json(variant=3),
         _model_json(provenance="me"),
+        _model_json(inputs="board"),
+        _model_json(inputs="observation", network="baseline:duo"),
         _model_json(weights=[[float("nan")] * 60, [0.0] * 60]).replace("NaN", "NaN"),
     ],
 )
@@ -262,6 +317,15 @@ def test_shipped_duo_model_fits_duo():
     model.check(blokus_jax.make("duo").tables)
     assert model.network == "baseline:duo"
     assert model.provenance["held_out_positions"] > 0
+
+
+def test_shipped_duo_observation_model_fits_duo():
+    model = shipped_model("duo", "observation")
+    model.check(blokus_jax.make("duo").tables)
+    assert model.inputs == "observation" and model.network == ""
+    last = [i for i, name in enumerate(model.features) if name.split(":")[-1] in LAST_MOVE_PLANES]
+    assert last and all(row[i] == 0.0 for row in model.weights for i in last)  # it never saw those planes
+    assert model.provenance["held_out_recall"]["all"]["32"] > 0.8
 
 
 def test_fit_recovers_known_weights():

@@ -184,3 +184,43 @@ def test_auto_conv_is_im2col_on_cpu_and_native_on_accelerators():
     assert resolve_conv("native") == "native" and resolve_conv("im2col", "gpu") == "im2col"
     with pytest.raises(ConfigError, match="conv='winograd'"):
         resolve_conv("winograd")
+
+
+def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it():
+    from blokus_agents.players.networks import observation_model
+    from blokus_agents.search.move_model import observation_phase, observation_planes, placement_scores
+
+    env = blokus_jax.make("duo")
+    net = make_network(env, channels=4, blocks=0, value_hidden=8, prior="model")
+    step, sample = jax.jit(env.step), jax.jit(env.sample_action)
+    states = [env.init()]
+    for t in range(9):
+        states.append(step(states[-1], sample(jax.random.key(t), states[-1])))
+    batch = jax.tree.map(lambda *x: jnp.stack(x), *states[::3])
+    obs = jax.vmap(env.observe)(batch)
+    params = net.init(jax.random.key(0), jax.tree.map(lambda x: x[0], obs))
+    model = observation_model("duo")
+    np.testing.assert_array_equal(np.asarray(params["params"]["move_model"]), np.asarray(model.weights, np.float32))
+    logits, _ = net.apply(params, obs)
+    for i in range(len(states[::3])):
+        o = jax.tree.map(lambda x: x[i], obs)
+        row = jnp.asarray(model.weights, jnp.float32)[observation_phase(env.tables, model.phases, o)]
+        expected = placement_scores(env.tables, observation_planes(env.tables, o), row)
+        np.testing.assert_allclose(logits[i, :-1], expected, rtol=1e-5, atol=1e-4)  # the head starts at zero
+
+    def loss(p):
+        return jax.nn.log_softmax(masked_logits(net.apply(p, obs)[0], batch.legal_action_mask))[:, 0].sum()
+
+    grads = jax.grad(loss)(params)["params"]
+    assert not np.any(np.asarray(grads["move_model"]))  # a fixed prior
+    head = [k for k in grads if k.startswith("Dense")]
+    assert any(float(jnp.abs(g).sum()) > 0 for k in head for g in jax.tree.leaves(grads[k]))
+
+
+def test_the_model_prior_is_refused_where_no_model_fits():
+    with pytest.raises(ConfigError, match="no move model over observation planes"):
+        make_network(blokus_jax.make("simple"), channels=4, blocks=0, prior="model")
+    with pytest.raises(ConfigError, match="registered variant"):
+        make_network(blokus_jax.make("duo", board_shape=(12, 12)), channels=4, blocks=0, prior="model")
+    with pytest.raises(ConfigError, match="network prior"):
+        make_network(blokus_jax.make("duo"), channels=4, blocks=0, prior="magic")

@@ -404,3 +404,13 @@ def test_a_half_written_checkpoint_is_removed_on_the_next_start(saved):
     assert checkpoint.remove_partial(saved) == [partial.name]
     assert not partial.exists() and other.exists() and checkpoint_index.latest_step(saved) == 1
     assert checkpoint.remove_partial(saved / "nowhere") == []
+
+
+@pytest.mark.parametrize("keep, expected", [(0, [1, 2, 3, 4]), (2, [3, 4])])
+def test_keep_checkpoints_keeps_every_checkpoint_or_the_newest(tmp_path, keep, expected):
+    from blokus_agents.training import train
+    from blokus_agents.training.checkpoint_index import _steps
+
+    config = TINY.replace(total_steps=4 * TINY.steps_per_update)
+    train.run(config, tmp_path, eval_every=0, checkpoint_every=1, keep_checkpoints=keep, progress=False, mesh=None)
+    assert _steps(tmp_path) == expected

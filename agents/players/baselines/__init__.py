@@ -20,7 +20,7 @@ from flax import serialization
 
 import blokus_jax
 from blokus_agents.core.messages import brief as _brief
-from blokus_agents.core.options import Option, check_budget
+from blokus_agents.core.options import NETWORK_PRIORS, Option, check_budget
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
@@ -64,6 +64,8 @@ _FIELDS: dict[str, type] = {
 #: Metadata fields a file may leave out, and the value an absent one means.
 _OPTIONAL_FIELDS: dict[str, Any] = {"mix": 0.0}
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+#: Optional fields of `network` and the value an absent one means (`make_network`'s `prior`).
+_NETWORK_OPTIONAL = {"prior": "none"}
 
 # "baseline:duo", "baseline:duo,sims=128", "baseline:duo,mix=0.5": the az: agent's declared options, sims 0 meaning
 # the baseline's own budget and mix defaulting to the baseline's own
@@ -135,12 +137,17 @@ def check_meta(meta: Any, name: str) -> dict:
         )
     network = meta["network"]
     limits = {name: (option.low, option.high) for name, option in PPOConfig.options().items()}
-    if sorted(network) != sorted(_NETWORK_FIELDS) or not all(
+    sizes = {k: v for k, v in network.items() if k not in _NETWORK_OPTIONAL}
+    if sorted(sizes) != sorted(_NETWORK_FIELDS) or not all(
         type(network[k]) is int and max(1, limits[k][0]) <= network[k] <= limits[k][1] for k in _NETWORK_FIELDS
     ):
         raise CheckpointError(
             f"{where}: metadata field 'network' is {_brief(network)}; it needs positive ints {list(_NETWORK_FIELDS)} "
-            f"(at most {', '.join(f'{k}={limits[k][1]:,}' for k in _NETWORK_FIELDS)})"
+            f"(at most {', '.join(f'{k}={limits[k][1]:,}' for k in _NETWORK_FIELDS)}) and may say 'prior'"
+        )
+    if network.get("prior", "none") not in NETWORK_PRIORS:
+        raise CheckpointError(
+            f"{where}: metadata field 'network' has prior {_brief(network['prior'])}; use one of {list(NETWORK_PRIORS)}"
         )
     low = 1 if meta["algorithm"] == "alphazero" else 0
     if not low <= meta["sims"] <= MAX_SIMS:
@@ -180,7 +187,9 @@ def _network_for(env: Env, meta: dict) -> tuple[PolicyValueNet, Any]:
     """The network `meta` describes for `env` and the abstract (shape/dtype) tree of its params."""
     net = meta["network"]
     value_dim = CONFIGS[meta["algorithm"]].value_dim(env.num_players)  # the value size its algorithm trains
-    network = make_network(env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim)
+    network = make_network(
+        env, net["channels"], net["blocks"], net["value_hidden"], value_dim=value_dim, prior=net.get("prior", "none")
+    )
     obs = jax.eval_shape(env.observe, env.init())
     abstract = jax.eval_shape(lambda o: network.init(jax.random.key(0), o), obs)
     return network, abstract
@@ -342,7 +351,7 @@ def write_baseline(
     *,
     variant: str,
     algorithm: str,
-    network: dict[str, int],
+    network: dict[str, Any],
     sims: int,
     command: str,
     source_run: str,
@@ -463,7 +472,12 @@ def export_baseline(
         out_dir,
         variant=config.variant,
         algorithm=algorithm,
-        network={"channels": config.channels, "blocks": config.blocks, "value_hidden": config.value_hidden},
+        network={
+            "channels": config.channels,
+            "blocks": config.blocks,
+            "value_hidden": config.value_hidden,
+            **({"prior": config.prior} if config.prior != "none" else {}),
+        },
         sims=sims,
         command=command,
         source_run=source_run if source_run is not None else str(run_dir),
