@@ -170,10 +170,10 @@ def run(
     final fraction when the time is up (a resumed call may thus step it up). Evaluation runs before a new run, every
     `eval_every` updates, with a time budget each time another `1/evals` of it has passed (`evals` 0: never by
     time), and on the last update (`eval_games` games per opponent, any agent spec; none when `eval_every` is 0).
-    A checkpoint
-    is saved every `checkpoint_every` updates, when `checkpoint_minutes` have passed since the last one, and on
-    the last update; the newest `keep_checkpoints` are kept (0: all of them, for a learning curve). A non-finite loss or parameter norm stops the run with a `ConfigError` (nothing of that update
-    is saved; earlier checkpoints are kept).
+    A checkpoint is saved every `checkpoint_every` updates, when `checkpoint_minutes` have passed since the last
+    one, and on the last update; the newest `keep_checkpoints` are kept (0: all of them, for a learning curve). A
+    non-finite loss or parameter norm stops the run with a `ConfigError` (nothing of that update is saved; earlier
+    checkpoints are kept).
 
     SIGINT (Ctrl-C) or SIGTERM stops the run after the update under way: its checkpoint, metrics and plot are
     written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
