@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     checkpoint_index.require_run(args.run, "a learning curve needs a trained run", "give a 'blokus-jax train' --out")
     config = checkpoint.load_config(args.run)
     levels = ladder.parse_levels(args.levels)
-    steps = checkpoint_index._steps(args.run)
+    steps = checkpoint_index.saved_steps(args.run)
     if args.steps:
         wanted = {int(s) for s in args.steps.split(",")}
         steps = [s for s in steps if s in wanted]

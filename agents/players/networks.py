@@ -279,7 +279,7 @@ class PolicyValueNet(nn.Module):
         """`f32[N, A - 1]`: the move model's placement scores of a batch of observations, its weights the
         parameter `move_model`."""
         model = observation_model(self.variant)
-        tables = blokus_jax.make(self.variant).tables if self.variant else None
+        tables = blokus_jax.make(self.variant).tables
         weights = self.param("move_model", lambda _: jnp.asarray(model.weights, jnp.float32))
         weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
 

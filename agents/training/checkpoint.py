@@ -31,8 +31,8 @@ from blokus_agents.training.checkpoint_index import (
     _meta_path,
     _misnamed,
     _require_step,
-    _steps,
     require_resumable,
+    saved_steps,
 )
 from blokus_agents.training.configs import PPOConfig, RunConfig, config_class
 from blokus_jax.env import make
@@ -214,7 +214,7 @@ def _drop_older_buffers(run_dir: str | os.PathLike) -> None:
     """Delete the `NEWEST_ONLY` items of every checkpoint but the newest (each folder is renamed first, so that
     a kill part-way leaves a checkpoint without the item rather than with half of it; leftovers of such a kill are
     deleted too). A folder that cannot be deleted is left with a warning: it costs disk space, not the run."""
-    steps = _steps(run_dir)
+    steps = saved_steps(run_dir)
     for step in steps[:-1]:
         folder = Path(run_dir) / SUBDIR / str(step)
         for name in NEWEST_ONLY:
@@ -469,7 +469,7 @@ def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: A
         if name not in meta["sha256"]:
             raise CheckpointError(f"{where} is corrupt or incomplete: its metadata has no 'sha256' hash of {name!r}")
         if not (Path(run_dir) / SUBDIR / str(step) / name).is_dir():
-            newest = _steps(run_dir)[-1]
+            newest = saved_steps(run_dir)[-1]
             if newest != step:
                 raise CheckpointError(
                     f"{where} cannot be resumed: it no longer holds its replay buffer ({name!r}), which only the "
@@ -526,7 +526,7 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
     from blokus_agents.training.scaffold import LinearDecayState
 
     done = []
-    for step in _steps(run_dir):
+    for step in saved_steps(run_dir):
         meta = read_meta(run_dir, step)
         if meta["format_version"] in RESUMABLE_FORMATS:
             continue

@@ -27,7 +27,7 @@ _STEP_NAME = re.compile(r"0|[1-9][0-9]{0,17}")
 _brief = functools.partial(brief, limit=40)
 
 
-def _steps(run_dir: str | os.PathLike) -> list[int]:
+def saved_steps(run_dir: str | os.PathLike) -> list[int]:
     """Saved update numbers under `run_dir` (finished checkpoints only), ascending; no orbax needed. Only folders
     named as `save` names them count (`7`, not `0007`, `²` or `7.orbax-checkpoint-tmp`). A folder whose
     metadata records another update than its name (a copy or a renamed checkpoint, which would otherwise pass for
@@ -71,7 +71,7 @@ def _misnamed(run_dir: str | os.PathLike, step: int, recorded: int) -> Checkpoin
 
 def check_run_dir(run_dir: str | os.PathLike) -> None:
     """Refuse (`CheckpointError`) a run directory whose checkpoints could not be listed or written: its
-    `checkpoints` is not a folder (a file, a broken link), or a checkpoint folder is misnamed (`_steps`).
+    `checkpoints` is not a folder (a file, a broken link), or a checkpoint folder is misnamed (`saved_steps`).
     Training calls this before any work, so that nothing is compiled or trained for a run that cannot be saved."""
     root = Path(run_dir) / SUBDIR
     if os.path.lexists(root) and not root.is_dir():
@@ -79,12 +79,12 @@ def check_run_dir(run_dir: str | os.PathLike) -> None:
             f"{str(root)!r} is not a folder, so no checkpoint can be saved there; move or delete it, or choose "
             f"another output directory (--out)"
         )
-    _steps(run_dir)
+    saved_steps(run_dir)
 
 
 def latest_step(run_dir: str | os.PathLike) -> int | None:
     """The newest saved update number under `run_dir`, or `None` when there is no checkpoint."""
-    steps = _steps(run_dir)
+    steps = saved_steps(run_dir)
     return steps[-1] if steps else None
 
 
@@ -105,7 +105,7 @@ def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[B
     """The newest update number of `run_dir`; when it has no checkpoint, raises `error` (e.g. an
     `AgentSpecError` for an agent spec) saying what needed the run (`needed`, e.g. `"--init-from needs a trained
     run"`), why there is none, and what to do (`fix`). Each caller states its own context with this."""
-    steps = _steps(run_dir)
+    steps = saved_steps(run_dir)
     if not steps:
         raise error(f"{needed}, but {_missing(run_dir)}; {fix}")
     return steps[-1]
@@ -143,7 +143,7 @@ def require_agent_run(run_dir: str | os.PathLike, spec: str | None = None) -> in
 
 
 def _require_step(run_dir: str | os.PathLike, step: int | None) -> int:
-    steps = _steps(run_dir)
+    steps = saved_steps(run_dir)
     if not steps:
         raise CheckpointError(f"{_missing(run_dir)}; check the path")
     if step is None:

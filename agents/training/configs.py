@@ -43,6 +43,26 @@ def _search_field(name: str) -> Any:
     return setting(getattr(SELF_PLAY_SEARCH, name), option.low, option.high, doc=f"self-play search: {option.doc}")
 
 
+def _precision_field() -> Any:
+    """The `precision` field of the configs that build a network (each dataclass needs its own field object)."""
+    return setting(
+        "auto",
+        choices=PRECISION_CHOICES,
+        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
+        "GPU/TPU, f32 on CPU); a resumed run may change it",
+    )
+
+
+def _prior_field() -> Any:
+    """The `prior` field of the configs that build a network (`blokus_agents.players.networks.PolicyValueNet`)."""
+    return setting(
+        "none",
+        choices=NETWORK_PRIORS,
+        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
+        "observation, a fixed prior the policy head learns to correct; Duo)",
+    )
+
+
 class RunConfig:
     """JSON round trip and validation shared by the training configs (`PPOConfig`,
     `blokus_agents.training.alphazero.AZConfig`): frozen dataclasses whose fields are `str`, `int` or
@@ -218,18 +238,8 @@ class PPOConfig(RunConfig):
         MAX_SEED,
         doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
     )
-    precision: str = setting(
-        "auto",
-        choices=PRECISION_CHOICES,
-        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
-        "GPU/TPU, f32 on CPU); a resumed run may change it",
-    )
-    prior: str = setting(
-        "none",
-        choices=NETWORK_PRIORS,
-        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
-        "observation, a fixed prior the policy head learns to correct; Duo)",
-    )
+    precision: str = _precision_field()
+    prior: str = _prior_field()
 
     def __post_init__(self):
         self._check()
@@ -337,18 +347,8 @@ class AZConfig(RunConfig):
         doc="on Duo or Junior: train on each replayed position's reflection in the board's diagonal with this "
         "probability (0.5 doubles the positions)",
     )
-    precision: str = setting(
-        "auto",
-        choices=PRECISION_CHOICES,
-        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
-        "GPU/TPU, f32 on CPU); a resumed run may change it",
-    )
-    prior: str = setting(
-        "none",
-        choices=NETWORK_PRIORS,
-        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
-        "observation, a fixed prior the policy head learns to correct; Duo)",
-    )
+    precision: str = _precision_field()
+    prior: str = _prior_field()
 
     limit_reasons: ClassVar[dict[str, str]] = {
         **RunConfig.limit_reasons,

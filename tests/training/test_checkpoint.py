@@ -244,7 +244,7 @@ def test_odd_checkpoint_folder_names_do_not_confuse_step_listing(saved):
     for name in ("²", "0007", "٣", "7.orbax-checkpoint-tmp-1", "-1", "1e3", " 5"):
         (root / name).mkdir()
     (root / "9").write_text("a file, not a checkpoint")
-    assert checkpoint_index.latest_step(saved) == 1 and checkpoint._steps(saved) == [1]
+    assert checkpoint_index.latest_step(saved) == 1 and checkpoint.saved_steps(saved) == [1]
     assert checkpoint.load_config(saved) == TINY
     with pytest.raises(CheckpointError, match="no checkpoint 7 in"):
         checkpoint.load_config(saved, 7)
@@ -409,8 +409,8 @@ def test_a_half_written_checkpoint_is_removed_on_the_next_start(saved):
 @pytest.mark.parametrize("keep, expected", [(0, [1, 2, 3, 4]), (2, [3, 4])])
 def test_keep_checkpoints_keeps_every_checkpoint_or_the_newest(tmp_path, keep, expected):
     from blokus_agents.training import train
-    from blokus_agents.training.checkpoint_index import _steps
+    from blokus_agents.training.checkpoint_index import saved_steps
 
     config = TINY.replace(total_steps=4 * TINY.steps_per_update)
     train.run(config, tmp_path, eval_every=0, checkpoint_every=1, keep_checkpoints=keep, progress=False, mesh=None)
-    assert _steps(tmp_path) == expected
+    assert saved_steps(tmp_path) == expected
