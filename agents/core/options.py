@@ -21,9 +21,12 @@ INT32_MAX = 2**31 - 1
 PRECISION_CHOICES = ("auto", "f32", "bf16")
 
 #: What a policy network adds to its placement logits (the training configs' `prior`, so `blokus-jax train
-#: --prior`): "none", or "model": the variant's fitted move model over the mover's observation, a fixed prior
-#: that the policy head learns to correct (`blokus_agents.players.networks.PolicyValueNet`).
-NETWORK_PRIORS = ("none", "model")
+#: --prior`): "none"; "model": the variant's fitted move model over the mover's observation, a fixed prior that the
+#: policy head learns to correct (`blokus_agents.players.networks.PolicyValueNet`); or "tuned": the same model, whose
+#: weights training tunes along with the head.
+NETWORK_PRIORS = ("none", "model", "tuned")
+#: The `NETWORK_PRIORS` that carry the fitted move model: held fixed ("model") or tuned by training ("tuned").
+MODEL_PRIORS = ("model", "tuned")
 
 
 def PLACEMENTS(env: Any) -> int:
@@ -214,6 +217,7 @@ __all__ = [
     "INT32_MAX",
     "PLACEMENTS",
     "NETWORK_PRIORS",
+    "MODEL_PRIORS",
     "PRECISION_CHOICES",
     "XLA_OVERHEAD",
     "Option",

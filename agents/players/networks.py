@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import blokus_jax
-from blokus_agents.core.options import NETWORK_PRIORS, PRECISION_CHOICES
+from blokus_agents.core.options import MODEL_PRIORS, NETWORK_PRIORS, PRECISION_CHOICES
 from blokus_agents.search.move_model import (
     MoveModel,
     observation_phase,
@@ -231,9 +231,10 @@ class PolicyValueNet(nn.Module):
     (`blokus_agents.search.move_model.observation_planes`, the shipped `move_model_VARIANT_observation.json`) to
     the placement logits, and the policy head starts at zero, so an untrained network plays the model's policy
     and learning refines it. The model's weights are the parameter `move_model` (`f32[phases, features]`),
-    initialised from the fit and held fixed (no gradient reaches them: their backward pass doubled a CPU update's
-    time, `benchmarks/ppo_split.py`); a checkpoint stores them, so a run keeps the model it was trained with
-    when the shipped file is refitted. The model's scores are computed in float32 under every precision.
+    initialised from the fit and held fixed (no gradient reaches them: their backward pass doubles a CPU update's
+    time, `benchmarks/ppo_split.py`); `prior="tuned"` trains them with the rest of the network instead. A
+    checkpoint stores them, so a run keeps the model it was trained with when the shipped file is refitted. The
+    model's scores are computed in float32 under every precision.
     """
 
     centres: tuple[tuple[int, int], ...]
@@ -261,10 +262,10 @@ class PolicyValueNet(nn.Module):
             x = ResidualBlock(self.channels, self.conv, dtype)(x)
         x = nn.relu(x)
 
-        head_init = nn.initializers.zeros_init() if self.prior == "model" else nn.initializers.lecun_normal()
+        head_init = nn.initializers.zeros_init() if self.prior in MODEL_PRIORS else nn.initializers.lecun_normal()
         planes = dense(len(self.centres), kernel_init=head_init)(x)  # 1x1 conv: [N, H, W, O]
         placement = place_logits(planes, self.centres, self.head).astype(jnp.float32)
-        if self.prior == "model":
+        if self.prior in MODEL_PRIORS:
             flat = jax.tree.map(lambda a: a.reshape(n, *a.shape[len(batch) :]), obs)
             placement = placement + self._model_scores(flat)
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
@@ -280,8 +281,9 @@ class PolicyValueNet(nn.Module):
         parameter `move_model`."""
         model = observation_model(self.variant)
         tables = blokus_jax.make(self.variant).tables
-        weights = self.param("move_model", lambda _: jnp.asarray(model.weights, jnp.float32))
-        weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
+        weights = jnp.asarray(self.param("move_model", lambda _: jnp.asarray(model.weights, jnp.float32)))
+        if self.prior == "model":
+            weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
 
         def one(o: Observation) -> jax.Array:
             row = weights[observation_phase(tables, model.phases, o)]
@@ -316,16 +318,16 @@ def make_network(
     `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise.
     `precision` ("auto", "f32" or "bf16", see `resolve_precision`) is resolved here too and changes no parameter;
     `head` is the policy head's form (`place_logits`), which changes no result. `prior` is one of
-    `NETWORK_PRIORS` ("model" needs a registered variant with a shipped observation model, see
+    `NETWORK_PRIORS` ("model" and "tuned" need a registered variant with a shipped observation model, see
     `PolicyValueNet`)."""
     value_dim = int(value_dim)
     if prior not in NETWORK_PRIORS:
         raise ConfigError(f"unknown network prior {prior!r}; use one of {list(NETWORK_PRIORS)}")
-    if prior == "model":
+    if prior in MODEL_PRIORS:
         observation_model(env.variant.name)  # shipped and fitting the variant, else ConfigError
         if env.variant != blokus_jax.make(env.variant.name).variant:
             raise ConfigError(
-                f"prior='model' needs the registered variant {env.variant.name!r} unchanged (its move model was "
+                f"prior={prior!r} needs the registered variant {env.variant.name!r} unchanged (its move model was "
                 f"fitted there); this one has other fields"
             )
     if head not in HEAD_FORMS:
@@ -345,7 +347,7 @@ def make_network(
         resolve_precision(precision),
         head,
         prior,
-        env.variant.name if prior == "model" else "",
+        env.variant.name if prior in MODEL_PRIORS else "",
     )
 
 

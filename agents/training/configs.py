@@ -58,8 +58,9 @@ def _prior_field() -> Any:
     return setting(
         "none",
         choices=NETWORK_PRIORS,
-        doc="what the policy adds to its logits: none, or model (the variant's fitted move model over the mover's "
-        "observation, a fixed prior the policy head learns to correct; Duo)",
+        doc="what the policy adds to its logits: none; model (the variant's fitted move model over the mover's "
+        "observation, a fixed prior the policy head learns to correct; Duo); or tuned (the same model, its weights "
+        "trained with the head)",
     )
 
 

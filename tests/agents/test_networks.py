@@ -186,12 +186,13 @@ def test_auto_conv_is_im2col_on_cpu_and_native_on_accelerators():
         resolve_conv("winograd")
 
 
-def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it():
+@pytest.mark.parametrize("prior", ["model", "tuned"])
+def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it(prior):
     from blokus_agents.players.networks import observation_model
     from blokus_agents.search.move_model import observation_phase, observation_planes, placement_scores
 
     env = blokus_jax.make("duo")
-    net = make_network(env, channels=4, blocks=0, value_hidden=8, prior="model")
+    net = make_network(env, channels=4, blocks=0, value_hidden=8, prior=prior)
     step, sample = jax.jit(env.step), jax.jit(env.sample_action)
     states = [env.init()]
     for t in range(9):
@@ -212,7 +213,8 @@ def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it
         return jax.nn.log_softmax(masked_logits(net.apply(p, obs)[0], batch.legal_action_mask))[:, 0].sum()
 
     grads = jax.grad(loss)(params)["params"]
-    assert not np.any(np.asarray(grads["move_model"]))  # a fixed prior
+    tuned = np.any(np.asarray(grads["move_model"]))
+    assert tuned == (prior == "tuned")  # "model" holds the prior fixed, "tuned" trains it
     head = [k for k in grads if k.startswith("Dense")]
     assert any(float(jnp.abs(g).sum()) > 0 for k in head for g in jax.tree.leaves(grads[k]))
 
