@@ -203,6 +203,8 @@ def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it
     model = observation_model("duo")
     np.testing.assert_array_equal(np.asarray(params["params"]["move_model"]), np.asarray(model.weights, np.float32))
     logits, _ = net.apply(params, obs)
+    host = jax.device_get(params)  # the players close over host parameters: the model's weights are constants
+    np.testing.assert_allclose(jax.jit(lambda o: net.apply(host, o)[0])(obs), logits, rtol=1e-5, atol=1e-4)
     for i in range(len(states[::3])):
         o = jax.tree.map(lambda x: x[i], obs)
         row = jnp.asarray(model.weights, jnp.float32)[observation_phase(env.tables, model.phases, o)]
