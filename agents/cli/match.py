@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import subprocess
 import sys
@@ -72,6 +73,9 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         help="do not compare the engine's legal moves (all_legal) with the project's before every move",
     )
     parser.add_argument("--engine-log", type=output_file, default=None, help="append the engine's stderr here")
+    parser.add_argument(
+        "--json", metavar="PATH", type=output_file, default=None, help="also write the summary as JSON to PATH"
+    )
 
     def run(args: argparse.Namespace) -> int:
         from blokus_agents.engines import ladder
@@ -83,28 +87,48 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
                 stderr = stack.enter_context(
                     fileio.open_append(args.engine_log, what="engine log", error=ladder.MatchError)
                 )
-            with showing_calibration():  # a time-budgeted agent (strong) says how its calibration goes
-                by_level = ladder.play_match(
-                    args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
-                    args.results, args.save_games, args.timeout, not args.no_check_legal, log=say,
-                    engine_stderr=stderr,
-                )  # fmt: skip
+            try:
+                with showing_calibration():  # a time-budgeted agent (strong) says how its calibration goes
+                    by_level = ladder.play_match(
+                        args.agent, args.engine, args.games, variant, args.levels, args.opening, args.seed,
+                        args.results, args.save_games, args.timeout, not args.no_check_legal, log=say,
+                        engine_stderr=stderr,
+                    )  # fmt: skip
+            except KeyboardInterrupt as exc:  # the message says what was kept and how to continue
+                print(f"blokus-jax match: {exc or 'interrupted'}", file=sys.stderr)
+                return 130
         summaries, elo = ladder.summarize(variant, by_level)
         _print(args, variant, summaries, elo)
+        if args.json:
+            report = {
+                "agent": args.agent, "engine": args.engine, "variant": variant, "levels": args.levels,
+                "summaries": [s.to_dict() for s in summaries],
+                "elo": None if elo is None else dict(zip(("estimate", "low", "high"), map(_json_number, elo))),
+            }  # fmt: skip
+            fileio.write_atomic(args.json, json.dumps(report, indent=1), what="--json summary", error=ladder.MatchError)
         return 0
 
     return run
 
 
+def _json_number(x: float) -> float | str:
+    """A number for JSON, with an infinite bound as the text "inf" or "-inf" (JSON has no infinity)."""
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
 def _print(args, variant: str, summaries, elo) -> None:
-    """The match table on stdout: one row per level, then the Elo estimate."""
+    """The match table on stdout: one row per level, then the Elo estimate (two players) or what an equal player
+    would take (more players)."""
+    if summaries and summaries[0].players > 2:
+        _print_multiplayer(args, variant, summaries)
+        return
     rows = [["level", "games", "win rate", "95% interval", "margin", "agent s/move", "engine s/move", "errors"]]
     for s in summaries:
         rows.append([
             "-" if s.level is None else str(s.level), str(s.games),
             "-" if not s.games else f"{s.win_rate:.3f}", f"[{s.interval[0]:.2f}, {s.interval[1]:.2f}]",
             "-" if not s.games else f"{s.margin:+.1f}", f"{s.agent_seconds:.3f}", f"{s.engine_seconds:.3f}",
-            str(s.errors) + (f" ({', '.join(f'{k} {n}' for k, n in s.error_kinds.items())})" if s.errors else ""),
+            _errors(s),
         ])  # fmt: skip
     print_table(rows, f"{args.agent} against {args.engine} ({variant})", sys.stdout)
     if elo is not None:
@@ -114,3 +138,29 @@ def _print(args, variant: str, summaries, elo) -> None:
         else:
             text = f"{estimate:.0f} [{low:.0f}, {'inf' if math.isinf(high) else f'{high:.0f}'}]"
         print(f"Elo on Pentobi's {variant} scale (level 1 = 1000): {text}")
+
+
+def _errors(s) -> str:
+    return str(s.errors) + (f" ({', '.join(f'{k} {n}' for k, n in s.error_kinds.items())})" if s.errors else "")
+
+
+def _print_multiplayer(args, variant: str, summaries) -> None:
+    """The table of a match of more than two players: the agent in one seat, the engine in the others."""
+    players = summaries[0].players
+    rows = [["level", "games", "1st share", "95% interval", "mean rank", "margin", "agent s", "engine s", "errors"]]
+    for s in summaries:
+        rows.append([
+            "-" if s.level is None else str(s.level), str(s.games),
+            "-" if not s.games else f"{s.win_rate:.3f}", f"[{s.interval[0]:.2f}, {s.interval[1]:.2f}]",
+            "-" if not s.games else f"{s.mean_rank:.2f}", "-" if not s.games else f"{s.margin:+.1f}",
+            f"{s.agent_seconds:.3f}", f"{s.engine_seconds:.3f}", _errors(s),
+        ])  # fmt: skip
+    equal = f"{1 / players:.2f}"
+    title = f"{args.agent} in one seat against {args.engine} in {players - 1} ({variant}; an equal player: {equal})"
+    print_table(rows, title, sys.stdout)
+    print(
+        f"1st share: the agent's share of first places, ties split; a player as strong as each engine seat takes "
+        f"{equal}. Mean rank: 1 first, {players} last, tied players share their places. Margin: the agent's score "
+        f"minus the best opponent's. Seconds a move of each side. No Elo: Pentobi rates its levels in two-player "
+        f"games only (docs/strength.md, 'Classic, four players')."
+    )

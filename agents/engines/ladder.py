@@ -7,8 +7,13 @@ saves each game as `.blksgf`. Each finished game is one JSON line in the results
 resumes where it stopped. A dead or misbehaving engine (a crash, a timeout, an illegal move, a garbage reply or a
 disagreement on the legal moves) ends that game with a message; such games are counted apart, never as a win.
 
-`ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table,
-`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval.
+With more than two players (four-player `classic`), the engine plays every seat but the agent's and the agent's seat
+rotates game by game. A game's result is then the agent's share of first place (ties split), its rank (ties share
+the ranks they span) and its margin over the best opponent; an equal player takes `1 / players` of the first places.
+
+`ladder_elo` turns two-player win rates against engine levels of known Elo (Pentobi's own rating table,
+`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval. Pentobi rates its
+levels in two-player games only, so a match of more players gets no Elo (docs/strength.md says why).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError
 from blokus_jax.io import fileio
 from blokus_jax.io.sgf import result_value, write
-from blokus_jax.variants import GAMES
+from blokus_jax.variants import GAMES, get_variant
 
 #: Pentobi's rating of its levels 1-9 per board (`libpentobi_mcts/Player.cpp`, `get_rating`): the Duo board
 #: (Duo, Junior) and the Classic board (measured on `classic_2`, used for every Classic variant).
@@ -69,10 +74,29 @@ class GameResult:
     def failed(self) -> bool:
         return self.error is not None
 
+    @property
+    def rank(self) -> float | None:
+        """The agent's place (1 = first): one plus the players who scored more, plus half the others who scored the
+        same (tied players share the places they span: two tied for first are both 1.5). 1 when the engine
+        resigned; None for an error game."""
+        if self.failed or not self.scores:
+            return None
+        if self.resigned:
+            return 1.0
+        mine = self.scores[self.seat]
+        others = [s for p, s in enumerate(self.scores) if p != self.seat]
+        return 1.0 + sum(s > mine for s in others) + 0.5 * sum(s == mine for s in others)
+
 
 @dataclass
 class LevelSummary:
-    """Win rate (ties count half) with a Wilson 95 % interval, mean margin and times over one level's games."""
+    """One level's games: the agent's share of first places (ties split; with two players, its win rate with ties
+    counted half) with a Wilson 95 % interval, its mean rank, its mean margin over the best opponent, the seconds a
+    move of each side, and the games that ended in an engine failure, counted apart.
+
+    `games` counts the finished games only; `errors` the failed ones (`error_kinds`: how many of each kind).
+    `equal_share` is what a player as strong as the engine's seats takes: `1 / players`.
+    """
 
     level: int | None
     games: int
@@ -83,9 +107,31 @@ class LevelSummary:
     engine_seconds: float
     errors: int
     error_kinds: dict[str, int] = field(default_factory=dict)
+    players: int = 2
+    mean_rank: float = float("nan")
+
+    @property
+    def first_place_share(self) -> float:
+        """The agent's share of first places, ties split (the win rate, with two players)."""
+        return self.win_rate
+
+    @property
+    def equal_share(self) -> float:
+        """The first-place share of a player as strong as each of the engine's seats: `1 / players`."""
+        return 1.0 / self.players
 
     @staticmethod
-    def of(level: int | None, results: Sequence[GameResult]) -> LevelSummary:
+    def of(level: int | None, results: Sequence[GameResult], players: int = 2) -> LevelSummary:
+        """The summary of `results`, the games of one level.
+
+        Args:
+            level: The engine level played (None without levels).
+            results: The level's games, failed ones included (they are counted apart).
+            players: Players in the variant (2 for Duo and `classic_2p`, 4 for `classic`).
+
+        Returns:
+            The summary; its rates, rank and margin are NaN when no game finished.
+        """
         good = [r for r in results if not r.failed]
         wins = sum(r.share or 0.0 for r in good)
         kinds: dict[str, int] = {}
@@ -104,7 +150,35 @@ class LevelSummary:
             _weighted([(r.engine_seconds, r.moves) for r in good]),
             len(results) - n,
             kinds,
+            players,
+            float(np.mean([r.rank for r in good])) if n else float("nan"),
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as plain JSON values (NaN as None): `level`, `players`, `games`, `first_place_share` (also
+        `win_rate` with two players), `interval`, `equal_share`, `mean_rank`, `mean_margin` (over the best
+        opponent), `agent_seconds`, `engine_seconds`, `errors` and `error_kinds`."""
+
+        def number(x: float) -> float | None:
+            return None if math.isnan(x) else round(float(x), 6)
+
+        row: dict[str, Any] = {
+            "level": self.level,
+            "players": self.players,
+            "games": self.games,
+            "first_place_share": number(self.win_rate),
+            "interval": [round(float(x), 6) for x in self.interval],
+            "equal_share": self.equal_share,
+            "mean_rank": number(self.mean_rank),
+            "mean_margin": number(self.margin),
+            "agent_seconds": number(self.agent_seconds),
+            "engine_seconds": number(self.engine_seconds),
+            "errors": self.errors,
+            "error_kinds": dict(self.error_kinds),
+        }
+        if self.players == 2:
+            row["win_rate"] = row["first_place_share"]
+        return row
 
 
 def _weighted(pairs: list[tuple[float, int]]) -> float:
@@ -289,6 +363,26 @@ class _Game:
             )
 
 
+#: Longest engine name kept for the saved games (characters).
+MAX_ENGINE_NAME = 80
+
+
+def _engine_name(engine: GtpClient, command: str) -> str:
+    """The engine's GTP `name` and `version` ("Pentobi 31.0-dev"), printable ASCII on one line and at most
+    `MAX_ENGINE_NAME` characters; the program's file name when the engine answers neither."""
+    words = []
+    for query in ("name", "version"):
+        try:
+            words.append(engine.send(query))
+        except EngineError as exc:
+            if exc.kind != "refused":
+                raise
+    text = " ".join("".join(c if c.isascii() and c.isprintable() else " " for c in " ".join(words)).split())
+    if not text:
+        text = Path(command.split()[0]).name if command.split() else "engine"
+    return text[:MAX_ENGINE_NAME]
+
+
 def _point_set(text: str) -> str:
     """A move text in a canonical form (its points sorted), so that moves compare whatever order lists them."""
     return ",".join(sorted(p.strip().lower() for p in text.split(",")))
@@ -318,6 +412,7 @@ class MatchRunner:
         self.policy = jax.jit(resolve_agent(agent, self.env))
         self.step = jax.jit(self.env.step)
         self.engine_has_all_legal = False
+        self.engine_name = "engine"
         self._point_sets: dict[int, str] = {}
         self._warm_up()
 
@@ -337,9 +432,11 @@ class MatchRunner:
         self.log(f"compiled {self.agent!r} in {time.perf_counter() - start:.1f} s")
 
     def start_engine(self, command: str) -> GtpClient:
-        """Start an engine, set its game and learn whether it lists legal moves. Raises EngineError/MatchError."""
+        """Start an engine, learn its name (`engine_name`, for the saved games), set its game and learn whether it
+        lists legal moves. Raises EngineError/MatchError."""
         engine = GtpClient(command, self.timeout, self.engine_stderr)
         try:
+            self.engine_name = _engine_name(engine, command)
             if engine.known("set_game"):
                 engine.send(f"set_game {GAMES[self.env.variant.name]}")
             self.engine_has_all_legal = self.check_legal and engine.known("all_legal")
@@ -395,7 +492,7 @@ class MatchRunner:
     def _save(self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings) -> str | None:
         if games_dir is None:
             return None
-        names = ["engine"] * self.env.num_players
+        names = [self.engine_name] * self.env.num_players
         names[seat] = f"blokus-jax {self.agent}"
         result = result_value(scores) if self.env.num_players == 2 else None
         metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
@@ -530,8 +627,9 @@ def play_match(
     games already there are kept and skipped, so an interrupted match resumes) and games saved under
     `games_dir`. Returns the games of each level (key `None` without levels).
 
-    Raises `MatchError` for bad settings and `AgentSpecError` for a bad spec,
-    before any game is played."""
+    Raises `MatchError` for bad settings and `AgentSpecError` for a bad spec, before any game is played. Interrupted
+    (Ctrl-C), it raises `KeyboardInterrupt` whose message says how many finished games were kept, where, and how to
+    continue; `log` is told when finished games of the results file are reused, and where results and games went."""
     if not _is_int(games) or not 1 <= games <= MAX_GAMES:
         raise MatchError(f"games must be a positive number of at most {MAX_GAMES:,}, got {games!r}")
     if not _is_int(seed) or not 0 <= seed < MAX_SEED:
@@ -556,20 +654,62 @@ def play_match(
             fileio.make_dir(results_path.absolute().parent, what="folder of the results file", error=MatchError)
         _append_result(results_path, {"type": "settings", **asdict(settings)})
     by_level: dict[int | None, list[GameResult]] = {}
+    todo_of: dict[int | None, list[int]] = {}
     for level in levels or [None]:
         have = {r.game: r for r in done if r.level == level}
         by_level[level] = [have[i] for i in sorted(have) if i < games]
-        todo = [i for i in range(games) if i not in have]
-        if not todo:
-            continue
-        command = engine if level is None else engine.replace("{level}", str(level))
-        by_level[level] += _play_level(runner, command, level, todo, settings, results_path, games_dir, progress, say)
+        todo_of[level] = [i for i in range(games) if i not in have]
+    reused = sum(len(rows) for rows in by_level.values())
+    planned = games * len(by_level)
+    if reused:
+        say(
+            f"reusing {reused} finished game(s) of this match from {str(results_path)!r}; "
+            f"{planned - reused} left to play"
+        )
+    try:
+        for level, todo in todo_of.items():
+            if todo:
+                command = engine if level is None else engine.replace("{level}", str(level))
+                _play_level(
+                    runner, command, level, todo, settings, results_path, games_dir, progress, say, by_level[level]
+                )
+    except KeyboardInterrupt:
+        played = sum(len(rows) for rows in by_level.values()) - reused
+        raise KeyboardInterrupt(_interrupted(reused, played, planned, results_path, games_dir)) from None
+    played = sum(len(rows) for rows in by_level.values()) - reused
+    if played:
+        written = [f"results in {str(results_path)!r}" if results_path is not None else "", _games_in(games_dir)]
+        if any(written):
+            say(f"played {played} game(s); " + ", ".join(w for w in written if w))
     return by_level
 
 
-def _play_level(runner, command, level, todo, settings, results_path, games_dir, progress, say) -> list[GameResult]:
+def _games_in(games_dir: str | os.PathLike | None) -> str:
+    return "" if games_dir is None else f"games in {str(games_dir)!r}"
+
+
+def _interrupted(reused: int, played: int, planned: int, results_path: Path | None, games_dir) -> str:
+    """What an interrupted match says: how many games were kept, where, and how to continue."""
+    games = f"; {_games_in(games_dir)}" if games_dir is not None else ""
+    if results_path is None:
+        return (
+            f"interrupted after {played} finished game(s) of {planned}, which are not kept (no --results file){games}; "
+            "give --results FILE to make a match resumable"
+        )
+    kept = reused + played
+    return (
+        f"interrupted: {kept} finished game(s) of {planned} are kept in {str(results_path)!r} ({played} played now, "
+        f"{reused} reused; the game in progress is dropped){games}; run the same command again to play the "
+        f"{planned - kept} left (finished games are reused, never replayed)"
+    )
+
+
+def _play_level(
+    runner, command, level, todo, settings, results_path, games_dir, progress, say, played: list[GameResult]
+) -> None:
+    """Play games `todo` of one level, appending each result to `played` (and to the results file) as it
+    finishes."""
     label = "match" if level is None else f"level {level}"
-    played: list[GameResult] = []
     engine: GtpClient | None = None
     bar = tqdm(todo, desc=label, unit="game", disable=not progress, dynamic_ncols=True)
     try:
@@ -590,16 +730,15 @@ def _play_level(runner, command, level, todo, settings, results_path, games_dir,
             played.append(result)
             if results_path is not None:
                 _append_result(results_path, asdict(result))
-            summary = LevelSummary.of(level, played)
+            summary = LevelSummary.of(level, played, runner.env.num_players)
             bar.set_postfix_str(
-                f"win {summary.win_rate:.2f} agent {summary.agent_seconds:.2f}s/move"
-                + (f" errors {summary.errors}" if summary.errors else "")
+                f"{'win' if summary.players == 2 else 'first'} {summary.win_rate:.2f} "
+                f"agent {summary.agent_seconds:.2f}s/move" + (f" errors {summary.errors}" if summary.errors else "")
             )
     finally:
         bar.close()
         if engine is not None:
             engine.close()
-    return played
 
 
 def _append_result(path: Path, row: dict) -> None:
@@ -608,11 +747,22 @@ def _append_result(path: Path, row: dict) -> None:
 
 
 def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tuple[list[LevelSummary], tuple | None]:
-    """Per-level summaries and, when levels were played and Pentobi rates the variant's board, the Elo estimate
-    `(elo, low, high)` on Pentobi's scale."""
-    summaries = [LevelSummary.of(level, rows) for level, rows in by_level.items()]
+    """Per-level summaries and, for a two-player variant whose board Pentobi rates, when levels were played, the Elo
+    estimate `(elo, low, high)` on Pentobi's scale.
+
+    Args:
+        variant: The variant played.
+        by_level: The games of each level, as `play_match` returns them.
+
+    Returns:
+        `(summaries, elo)`; `elo` is None without levels, for a variant Pentobi does not rate, and for more than two
+        players (Pentobi rates its levels in two-player games only; a first-place share among four players is not
+        a two-player win rate).
+    """
+    players = get_variant(variant).num_players
+    summaries = [LevelSummary.of(level, rows, players) for level, rows in by_level.items()]
     rated = [s for s in summaries if s.level is not None and s.games]
-    if not rated or variant not in _BOARD_OF:
+    if not rated or variant not in _BOARD_OF or players != 2:
         return summaries, None
     points = [(level_elo(variant, s.level), s.win_rate * s.games, s.games) for s in rated]
     return summaries, ladder_elo(points)
