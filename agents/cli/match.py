@@ -120,7 +120,7 @@ def _print(args, variant: str, summaries, elo) -> None:
     """The match table on stdout: one row per level, then the Elo estimate (two players) or what an equal player
     would take (more players)."""
     if summaries and summaries[0].players > 2:
-        _print_multiplayer(args, variant, summaries)
+        _print_multiplayer(args, variant, summaries, elo)
         return
     rows = [["level", "games", "win rate", "95% interval", "margin", "agent s/move", "engine s/move", "errors"]]
     for s in summaries:
@@ -132,19 +132,22 @@ def _print(args, variant: str, summaries, elo) -> None:
         ])  # fmt: skip
     print_table(rows, f"{args.agent} against {args.engine} ({variant})", sys.stdout)
     if elo is not None:
-        estimate, low, high = elo
-        if math.isinf(estimate):
-            text = f"below {high:.0f}" if estimate < 0 else f"above {low:.0f}"
-        else:
-            text = f"{estimate:.0f} [{low:.0f}, {'inf' if math.isinf(high) else f'{high:.0f}'}]"
-        print(f"Elo on Pentobi's {variant} scale (level 1 = 1000): {text}")
+        print(f"Elo on Pentobi's {variant} scale (level 1 = 1000): {_elo_text(elo)}")
+
+
+def _elo_text(elo) -> str:
+    estimate, low, high = elo
+    if math.isinf(estimate):
+        return f"below {high:.0f}" if estimate < 0 else f"above {low:.0f}"
+    low_text, high_text = ("-inf" if math.isinf(low) else f"{low:.0f}"), ("inf" if math.isinf(high) else f"{high:.0f}")
+    return f"{estimate:.0f} [{low_text}, {high_text}]"
 
 
 def _errors(s) -> str:
     return str(s.errors) + (f" ({', '.join(f'{k} {n}' for k, n in s.error_kinds.items())})" if s.errors else "")
 
 
-def _print_multiplayer(args, variant: str, summaries) -> None:
+def _print_multiplayer(args, variant: str, summaries, elo) -> None:
     """The table of a match of more than two players: the agent in one seat, the engine in the others."""
     players = summaries[0].players
     rows = [["level", "games", "1st share", "95% interval", "mean rank", "margin", "agent s", "engine s", "errors"]]
@@ -161,6 +164,11 @@ def _print_multiplayer(args, variant: str, summaries) -> None:
     print(
         f"1st share: the agent's share of first places, ties split; a player as strong as each engine seat takes "
         f"{equal}. Mean rank: 1 first, {players} last, tied players share their places. Margin: the agent's score "
-        f"minus the best opponent's. Seconds a move of each side. No Elo: Pentobi rates its levels in two-player "
-        f"games only (docs/strength.md, 'Classic, four players')."
+        f"minus the best opponent's. Seconds a move of each side."
     )
+    if elo is not None:
+        print(
+            f"Elo on Pentobi's {variant} scale as Pentobi rates a {players}-player game (one player against "
+            f"{players - 1} of one rating; its ratings are measured in two-player games, docs/strength.md): "
+            f"{_elo_text(elo)}"
+        )

@@ -11,9 +11,9 @@ With more than two players (four-player `classic`), the engine plays every seat 
 rotates game by game. A game's result is then the agent's share of first place (ties split), its rank (ties share
 the ranks they span) and its margin over the best opponent; an equal player takes `1 / players` of the first places.
 
-`ladder_elo` turns two-player win rates against engine levels of known Elo (Pentobi's own rating table,
-`PENTOBI_ELO`) into a maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval. Pentobi rates its
-levels in two-player games only, so a match of more players gets no Elo (docs/strength.md says why).
+`ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table, `PENTOBI_ELO`) into a
+maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval; first-place shares of more players are rated
+as Pentobi rates its multi-player games (one player against opponents of one rating; docs/strength.md).
 """
 
 from __future__ import annotations
@@ -208,12 +208,18 @@ def level_elo(variant: str, level: int) -> float:
     return float(PENTOBI_ELO[board][level - 1])
 
 
-def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float, float]:
+def ladder_elo(points: Iterable[tuple[float, float, int]], opponents: int = 1) -> tuple[float, float, float]:
     """The maximum-likelihood Elo rating of results against rated opponents, under the logistic Elo model.
 
+    With `opponents` > 1 each game is one player against that many opponents of one rating `E`, and a player rated
+    `R` is expected to take `1 / (1 + opponents * 10 ** ((E - R) / 400))` of the first places: the model Pentobi
+    itself rates multi-player games with (`libboardgame_base/Rating.cpp`, `get_expected_result`), under which an
+    equal player takes `1 / (opponents + 1)`.
+
     Args:
-        points: `(opponent_elo, wins, games)` triples, ties counted as half wins; triples without games are
-            skipped.
+        points: `(opponent_elo, wins, games)` triples, ties counted as half wins (a first place shared by `k`
+            players as `1 / k`); triples without games are skipped.
+        opponents: Opponents in each game, all of the triple's rating (3 for a four-player game).
 
     Returns:
         `(estimate, low, high)`, with a likelihood-ratio 95 % interval; a bound is infinite where the results
@@ -222,13 +228,15 @@ def ladder_elo(points: Iterable[tuple[float, float, int]]) -> tuple[float, float
     Raises:
         MatchError: No games at all.
     """
+    if not _is_int(opponents) or not 1 <= opponents <= 3:
+        raise MatchError(f"opponents must be 1, 2 or 3 (players in a game minus one), got {opponents!r}")
     data = [(float(e), float(w), int(n)) for e, w, n in points if n > 0]
     if not data:
         raise MatchError("no finished games to estimate an Elo rating from")
     grid = np.arange(-1000.0, 4500.0, 1.0)
     log_lik = np.zeros_like(grid)
     for elo, wins, games in data:
-        p = 1.0 / (1.0 + 10.0 ** ((elo - grid) / 400.0))
+        p = 1.0 / (1.0 + opponents * 10.0 ** ((elo - grid) / 400.0))
         p = np.clip(p, 1e-12, 1 - 1e-12)
         log_lik += wins * np.log(p) + (games - wins) * np.log(1 - p)
     best = int(np.argmax(log_lik))
@@ -747,22 +755,25 @@ def _append_result(path: Path, row: dict) -> None:
 
 
 def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tuple[list[LevelSummary], tuple | None]:
-    """Per-level summaries and, for a two-player variant whose board Pentobi rates, when levels were played, the Elo
-    estimate `(elo, low, high)` on Pentobi's scale.
+    """Per-level summaries and, when levels were played on a board Pentobi rates, the Elo estimate
+    `(elo, low, high)` on Pentobi's scale.
+
+    With more than two players the agent played one seat against the engine's level in all the others, and the
+    estimate rates its first-place shares the way Pentobi rates a multi-player game (`ladder_elo` with
+    `opponents = players - 1`). Pentobi measured its ratings in two-player games and uses them for the other
+    variants of the same board, so such an estimate carries that assumption (docs/strength.md).
 
     Args:
         variant: The variant played.
         by_level: The games of each level, as `play_match` returns them.
 
     Returns:
-        `(summaries, elo)`; `elo` is None without levels, for a variant Pentobi does not rate, and for more than two
-        players (Pentobi rates its levels in two-player games only; a first-place share among four players is not
-        a two-player win rate).
+        `(summaries, elo)`; `elo` is None without levels and for a variant Pentobi does not rate.
     """
     players = get_variant(variant).num_players
     summaries = [LevelSummary.of(level, rows, players) for level, rows in by_level.items()]
     rated = [s for s in summaries if s.level is not None and s.games]
-    if not rated or variant not in _BOARD_OF or players != 2:
+    if not rated or variant not in _BOARD_OF:
         return summaries, None
     points = [(level_elo(variant, s.level), s.win_rate * s.games, s.games) for s in rated]
-    return summaries, ladder_elo(points)
+    return summaries, ladder_elo(points, opponents=players - 1)

@@ -152,7 +152,7 @@ def test_seats_rotate_and_an_interrupted_match_resumes(engines, tmp_path, monkey
 
     out = captured.out
     assert "1st share" in out and "an equal player: 0.25" in out and "mean rank" in out and "margin" in out
-    assert "win rate" not in out and "Elo on Pentobi" not in out and "No Elo" in out
+    assert "win rate" not in out and "Elo" not in out  # no levels, no Elo
     summary = json.loads(report.read_text())
     assert summary["elo"] is None
     (level,) = summary["summaries"]
@@ -165,7 +165,7 @@ def test_seats_rotate_and_an_interrupted_match_resumes(engines, tmp_path, monkey
     assert math.isclose(level["mean_margin"], sum(r["margin"] for r in rows) / 4, abs_tol=1e-6)
 
 
-def test_ranks_split_ties_and_four_players_get_no_elo() -> None:
+def test_ranks_split_ties_and_four_players_are_rated_as_pentobi_rates_them() -> None:
     def result(scores, seat=0, share=0.0):
         return ladder.GameResult(0, 1, seat, share, scores, 0, 80, 0.0, 0.0)
 
@@ -175,8 +175,14 @@ def test_ranks_split_ties_and_four_players_get_no_elo() -> None:
     assert ladder.GameResult(0, 1, 0, None, [], None, 5, 0.0, 0.0, "crash: gone").rank is None
     four = {1: [result([9, 1, 1, 1], share=1.0), result([0, 1, 1, 1])]}
     summaries, elo = ladder.summarize("classic", four)
-    assert elo is None and summaries[0].players == 4 and summaries[0].equal_share == 0.25
+    assert summaries[0].players == 4 and summaries[0].equal_share == 0.25
     assert summaries[0].first_place_share == 0.5 and summaries[0].mean_rank == 2.5
+    # half the first places against three level-1 seats: 1 / (1 + 3 * 10 ** ((1000 - R) / 400)) = 0.5
+    assert abs(elo[0] - (1000 + 400 * math.log10(3))) <= 1 and elo[1] < elo[0] < elo[2]
+    # an equal player's share rates at the opponents' rating
+    assert abs(ladder.ladder_elo([(1283, 25, 100)], opponents=3)[0] - 1283) <= 1
+    with pytest.raises(ladder.MatchError, match="opponents"):
+        ladder.ladder_elo([(1283, 25, 100)], opponents=0)
     two = {1: [result([3, 1], share=1.0), result([1, 3], share=0.0)]}
     summaries, elo = ladder.summarize("classic_2p", two)
     assert elo is not None and abs(elo[0] - ladder.level_elo("classic_2p", 1)) <= 1
