@@ -2,7 +2,7 @@
 
 Collection (``collect``): Pentobi plays itself at one level (its opening book on, one core, 100 games a file, each
 file with its own seeds) through its ``twogtp`` tool; the games land as ``.blksgf`` files. Pentobi is an opponent
-and a source of labels on your own machine only: build it with ``bash ../shared/tools/pentobi/build.sh``.
+and a source of labels on your own machine only: build it with ``bash benchmarks/build_pentobi.sh --dest /tmp/pentobi``.
 
     taskset -c 1 python benchmarks/fit_move_model.py collect --level 6 --files 15 --out benchmarks/data/prior
 
@@ -51,7 +51,7 @@ def collect(args: argparse.Namespace) -> None:
     book = PENTOBI / f"src/opening_books/book_{args.game}.blksgf"
     for tool in (gtp, twogtp, book):
         if not tool.exists():
-            sys.exit(f"{tool} is missing: build Pentobi with bash ../shared/tools/pentobi/build.sh")
+            sys.exit(f"{tool} is missing: build Pentobi with bash benchmarks/build_pentobi.sh --dest /tmp/pentobi")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for i in range(1, args.files + 1):

@@ -2,7 +2,7 @@
 ``blokus-jax match`` plays them (one game at a time, alternating colours, the engine's book on), and the checkpoints'
 Elo ratings are drawn against the run's wall-clock time and environment steps.
 
-Usage (Pentobi built with ``shared/tools/pentobi/build.sh``; ``P`` the engine command with ``{level}``)::
+Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; ``P`` the engine command with ``{level}``)::
 
     P="pentobi-gtp --game duo --level {level} --seed 1 --threads 1 --noresign --quiet --book .../book_duo.blksgf"
     taskset -c 1 python benchmarks/learning_curve.py runs/ppo_duo --engine "$P" --levels 1,2 --games 50 \\

@@ -2,7 +2,7 @@
 the simulations a move that its budget calibrates to on an idle core, so that the result does not depend on the
 machine's load while the match runs (``blokus-jax match`` calibrates on the spot).
 
-Usage (Pentobi built with ``shared/tools/pentobi/build.sh``; ``P`` the engine command with ``{level}``)::
+Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; ``P`` the engine command with ``{level}``)::
 
     # 1. on an idle core: what the budget calibrates to (prints a --budget value)
     taskset -c 0 python benchmarks/pentobi_ladder.py --agent strong --calibrate
@@ -69,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     summaries, elo = ladder.summarize(args.variant, games)
     for row in summaries:
-        print(f"level {row.level}: {row.games} games, win rate {row.win_rate:.3f}")
+        if row.players == 2:
+            print(f"level {row.level}: {row.games} games, win rate {row.win_rate:.3f}")
+        else:  # the agent in one seat, the engine in the others: no win rate, no Elo
+            print(
+                f"level {row.level}: {row.games} games, first-place share {row.win_rate:.3f} "
+                f"[{row.interval[0]:.2f}, {row.interval[1]:.2f}] (an equal player: {row.equal_share:.2f}), "
+                f"mean rank {row.mean_rank:.2f}, margin over the best opponent {row.margin:+.1f}"
+            )
     if elo is not None:
         print(f"Elo on Pentobi's {args.variant} scale: {elo[0]:.0f} [{elo[1]:.0f}, {elo[2]:.0f}]")
     return 0
