@@ -10,8 +10,7 @@ timed repeats:
 1. **env**: random-play placements/s of Classic and Duo up to batch 65,536 (:func:`blokus_jax.benchmark.measure`).
 2. **ppo**: PPO training env-steps/s per update (:func:`blokus_agents.training.ppo.make_train`) at a few ``num_envs``.
 3. **alphazero**: AlphaZero self-play training moves/s per update (``blokus_agents.training.alphazero.make_train``), or
-a row
-   saying "not available" when that module cannot be imported.
+   a row saying "not available" when that module cannot be imported.
 4. **search**: simulations/s of the ``mcts`` agent (``benchmarks/search.py``'s :func:`search_row`).
 5. **network**: forward+backward of the policy-value network with the im2col and the native convolution
    (``blokus_agents.players.networks.Conv3x3``), which "auto" chooses between by backend.

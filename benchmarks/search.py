@@ -12,8 +12,8 @@ timed calls. ``sims/s`` counts simulations (tree expansions, each with ``playout
 
 The playout table compares, at the same batch size and from the same positions, placements/s of the fast playout
 (``blokus_agents.search.playouts.playout``, greedy policy) with the bare env playing the same greedy games through
-``Env.step``
-and with the bare env's random play (``Env.step`` + ``Env.sample_action``, the throughput benchmark's number).
+``Env.step`` and with the bare env's random play (``Env.step`` + ``Env.sample_action``, the throughput benchmark's
+number).
 ``in search`` estimates the playout placements made per second inside the search (playout placements per search,
 measured from the root positions, times searches/s).
 

@@ -3,11 +3,10 @@ unchanged (same flags, same results format) with one of these changes to every s
 
 - ``--corner-prior BETA``: the network's prior logits plus ``BETA`` times the corner-balance move scores that
   ``mcts`` uses as its prior (:func:`blokus_agents.search.playouts.corner_move_scores`: own attach points made minus own
-  lost,
-  plus the opponent's covered; no size term);
+  lost, plus the opponent's covered; no size term);
 - ``--value-scale V``: mctx's completed-Q scale in the network's search
-(:func:`blokus_agents.search.gumbel.make_search`'s
-  ``value_scale``, 0.1 by default): larger values let the values overrule the prior after fewer visits.
+  (:func:`blokus_agents.search.gumbel.make_search`'s ``value_scale``, 0.1 by default): larger values let the values
+  overrule the prior after fewer visits.
 
 Usage (``P`` the engine command with ``{level}``, as in ``pentobi_ladder.py``)::
 

@@ -6,15 +6,13 @@ and the speed of the AlphaZero update by batch size.
     python benchmarks/training.py --variant duo --az-speed 16 64 256     # AlphaZero rows only, no training run
 
 Trains from scratch with :func:`blokus_agents.training.train.run` (evaluating against random and greedy in the arena),
-then
-prints a markdown table of the win-rate curve and a speed table: training env-steps/s, and the share of an update spent
-in the environment (a rollout of the same batch with uniformly random actions, no network) versus the rest (network
-forward passes in the rollout, GAE and the minibatch epochs). Never asserts on time.
+then prints a markdown table of the win-rate curve and a speed table: training env-steps/s, and the share of an update
+spent in the environment (a rollout of the same batch with uniformly random actions, no network) versus the rest
+(network forward passes in the rollout, GAE and the minibatch epochs). Never asserts on time.
 
 ``--az-speed N ...`` instead times the AlphaZero update (:mod:`blokus_agents.training.alphazero`) at each ``num_envs``
-N: compile
-time, median seconds per update, self-play moves/s and training samples/s of the whole update, and the share of it
-spent in self-play (the search and the env steps alone, timed separately).
+N: compile time, median seconds per update, self-play moves/s and training samples/s of the whole update, and the
+share of it spent in self-play (the search and the env steps alone, timed separately).
 """
 
 from __future__ import annotations

@@ -21,8 +21,7 @@ DATA_DIR = ROOT / "tests" / "data"
 def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:
     """Write checkpoint ``step`` under ``run_dir`` with orbax directly, as older formats of
     ``blokus_agents.training.checkpoint`` laid it out (items ``params``, ``state`` and ``meta``; no buffer item), for
-    the
-    tests that old checkpoints still load."""
+    the tests that old checkpoints still load."""
     import orbax.checkpoint as ocp
 
     manager = ocp.CheckpointManager(

@@ -625,8 +625,7 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
-    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.training.checkpoint`),
-    built for
+    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.training.checkpoint`), built for
     `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another variant."""
     return _reader(run_dir).load_network(run_dir, env)
 

@@ -1,7 +1,7 @@
 """Calibrated time budgets kept between runs: the simulations a `seconds=` search (`strong`) affords on this
 machine, stored as JSON (never pickled, checked against a schema on load) in a file that `blokus-jax` commands
-keep beside the compilation cache, keyed by the agent's settings, the JAX version, the device and the CPU; and the
-progress of the calibration under way, for a remaining-time estimate.
+keep inside the compilation cache's folder, keyed by the agent's settings, the JAX version, the device and the CPU;
+and the progress of the calibration under way, for a remaining-time estimate.
 
 The calibration itself is `blokus_agents.search.mcts.calibrate_budget`.
 """

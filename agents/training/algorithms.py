@@ -1,10 +1,9 @@
 """The training algorithms by name: each one's config class and trainer factory.
 
 A run directory's checkpoint metadata names its algorithm (`"ppo"` or `"alphazero"`);
-`blokus_agents.training.checkpoint` reads the config back with the matching class
-(`blokus_agents.training.configs`) and
-`blokus_agents.training.train` builds the matching trainer here, so both
-algorithms share one host loop, one checkpoint format and one CLI (`blokus-jax train --algo ...`).
+`blokus_agents.training.checkpoint` reads the config back with the matching class (`blokus_agents.training.configs`) and
+`blokus_agents.training.train` builds the matching trainer here, so both algorithms share one host loop, one checkpoint
+format and one CLI (`blokus-jax train --algo ...`).
 """
 
 from __future__ import annotations

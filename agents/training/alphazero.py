@@ -31,9 +31,8 @@ from blokus_jax.errors import ConfigError
 
 class AZRunner(struct.PyTreeNode):
     """Everything that changes during AlphaZero training, the whole state a checkpoint stores (the fields of
-    `blokus_agents.training.ppo.Runner` plus the replay `buffer`). `key` is a raw `uint32[2]` PRNG key;
-    `update`
-    counts completed updates; `opt_state` holds the learning-rate schedule."""
+    `blokus_agents.training.ppo.Runner` plus the replay `buffer`). `key` is a raw `uint32[2]` PRNG key; `update` counts
+    completed updates; `opt_state` holds the learning-rate schedule."""
 
     params: Any
     opt_state: Any
@@ -45,15 +44,12 @@ class AZRunner(struct.PyTreeNode):
 
 @dataclass(frozen=True, eq=False)
 class AZTrainer:
-    """What `make_train` returns (the same surface as `blokus_agents.training.ppo.PPOTrainer`): `init(key)
-    ->
-    AZRunner` and `update(runner) -> (runner, metrics)` jitted (`init_pure`/`update_pure` unjitted),
-    `train(key)` every update of the config in one jitted `lax.scan`; `search` the batched self-play search
-    `(params, key, states) -> SearchOutput` (`teacher` the teacher's, or `None`), `play_step(params, key,
-    states, buffer)` one self-play move of every game and `loss(params, sample)`, exposed for tests and
-    benchmarks. `update` donates its runner (pass each
-    runner once and use the one returned). With `mesh` the games
-    and their buffer slots are split across its devices as `shardings` says."""
+    """What `make_train` returns (the same surface as `blokus_agents.training.ppo.PPOTrainer`): `init(key) -> AZRunner`
+    and `update(runner) -> (runner, metrics)` jitted (`init_pure`/`update_pure` unjitted), `train(key)` every update of
+    the config in one jitted `lax.scan`; `search` the batched self-play search `(params, key, states) -> SearchOutput`
+    (`teacher` the teacher's, or `None`), `play_step(params, key, states, buffer)` one self-play move of every game and
+    `loss(params, sample)`, exposed for tests and benchmarks. `update` donates its runner (pass each runner once and use
+    the one returned). With `mesh` the games and their buffer slots are split across its devices as `shardings` says."""
 
     config: AZConfig
     env: Env

@@ -297,10 +297,8 @@ def _cached_meta(path: str, shown: str, step: int, stamp: Any) -> dict:
 
 
 def load_config(run_dir: str | os.PathLike, step: int | None = None) -> RunConfig:
-    """The config (`PPOConfig` or `AZConfig`) stored with checkpoint
-    `step`
-    (default: the newest) of `run_dir`; raises `CheckpointError` when it is missing, unreadable or from an
-    incompatible version."""
+    """The config (`PPOConfig` or `AZConfig`) stored with checkpoint `step` (default: the newest) of `run_dir`; raises
+    `CheckpointError` when it is missing, unreadable or from an incompatible version."""
     return read_meta(run_dir, step)["config"]
 
 
@@ -414,14 +412,12 @@ def check_finite(params: Any, where: str) -> None:
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
-    """The verified runner (`Runner` or
-    `AZRunner`) of
-    checkpoint `step` (default: the newest) of `run_dir`, placed like `trainer.init` would place it (sharded over
-    `trainer.mesh` if any). Raises `CheckpointError` when the checkpoint is missing, corrupt, of format 1 or
-    without its replay buffer (an AlphaZero checkpoint older than the newest, see the module doc), or its config
-    differs from `trainer.config` (listing the differences) in anything but `total_steps`, which may change to
-    extend a run (the learning-rate horizon stays as saved), and `precision` (the parameters are float32 under
-    every precision)."""
+    """The verified runner (`Runner` or `AZRunner`) of checkpoint `step` (default: the newest) of `run_dir`, placed like
+    `trainer.init` would place it (sharded over `trainer.mesh` if any). Raises `CheckpointError` when the checkpoint is
+    missing, corrupt, of format 1 or without its replay buffer (an AlphaZero checkpoint older than the newest, see the
+    module doc), or its config differs from `trainer.config` (listing the differences) in anything but `total_steps`,
+    which may change to extend a run (the learning-rate horizon stays as saved), and `precision` (the parameters are
+    float32 under every precision)."""
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)

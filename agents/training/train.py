@@ -1,7 +1,6 @@
 """The host-side training loop around a trainer's `update` (PPO, `blokus_agents.training.ppo`, or AlphaZero,
-`blokus_agents.training.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints
-and the
-final learning-curve plot.
+`blokus_agents.training.alphazero`; chosen by the config's class): progress bar, metrics, evaluation, checkpoints and
+the final learning-curve plot.
 
 Design notes: `docs/design.md`.
 """
@@ -52,10 +51,9 @@ with warnings.catch_warnings():  # a notebook without ipywidgets falls back to t
 
 
 def default_mesh(config: RunConfig):
-    """The mesh a run of `config` uses by default (`blokus_agents.training.scaffold.default_mesh`): every device
-    of
-    every process with several processes, else as many local devices as `config.num_envs` splits evenly over
-    (`None` when that is one)."""
+    """The mesh a run of `config` uses by default (`blokus_agents.training.scaffold.default_mesh`): every device of
+    every process with several processes, else as many local devices as `config.num_envs` splits evenly over (`None`
+    when that is one)."""
     return scaffold.default_mesh(config.num_envs)
 
 
@@ -71,14 +69,12 @@ class InitNetwork:
 
 
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwork) -> Any:
-    """`runner` with the network of the newest checkpoint of `run_dir` (any algorithm; or an
-    `InitNetwork`) and a fresh optimiser state, placed like the originals. Raises `CheckpointError` when
-    that run is of another variant or its network has another shape (`--channels`, `--blocks` and
-    `value_hidden` must match), or it has no checkpoint. When only the value head's size differs (a PPO run's
-    scalar critic warm-starting AlphaZero's per-seat head with 3-4 players,
-    `value_dim`), everything but the value head's output layer is copied
-    and
-    that layer keeps its fresh initialisation."""
+    """`runner` with the network of the newest checkpoint of `run_dir` (any algorithm; or an `InitNetwork`) and a fresh
+    optimiser state, placed like the originals. Raises `CheckpointError` when that run is of another variant or its
+    network has another shape (`--channels`, `--blocks` and `value_hidden` must match), or it has no checkpoint. When
+    only the value head's size differs (a PPO run's scalar critic warm-starting AlphaZero's per-seat head with 3-4
+    players, `value_dim`), everything but the value head's output layer is copied and that layer keeps its fresh
+    initialisation."""
     if isinstance(run_dir, InitNetwork):
         source, params, run_dir = run_dir.config, run_dir.params, run_dir.label
     else:
@@ -179,15 +175,13 @@ def run(
     written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
     stops at once (`KeyboardInterrupt`), keeping the earlier checkpoints.
 
-    `progress` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
-    either way). `mesh`: `"auto"` (`default_mesh`), `None` or a
-    `make_mesh` mesh. With several processes
-    (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the same arguments;
-    process
-    0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all
-    together. A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the
-    newest network of that run directory (either algorithm, same variant and network size), or of an
-    `InitNetwork`, with a fresh optimiser.
+    `progress` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation, either
+    way). `mesh`: `"auto"` (`default_mesh`), `None` or a `make_mesh` mesh. With several processes
+    (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the same arguments; process 0
+    holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all together.
+    A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the newest network of
+    that run directory (either algorithm, same variant and network size), or of an `InitNetwork`, with a fresh
+    optimiser.
     Returns a summary dict: updates, env steps, seconds (this session's; `run_seconds`: the run's clock, earlier
     sessions included), compile seconds, mean env-steps/s of the updates, and the final win rates with their
     intervals and game count (those of the last evaluation).
@@ -269,8 +263,7 @@ def _check_same_run(config: RunConfig, settings: Settings, out: Path, resume: bo
 
 @contextmanager
 def _process_lock(out: Path) -> Iterator[None]:
-    """Claim `out` (`blokus_agents.training.rundir.claim`: create it and hold its run lock) in process 0 for the
-    whole
+    """Claim `out` (`blokus_agents.training.rundir.claim`: create it and hold its run lock) in process 0 for the whole
     run; with several processes the others learn whether process 0 got it, and all stop together when it did not."""
     if jax.process_count() == 1:
         with rundir.claim(out):

@@ -1,7 +1,6 @@
 """The ``local`` playout policy (Pentobi-style: answer the opponent's last piece nearby, pieces drawn in proportion to
 ``3 ** size``) and the weighted sampling under it (:func:`blokus_agents.search.playouts.sample_weighted`): the draws
-follow the
-weights, the preference for local placements holds, and whole playouts end with consistent scores."""
+follow the weights, the preference for local placements holds, and whole playouts end with consistent scores."""
 
 from __future__ import annotations
 
