@@ -147,10 +147,10 @@ def run(
     mesh: Any = "auto",
     init_from: str | os.PathLike | InitNetwork | None = None,
 ) -> dict:
-    """Train `config` (a `PPOConfig` trains PPO, an
-    `AZConfig` AlphaZero) until `config.total_steps` env steps, `minutes`
-    of wall time on the run's clock or update number `until_update`, whichever comes first, writing metrics,
-    checkpoints and the plot to `out_dir`.
+    """Train `config` (a `PPOConfig` trains PPO, an `AZConfig` AlphaZero) until `config.total_steps` env steps,
+    `minutes` of wall time on the run's clock (which does not count compiling the update: a resumed run that misses
+    the compilation cache loses none of its budget to it) or update number `until_update`, whichever comes first,
+    writing metrics, checkpoints and the plot to `out_dir`.
 
     The host-loop settings (a new run takes the defaults of `blokus_agents.training.rundir.Settings`, e.g.
     `eval_every` 25, `eval_games` 64, `minutes` none: no time limit) are kept in
@@ -420,6 +420,10 @@ class _Session:
         return update_fn
 
     def log(self, record: dict) -> None:
+        # Compiling is not training: the run's clock (and so its time budget) stops while the update compiles.
+        self.begin, self.last_save = self.begin + self.compile_s, self.last_save + self.compile_s
+        if self.deadline is not None:
+            self.deadline += self.compile_s
         """Append `record` to `metrics.jsonl` (and TensorBoard); process 0 only."""
         if not self.primary:
             return

@@ -234,3 +234,29 @@ def test_a_time_limited_run_evaluates_a_fixed_number_of_times_over_its_budget(tm
     run(config, out, minutes=3, evals=3, progress=False, mesh=None, **settings)
     evaluated = [r["update"] for r in read_metrics(out) if "win_rate_vs_random" in r]
     assert evaluated == [0, 2, 4, 6] and read_settings(out).evals == 3
+
+
+def test_compiling_the_update_is_not_charged_to_the_runs_time_budget(tmp_path, clocked, monkeypatch):
+    """A compilation that takes longer than the whole budget (a resumed run that misses the compilation cache)
+    leaves the budget to training: the run's clock starts once the update is compiled."""
+    clock, _ = clocked
+    clock.per_update, compiling = 1.0, [0]
+    real_say = train._Session.say
+
+    def say(self, text):
+        if text.startswith("compiling the"):
+            compiling[0] = 2  # the compile's second clock reading comes 1000 s after its first
+        real_say(self, text)
+
+    def tick():
+        if compiling[0]:
+            compiling[0] -= 1
+            clock.now += 1000.0 * (compiling[0] == 0)
+        return clock.now
+
+    monkeypatch.setattr(train._Session, "say", say)
+    monkeypatch.setattr(train._Session, "clock", staticmethod(tick))
+    out = tmp_path / "slow_compile"
+    summary = run(TINY, out, minutes=3.5 / 60, eval_every=0, checkpoint_minutes=0, progress=False, mesh=None)
+    assert summary["compile_s"] == pytest.approx(1000.0) and summary["updates"] == 4
+    assert [r["time_s"] for r in read_metrics(out)] == pytest.approx([1.0, 2.0, 3.0, 4.0])
