@@ -6,13 +6,10 @@ Design notes: `docs/design.md`.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
 import socket
-import sys
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +27,8 @@ from blokus_agents.core.policies import AgentSpecError
 from blokus_agents.players.networks import PolicyValueNet, config_network
 from blokus_agents.search.mcts import teacher_memory
 from blokus_agents.training.configs import MAX_UPDATES, AZConfig, RunConfig
+from blokus_agents.training.rendezvous import announce as _announce
+from blokus_agents.training.rendezvous import await_coordinator
 from blokus_agents.training.replay import empty_buffer
 from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT, MAX_DISTRIBUTED_TIMEOUT
 from blokus_jax.env import Env, make
@@ -115,41 +114,6 @@ def check_distributed(coordinator: str | None, num_processes: int | None, proces
         ) from None
 
 
-def _await_coordinator(coordinator: str, process_id: int | None, timeout: float) -> None:
-    """Before JAX connects (whose own wait ends by killing the process): on process 0, check that the coordinator's
-    port is free (a second process 0, or another program, holds it otherwise); on the others, wait up to
-    `timeout` seconds for process 0 to listen there. `ConfigError` saying which and what to do."""
-    host, _, port_text = coordinator.rpartition(":")
-    host, port = host.strip("[]"), int(port_text)
-    if process_id == 0:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("", port))  # where JAX's coordinator listens: every interface
-            except OSError as exc:
-                if exc.errno != errno.EADDRINUSE:
-                    return  # not ours to judge: JAX says what is wrong
-                raise ConfigError(
-                    f"--coordinator {coordinator!r}: process 0 cannot listen there ({exc.strerror}): another process "
-                    f"uses that port (a second --process-id 0?); give each process its own --process-id, or choose "
-                    f"another port"
-                ) from None
-        return
-    _announce(f"process {process_id}: waiting up to {timeout:g} s for process 0 to listen at {coordinator}")
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=1.0):
-                return
-        except OSError:
-            if time.monotonic() >= deadline:
-                raise ConfigError(
-                    f"process {process_id} waited {timeout:g} s and nobody listens at --coordinator {coordinator!r}: "
-                    f"start the process with --process-id 0 on that host (with the same --coordinator and "
-                    f"--num-processes), or raise --distributed-timeout"
-                ) from None
-            time.sleep(0.25)
-
-
 def start_distributed(
     coordinator: str | None = None,
     num_processes: int | None = None,
@@ -170,12 +134,12 @@ def start_distributed(
             f"--distributed-timeout {timeout!r} must be a whole number of seconds from 1 to {MAX_DISTRIBUTED_TIMEOUT}"
         )
     if coordinator is not None:
-        _await_coordinator(coordinator, process_id, timeout)
-        others = "the other processes" if process_id == 0 else "the others"
-        _announce(
-            f"process {process_id} of {num_processes}: waiting up to {timeout} s for {others} to join at "
-            f"{coordinator} (--distributed-timeout)"
-        )
+        await_coordinator(coordinator, process_id, num_processes, timeout)
+        if process_id != 0:
+            _announce(
+                f"process {process_id} of {num_processes}: waiting up to {timeout} s for the others to join at "
+                f"{coordinator} (--distributed-timeout)"
+            )
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(
@@ -200,11 +164,6 @@ def start_distributed(
             )
         ) from exc
     _check_same_start(timeout)
-
-
-def _announce(text: str) -> None:
-    """One line on stderr while a process waits for others (so that a wait is never silent)."""
-    print(f"blokus-jax: {text}", file=sys.stderr, flush=True)
 
 
 #: The key under which each process publishes its start-up settings in JAX's coordination service.
@@ -393,11 +352,10 @@ SPLIT_FIELDS = ("env_state", "buffer")
 
 
 def runner_shardings(runner: Any, mesh: Mesh) -> Any:
-    """Shardings of a runner (`blokus_agents.training.ppo.Runner`, or
-    `blokus_agents.training.alphazero.AZRunner`) on
-    `mesh`: the per-game fields (`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along
-    their games axis, the rest (parameters, optimiser state, key, counter) replicated. Returns a pytree of
-    `NamedSharding` with the runner's structure."""
+    """Shardings of a runner (`blokus_agents.training.ppo.Runner`, or `blokus_agents.training.alphazero.AZRunner`) on
+    `mesh`: the per-game fields (`SPLIT_FIELDS`: the games' states, AlphaZero's replay buffer) split along their games
+    axis, the rest (parameters, optimiser state, key, counter) replicated. Returns a pytree of `NamedSharding` with the
+    runner's structure."""
     split, whole = NamedSharding(mesh, PartitionSpec("data")), NamedSharding(mesh, PartitionSpec())
 
     def place(name: str) -> Any:

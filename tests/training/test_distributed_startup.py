@@ -125,3 +125,60 @@ def test_processes_started_with_different_process_counts_are_refused_in_both(tmp
     assert "REFUSED process 1 was started with --num-processes 3" in out1, out1 + err1[-2000:]
     assert "waiting up to 20 s for the other processes to join" in err0  # the wait is announced, never silent
     assert "process 1: waiting up to 20 s for process 0 to listen" in err1
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_process_zero_whose_peer_never_comes_stops_with_one_line(capsys):
+    """Before, JAX's own wait killed process 0 (exit code 134, a native stack trace) when a peer never came
+    (mismatched ports, or both processes claiming id 0): now it waits at the port itself and says who is missing.
+    Nothing of JAX's distributed runtime starts, so this runs in the test's process."""
+    port = _free_port()
+    with pytest.raises(
+        ConfigError, match=rf"process 0 waited 1 s at --coordinator 'localhost:{port}' and process 1 never"
+    ):
+        scaffold.start_distributed(f"localhost:{port}", 2, 0, timeout=1)
+    assert "process 0 of 2: waiting up to 1 s for the other processes to join" in capsys.readouterr().err
+
+
+def test_the_meeting_lets_a_whole_run_go_on_and_refuses_a_taken_id():
+    """Process 0 and two processes that both claim id 1 of a run of three: process 0 refuses the second one and, as
+    process 2 never comes, tells the first it cannot start either; each raises the project's error."""
+    import threading
+
+    from blokus_agents.training.rendezvous import await_coordinator
+
+    coordinator = f"localhost:{_free_port()}"
+    raised: dict[str, BaseException | None] = {}
+
+    def process(name: str, pid: int, count: int, timeout: float) -> None:
+        try:
+            await_coordinator(coordinator, pid, count, timeout)
+            raised[name] = None
+        except ConfigError as exc:
+            raised[name] = exc
+
+    zero = threading.Thread(target=process, args=("zero", 0, 3, 3.0))
+    zero.start()
+    first = threading.Thread(target=process, args=("first", 1, 3, 10.0))
+    first.start()
+    first.join(0.5)  # process 0 meets the first process 1 before the second one comes (if not, the roles swap)
+    process("second", 1, 3, 10.0)
+    for thread in (zero, first):
+        thread.join(30)
+    refused = [str(raised["first"]), str(raised["second"])]
+    assert sum("process 0 already has a process 1: give each process its own --process-id" in r for r in refused) == 1
+    assert "and process 2 never came" in str(raised["zero"])
+    assert sum("and process 2 never came" in r for r in refused) == 1  # the one process 0 kept is told why too
+
+    # a whole run (two processes) goes on
+    coordinator = f"localhost:{_free_port()}"
+    zero = threading.Thread(target=process, args=("zero", 0, 2, 30.0))
+    zero.start()
+    process("one", 1, 2, 30.0)
+    zero.join(30)
+    assert raised["zero"] is None and raised["one"] is None
