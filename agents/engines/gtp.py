@@ -40,6 +40,8 @@ from blokus_jax.variants import GAMES, Variant
 MAX_LINE = 4096
 #: GTP protocol version spoken.
 PROTOCOL_VERSION = "2"
+#: The largest seed `set_random_seed` takes (a signed 64-bit integer, as GTP tools send).
+MAX_GTP_SEED = 2**63 - 1
 #: Pentobi's colour words per colour index, for two- and four-colour games (the first word is the canonical one).
 _TWO_COLORS = (("b", "black", "blue"), ("w", "white", "green"))
 _FOUR_COLORS = (("1", "blue"), ("2", "yellow"), ("3", "red"), ("4", "green"))
@@ -376,11 +378,11 @@ class GtpEngine:
     def _set_random_seed(self, args: list[str]) -> str:
         _arity(args, 1, "set_random_seed N")
         text = args[0]
-        if not (text.isascii() and text.isdigit() and len(text) <= 19):  # no '+5', '1_0' nor other digits
+        if not (text.isascii() and text.isdigit()):  # no '+5', '1_0', '-3' nor other digits
             raise GtpError(f"invalid seed {brief(text)}; give a non-negative integer in the digits 0-9")
+        if len(text.lstrip("0")) > len(str(MAX_GTP_SEED)) or int(text) > MAX_GTP_SEED:  # never int() of 4,000 digits
+            raise GtpError(f"seed {brief(text)} is too large; give an integer from 0 to 2**63 - 1 ({MAX_GTP_SEED})")
         seed = int(text)
-        if not 0 <= seed < 2**63:
-            raise GtpError(f"seed {seed} out of range; give an integer from 0 to 2**63 - 1")
         self._seed = seed
         self._key = jax.random.key(seed % 2**32)
         return ""
@@ -469,10 +471,8 @@ def run_engine(
 ) -> int:
     """Run a GTP engine for `agent` on `variant` over `stdin`/`stdout` (the process's by default).
 
-    While it runs, anything else written to `sys.stdout` (a library's print) goes to stderr, so that the protocol
-    stream carries replies only. Raises `AgentSpecError` for a bad spec before
-    reading
-    any command."""
+    While it runs, anything else written to `sys.stdout` (a library's print) goes to stderr, so that the protocol stream
+    carries replies only. Raises `AgentSpecError` for a bad spec before reading any command."""
     if stdin is None:
         stdin = sys.stdin
         with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):

@@ -122,6 +122,9 @@ def test_bad_commands_change_nothing(duo: GtpEngine) -> None:
     for bad in ("+5", "1_0", "9" * 30, "0x10", "1e3"):
         assert "seed" in err(duo, f"set_random_seed {bad}")
     assert "seed" in err(duo, f"set_random_seed {2**63}")
+    for big in (str(2**64), "9" * 30, "0" * 30 + str(2**63)):  # too large: say so and name the bound
+        assert f"is too large; give an integer from 0 to 2**63 - 1 ({2**63 - 1})" in err(duo, f"set_random_seed {big}")
+    ok(duo, "set_random_seed " + "0" * 30 + str(2**63 - 1))  # the bound itself, however written
     assert "unknown game" in err(duo, "set_game Blokus Trigon")
     assert f"longer than {MAX_LINE}" in err(duo, "play w " + "a1," * 3000)
     ok(duo, "set_random_seed 12")
