@@ -30,10 +30,13 @@ API demands: a Pgx state is the core state plus `num_actions` mask bytes, `H * W
 
 **Ids.** `env.id` is `"blokus_<variant>"` (`blokus_duo`, ...); a custom variant that reuses a registered name
 with other rules (a 10x10 board named `duo`) gets `"blokus_<name>_custom_<8 hex digits>"` instead, the digits a
-digest of its rules, so that no two different games share an id (`env_id`). Pgx's `api_test` checks
-`state.env_id` against its closed list `pgx.EnvId`; to run it on this adapter, add the ids of
-`api_test_env_ids` to that list inside the test, as `tests/adapters/test_pgx.py` does (which also works
-around the harness's random mover, see there).
+digest of its rules, so that no two different games share an id (`env_id`).
+
+**Pgx's own check.** `pgx.api_test(PgxEnv("duo"))` stops at once with a bare `AssertionError`: it checks
+`state.env_id` against its closed list `pgx.EnvId`, which names Pgx's own games only. Run it as
+`blokus_jax.adapters.pgx.api_test(PgxEnv("duo"))`: Pgx's same `api_test`, with the env's id added to that list and
+the harness's random mover sampling over the mask's last axis (its `axis=1` fails on one state's mask under
+current JAX, for Pgx's own games too), both only while it runs.
 
 **What the adapter accepts** (Pgx's conventions, checked with the project's errors, when the step or observation
 is traced where the fact is static under `jit`):
@@ -74,8 +77,10 @@ import json
 import math
 import numbers
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import jax
 import jax.numpy as jnp
@@ -410,4 +415,57 @@ def api_test_env_ids() -> tuple[str, ...]:
     return tuple(env_id(get_variant(name)) for name in variant_names())
 
 
-__all__ = ["PgxEnv", "State", "VERSION", "api_test_env_ids", "env_id", "state_bytes"]
+def _act_randomly(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
+    """Pgx's `act_randomly` (a uniform legal action) over the mask's last axis, for one state or a batch."""
+    return jax.random.categorical(key, jnp.log(legal_action_mask.astype(jnp.float32)), axis=-1)
+
+
+@contextmanager
+def api_test_harness(ids: tuple[str, ...]) -> Iterator[Any]:
+    """Pgx's `api_test` module with `ids` added to the env ids it accepts and a random mover that samples over the
+    mask's last axis, inside the `with` block only (both are put back after it, however it ends).
+
+    Args:
+        ids: The env ids to accept besides Pgx's own (`api_test_env_ids()`, or one env's `id`).
+
+    Yields:
+        The harness module, whose `api_test` is `pgx.api_test`.
+    """
+    import pgx._src.api_test as harness  # Pgx's own check; the module it reads its closed list from
+
+    saved = harness.EnvId, harness.act_randomly
+    harness.EnvId = Literal[get_args(pgx.EnvId) + tuple(ids)]
+    harness.act_randomly = jax.jit(_act_randomly)
+    try:
+        yield harness
+    finally:
+        harness.EnvId, harness.act_randomly = saved
+
+
+def api_test(env: pgx.Env, num: int = 100, use_key: bool = True) -> None:
+    """Pgx's own check, `pgx.api_test`, on `env` (a `PgxEnv`, or any `pgx.Env`), inside `api_test_harness` with
+    the env's id: `num` random games one by one and `num` batches of games, checking each state's fields, shapes
+    and dtypes against Pgx's API.
+
+    Args:
+        env: The environment to check.
+        num: Games of each kind (a full board compiles slowly: 1 is a quick check).
+        use_key: Pgx's flag: whether `step` is given a key.
+
+    Raises:
+        AssertionError: `env` breaks Pgx's API (Pgx's harness raises it).
+    """
+    with api_test_harness((env.id,)) as harness:
+        harness.api_test(env, num=num, use_key=use_key)
+
+
+__all__ = [
+    "PgxEnv",
+    "State",
+    "VERSION",
+    "api_test",
+    "api_test_env_ids",
+    "api_test_harness",
+    "env_id",
+    "state_bytes",
+]

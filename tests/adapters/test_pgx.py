@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import runpy
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +15,8 @@ import pgx._src.api_test as pgx_api_test
 import pytest
 
 import blokus_jax as bj
-from blokus_jax.adapters.pgx import PgxEnv, State, api_test_env_ids, env_id, state_bytes
+from blokus_jax.adapters import pgx as pgx_adapter
+from blokus_jax.adapters.pgx import PgxEnv, State, api_test, api_test_env_ids, api_test_harness, env_id, state_bytes
 from blokus_jax.io import render
 from blokus_jax.testing import check_env, check_pgx_env
 
@@ -31,24 +32,30 @@ FOUR = bj.get_variant(
 )
 
 
-@jax.jit
-def _act_randomly(key, legal_action_mask):
-    """Pgx's ``act_randomly`` (a uniform legal action) over the last axis, for one state or a batch."""
-    return jax.random.categorical(key, jnp.log(legal_action_mask.astype(jnp.float32)), axis=-1)
-
-
 @pytest.fixture
-def blokus_ids(monkeypatch):
-    """Two patches of Pgx's ``api_test`` harness, for this test only: (1) it checks ``state.env_id`` against its
-    closed list ``pgx.EnvId``: add ours; (2) its random mover calls ``jax.random.categorical(..., axis=1)`` on one
-    state's 1-D mask too, which JAX 0.10 rejects (Pgx's own games fail the same way): sample over the last axis,
-    the same distribution for batches."""
-    monkeypatch.setattr(pgx_api_test, "EnvId", Literal[get_args(pgx.EnvId) + api_test_env_ids()])
-    monkeypatch.setattr(pgx_api_test, "act_randomly", _act_randomly)
+def blokus_ids():
+    """The adapter's two patches of Pgx's ``api_test`` harness (``api_test_harness``), for this test only: (1) it
+    checks ``state.env_id`` against its closed list ``pgx.EnvId``: add ours; (2) its random mover calls
+    ``jax.random.categorical(..., axis=1)`` on one state's 1-D mask too, which JAX 0.10 rejects (Pgx's own games fail
+    the same way): sample over the last axis, the same distribution for batches."""
+    with api_test_harness(api_test_env_ids()):
+        yield
 
 
 def test_the_patched_api_test_still_passes_pgx_own_game(blokus_ids):
     pgx.api_test(pgx.make("tic_tac_toe"), num=2)
+
+
+def test_the_adapters_api_test_runs_pgx_own_check_and_puts_the_harness_back():
+    """``blokus_jax.adapters.pgx.api_test`` is how the docs say to run Pgx's check; Pgx's module is as it was after it,
+    also when the check fails."""
+    before = pgx_api_test.EnvId, pgx_api_test.act_randomly
+    api_test(PgxEnv("simple"), num=1)
+    assert (pgx_api_test.EnvId, pgx_api_test.act_randomly) == before
+    with pytest.raises(ZeroDivisionError), api_test_harness(("blokus_simple",)):
+        assert "blokus_simple" in get_args(pgx_api_test.EnvId)
+        raise ZeroDivisionError
+    assert (pgx_api_test.EnvId, pgx_api_test.act_randomly) == before
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +73,7 @@ def test_pgx_api_test_passes_on_every_registered_variant(name, blokus_ids):
 
 def test_api_test_refuses_an_id_outside_its_list(simple, monkeypatch):
     """The id patch is needed, and is what makes api_test accept the adapter (the test can fail)."""
-    monkeypatch.setattr(pgx_api_test, "act_randomly", _act_randomly)
+    monkeypatch.setattr(pgx_api_test, "act_randomly", jax.jit(pgx_adapter._act_randomly))
     with pytest.raises(AssertionError):
         pgx.api_test(simple, num=1)
 
