@@ -15,8 +15,9 @@ programs such as `blokus-jax --help` start quickly.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from blokus_jax._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from blokus_jax.env import REWARD_MODES, Env, Game, State, make
@@ -62,26 +63,7 @@ _HOMES: dict[str, str] = {
 _IO_MODULES = ("fileio", "record_json", "records", "render", "sgf", "viewer")
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name (or an I/O module of `blokus_jax.io`) on its first use.
-
-    Args:
-        name: The attribute asked for.
-
-    Returns:
-        The object, which is then cached in the package's namespace.
-
-    Raises:
-        AttributeError: When `blokus_jax` has no such name.
-    """
-    if name in _HOMES:
-        value = getattr(importlib.import_module(f"blokus_jax.{_HOMES[name]}"), name)
-    elif name in _IO_MODULES:
-        value = importlib.import_module(f"blokus_jax.io.{name}")
-    else:
-        raise AttributeError(f"module 'blokus_jax' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals(), modules={name: f"io.{name}" for name in _IO_MODULES})
 
 
 def __dir__() -> list[str]:
