@@ -27,6 +27,10 @@ from tqdm.auto import tqdm
 from blokus_jax.env import Env, State, make
 from blokus_jax.rollout import make_rollout
 
+#: Steps of one timed run and timed runs per configuration of `blokus-jax bench` (its `--steps` and `--repeats`
+#: defaults) and of the demo's throughput line, so that both report placements/s measured the same way.
+BENCH_STEPS, BENCH_REPEATS = 100, 3
+
 
 def usable_cores() -> int:
     """The CPU cores this process may run on (its affinity mask where the OS has one, else all cores)."""

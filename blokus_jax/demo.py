@@ -1,8 +1,10 @@
 """Batched random-play demo: `python -m blokus_jax.demo [--variant duo] [--games 1024]`.
 
 Plays a batch of complete games with uniformly random legal moves, all on device in the one batched play loop
-(`blokus_jax.rollout.make_rollout`), then prints a table (games/s, placements/s, compile time, mean scores,
-win shares) and the final board of the first game.
+(`blokus_jax.rollout.make_rollout`), then prints a table (games/s, compile time, mean scores, win shares), the
+throughput in placements/s as `blokus-jax bench` measures it (`blokus_jax.benchmark.measure` at the same batch: a
+fixed number of steps with finished games restarted, the median of a few runs; a batch of complete games would
+also count the steps where finished games wait for the longest one) and the final board of the first game.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 import jax
 import numpy as np
 
-from blokus_jax import rules
+from blokus_jax import benchmark, rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.io.render import to_text
 from blokus_jax.rollout import make_rollout
@@ -49,11 +51,17 @@ def main(argv: list[str] | None = None) -> int:
     player_scores = np.asarray(jax.vmap(env.player_scores)(states))
     win_share = np.asarray(rules.win_shares(player_scores))  # ties split evenly
     print(f"blokus-jax random play: {args.games} games of {args.variant!r} on {jax.devices()[0].device_kind}\n")
-    print("| games | finished | games/s | placements/s | compile s | run s |")
+    print("| games | finished | games/s | placements | compile s | run s |")
     print("|---:|---:|---:|---:|---:|---:|")
     print(
-        f"| {args.games} | {finished.sum()} | {args.games / elapsed:,.0f} | {placements / elapsed:,.0f} | "
+        f"| {args.games} | {finished.sum()} | {args.games / elapsed:,.0f} | {placements:,} | "
         f"{compile_s:.1f} | {elapsed:.2f} |\n"
+    )
+    row = benchmark.measure(env, args.games, benchmark.BENCH_STEPS, benchmark.BENCH_REPEATS, seed=args.seed)
+    print(
+        f"Throughput: {row['placements_per_s']:,.0f} placements/s at batch {args.games}, as `blokus-jax bench` "
+        f"measures it ({benchmark.BENCH_STEPS} steps with finished games restarted, median of "
+        f"{benchmark.BENCH_REPEATS} runs; {row['compile_s']:.1f} s to compile).\n"
     )
     print("| player | mean score | win share |")
     print("|---:|---:|---:|")

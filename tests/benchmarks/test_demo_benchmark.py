@@ -18,6 +18,15 @@ def test_demo_plays_complete_games(capsys):
     out = capsys.readouterr().out
     assert "| 8 | 8 |" in out  # 8 games, all finished
     assert "Final position of game 0" in out
+    # one definition of placements/s: the demo's is `blokus-jax bench`'s, measured by the same function and settings
+    assert out.count("placements/s") == 1 and "placements/s at batch 8, as `blokus-jax bench` measures it" in out
+
+
+def test_the_demo_and_bench_measure_placements_the_same_way():
+    from blokus_agents.cli import build_parser
+
+    args = build_parser().parse_args(["bench"])
+    assert (args.steps, args.repeats) == (benchmark.BENCH_STEPS, benchmark.BENCH_REPEATS)
 
 
 def test_random_games_end_within_the_length_bound():
