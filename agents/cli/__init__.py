@@ -42,6 +42,14 @@ COMMANDS: tuple[ModuleType, ...] = (
 )
 
 #: name -> (help, setup): what `build_parser` adds, built from `COMMANDS`.
+#: What `blokus-jax --help` says first: every command, by name in parentheses.
+DESCRIPTION = (
+    "Blokus in JAX: compare agents in the arena (eval), play against one (play), measure the environment's speed "
+    "(bench), train an agent (train) or pretrain its network on a stronger player's games (pretrain), look at and "
+    "replay games (view, replay), serve an agent to GTP tools (gtp) and match it against a GTP engine such as "
+    "Pentobi (match)."
+)
+
 _COMMANDS = {command.NAME: (command.HELP, command.setup) for command in COMMANDS}
 
 
@@ -76,7 +84,7 @@ def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `blokus-jax` argument parser with every registered subcommand."""
-    parser = Parser(prog="blokus-jax", description="Blokus in JAX: bots, arena, play, benchmarks.")
+    parser = Parser(prog="blokus-jax", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     parser.add_argument("--no-compile-cache", action="store_true", help=_CACHE_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -111,8 +111,9 @@ def nonnegative_int(text: str) -> int:
 MAX_SEED = 2**32
 #: Most games one command plays (a match's games per level, an evaluation's games per pairing).
 MAX_GAMES = 100_000
-#: Longest time limit in seconds (one day) a flag such as `--timeout` takes.
-MAX_SECONDS = 86_400.0
+#: Longest wait in seconds (one day) a flag such as `--timeout` takes (a time budget a move is
+#: `blokus_agents.core.options.MAX_SECONDS`).
+MAX_TIMEOUT_SECONDS = 86_400.0
 
 
 def _bounded_integer(text: str, low: int, high: int, what: str) -> int:
@@ -143,44 +144,57 @@ def game_count(text: str) -> int:
     return _bounded_integer(text, 1, MAX_GAMES, f"a number of games from 1 to {MAX_GAMES:,}")
 
 
+def float_range(
+    low: float, high: float = math.inf, *, above: bool = False, what: str = "", example: float = 0.5
+) -> Callable[[str], float]:
+    """An argparse type: a finite number (never nan or inf) from `low` to `high`, or above `low` when `above`.
+    The one parser of every float flag.
+
+    Args:
+        low: The smallest value allowed (excluded when `above`).
+        high: The largest value allowed (`math.inf`: no upper bound but finiteness).
+        above: Whether `low` itself is refused.
+        what: How an error names the range ("a weight from 0 to 1"); by default it is said in numbers.
+        example: A good value an error suggests.
+
+    Returns:
+        `parse(text) -> float`, raising `argparse.ArgumentTypeError` that names the range.
+    """
+    if not what:
+        start = f"above {low:g}" if above else f"from {low:g}"
+        what = f"a finite number {start}" + (" up" if high == math.inf and not above else "")
+        what += f" to {high:g}" if high != math.inf else ""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]!r} is not a number; give {what} such as {example:g}"
+            ) from None
+        if not math.isfinite(value) or value < low or (above and value == low) or value > high:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} must be {what}, e.g. {example:g}")
+        return value
+
+    parse.__name__ = "float"  # argparse names the type in its own messages
+    return parse
+
+
+#: argparse type: a number from 0 to 1 (a weight or share).
+unit_float = float_range(0.0, 1.0, what="a weight from 0 to 1")
+#: argparse type: a finite number above 0.
+positive_float = float_range(0.0, above=True)
+#: argparse type: a finite number from 0 up.
+nonnegative_float = float_range(0.0, example=2.5)
+
+
 def seconds_limit(text: str) -> float:
     """argparse type: a time limit in seconds, a finite number above 0 and at most one day (86400)."""
     value = positive_float(text)
-    if value > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is too long; give at most {MAX_SECONDS:.0f} seconds (one day)")
-    return value
-
-
-def unit_float(text: str) -> float:
-    """argparse type: a number from 0 to 1 (a weight or share)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a weight from 0 to 1 such as 0.5") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a weight from 0 to 1, e.g. 0.5")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (rejects nan and inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a positive number such as 0.5") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number above 0, e.g. 0.5")
-    return value
-
-
-def nonnegative_float(text: str) -> float:
-    """argparse type: a finite number >= 0 (rejects nan and inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a number from 0 up such as 2.5") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number from 0 up, e.g. 2.5")
+    if value > MAX_TIMEOUT_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is too long; give at most {MAX_TIMEOUT_SECONDS:.0f} seconds (one day)"
+        )
     return value
 
 
@@ -279,10 +293,15 @@ def variant_of(args: argparse.Namespace, specs: list[str]) -> str:
     return found or "duo"
 
 
-AGENT_HELP = (
-    "agent names (options as name:key=value,...), e.g. greedy, minimax:k=8, baseline:duo (a shipped baseline), "
-    "or run directories (the --out of 'blokus-jax train')"
+#: What an agent spec is, for the help of the flags that take one or several.
+AGENT_SPEC = (
+    "a name with options as name:key=value,... (e.g. greedy, minimax:k=8, baseline:duo for a shipped baseline), or "
+    "a run directory, the --out of 'blokus-jax train'"
 )
+#: The help of a flag that takes one agent.
+AGENT_HELP = f"the agent: {AGENT_SPEC}"
+#: The help of a flag that takes several agents.
+AGENTS_HELP = f"the agents, each {AGENT_SPEC}"
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:

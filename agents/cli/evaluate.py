@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from blokus_agents.cli.common import (
-    AGENT_HELP,
+    AGENTS_HELP,
     Handler,
     game_count,
     nonnegative_int,
@@ -42,7 +42,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         choices=variant_names(),
         help="variant to play (default: that of the run directories among the agents, else duo)",
     )
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT", help=AGENT_HELP)
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy"], metavar="AGENT", help=AGENTS_HELP)
     parser.add_argument(
         "--games",
         type=game_count,

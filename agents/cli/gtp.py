@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from blokus_agents.cli.common import AGENT_HELP, Handler, seed_int, variant_of
+from blokus_agents.cli.common import AGENT_SPEC, Handler, seed_int, variant_of
 from blokus_jax.variants import GAMES
 
 NAME = "gtp"
@@ -13,7 +13,7 @@ HELP = "play an agent as a GTP engine on stdin/stdout (Pentobi's dialect: twogtp
 
 def setup(parser: argparse.ArgumentParser) -> Handler:
     """Add the arguments of `blokus-jax gtp` to `parser`; returns its handler."""
-    parser.add_argument("--agent", default="mcts", help=f"the agent that answers genmove ({AGENT_HELP})")
+    parser.add_argument("--agent", default="mcts", help=f"the agent that answers genmove: {AGENT_SPEC}; default mcts")
     parser.add_argument(
         "--variant",
         choices=sorted(GAMES),

@@ -237,7 +237,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             args.hint_bot, env
         )  # before anything compiles; a timed hint bot is built at the first hint
         if _timed(args.opponent):
-            print(f"calibrating {args.opponent!r} to its time budget here (two compilations):", file=sys.stderr)
+            say = f"{args.opponent!r} plays to a time budget; the simulations it affords on this machine:"
+            print(say, file=sys.stderr)
         opponent = _resolve_saying_budget(args.opponent, env)
         if _timed(args.hint_bot):  # built at the first 'hint', so that a game without hints starts at once
             hint_bot: Policy | Deferred = Deferred(
@@ -355,6 +356,19 @@ class _Hints:
         self.hints: list[Callable] = []  # the jitted hint policy once built
         self.building = _Building()
         self.interim: list[Callable] = []  # the cheap bot that answers meanwhile
+        self.compiling = False  # the background build has calibrated and is compiling the hint bot's search
+
+    def _prepare(self, build: Callable[[], Policy], spec: str) -> Callable:
+        """The hint bot built (calibrated) and its search compiled, both in the background thread, so that its first
+        hint answers at once instead of compiling for a minute while the game waits."""
+        import jax
+
+        act = jax.jit(build())
+        self.compiling = True
+        print(f"  compiling {spec!r}'s search for hints (once a process)", file=sys.stderr)
+        key = jax.random.key(0)
+        jax.block_until_ready(act(key, self.env.init(key)))
+        return act
 
     def __call__(self, key: jax.Array, state: State) -> tuple[jax.Array, str]:
         """The hinted action and a note on who chose it (empty once the hint bot itself answers)."""
@@ -368,15 +382,21 @@ class _Hints:
             self.hints.append(jax.jit(hint_bot))
         if not self.hints:
             if building.thread is None:
-                print(f"calibrating {hint_bot.spec!r} for hints in the background (once a machine):", file=sys.stderr)
-                building.start(hint_bot.build)
+                print(
+                    f"preparing {hint_bot.spec!r} for hints in the background; the simulations its time budget "
+                    f"affords on this machine:",
+                    file=sys.stderr,
+                )
+                building.start(functools.partial(self._prepare, hint_bot.build, hint_bot.spec))
             policy = building.result(FIRST_HINT_WAIT if not self.interim else 0.0)
             if policy is not None:
-                self.hints.append(jax.jit(policy))
+                self.hints.append(policy)
         if self.hints:
             return self.hints[0](key, state), ""
         if not self.interim:
             self.interim.append(jax.jit(policies.resolve_agent(INTERIM_HINT_BOT, self.env)))
+        if self.compiling:
+            return self.interim[0](key, state), f" (from {INTERIM_HINT_BOT!r} while {hint_bot.spec!r} compiles)"
         left = calibration_remaining()
         when = f", about {left:.0f} s left" if left is not None else ""
         return self.interim[0](key, state), f" (from {INTERIM_HINT_BOT!r} while {hint_bot.spec!r} calibrates{when})"

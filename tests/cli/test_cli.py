@@ -401,7 +401,7 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     says how its calibration goes step by step."""
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy"]) == 0
-    assert "calibrating" not in capsys.readouterr().err
+    assert "preparing" not in capsys.readouterr().err
     from blokus_agents.core import policies
     from blokus_agents.search import mcts as search
 
@@ -420,7 +420,9 @@ def test_play_builds_a_timed_hint_bot_only_when_a_hint_is_asked(monkeypatch, cap
     assert cli.main(["play", "--variant", "simple", "--opponent", "greedy", "--hint-bot", "strong:seconds=1"]) == 0
     captured = capsys.readouterr()
     assert built == ["greedy", "strong:seconds=1"]  # built once, at the first hint
-    assert captured.err.count("calibrating 'strong:seconds=1' for hints in the background") == 1
+    assert captured.err.count("preparing 'strong:seconds=1' for hints in the background") == 1
+    # its search is compiled in the background too, so the first hint it answers does not compile in silence
+    assert captured.err.count("\n  compiling 'strong:seconds=1''s search for hints (once a process)\n") == 1
     assert captured.err.count("'strong:seconds=1': 77 simulations a move on this machine") == 1
     # each step of the calibration is shown while it runs, indented under the line that announced it
     assert captured.err.count("\n  compiling a 32-simulation probe search (3 s so far)\n") == 1
@@ -468,3 +470,23 @@ def test_the_first_hint_answers_at_once_with_a_cheap_bot_while_the_hint_bot_cali
     assert all("(from 'greedy' while 'strong:seconds=1' calibrates, about 42 s left)" in h for h in hints[:2])
     assert "calibrates" not in hints[2]  # the hint bot itself, once built
     assert built.count("strong:seconds=1") == 1 and "greedy" in built
+
+
+def test_the_help_texts_name_every_command_and_read_plainly():
+    """``blokus-jax --help`` names every command; no flag's help nests parentheses; a flag that takes one agent
+    says "the agent", one that takes several "the agents"."""
+    import re
+
+    from blokus_agents.cli import COMMANDS, DESCRIPTION
+
+    assert all(re.search(rf"[(, ]{command.NAME}[,)]", DESCRIPTION) for command in COMMANDS), DESCRIPTION
+    parser = cli.build_parser()
+    for name, command in parser.commands.items():
+        for action in command._actions:
+            depth = 0
+            for char in action.help or "":
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                assert depth <= 1, (name, action.dest, action.help)
+    helps = {(n, a.dest): a.help for n, c in parser.commands.items() for a in c._actions}
+    assert helps["match", "agent"].startswith("the agent: ") and helps["gtp", "agent"].startswith("the agent that")
+    assert helps["eval", "agents"].startswith("the agents, each ")
