@@ -83,7 +83,10 @@ def _gather(coordinator: str, port: int, num_processes: int, timeout: float, dea
     """Process 0's side of `await_coordinator`: listen at `port` until processes 1 to `num_processes - 1` have
     each said their id (or the `deadline` passes), then tell them to go on, or that the run cannot start."""
     try:
-        server = socket.create_server(("", port))  # where JAX's coordinator listens next: every interface
+        # where JAX's coordinator listens next: every interface, IPv6 too where the host has it (as JAX's `[::]`)
+        dual = socket.has_dualstack_ipv6()
+        family = socket.AF_INET6 if dual else socket.AF_INET
+        server = socket.create_server(("", port), family=family, dualstack_ipv6=dual)
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             return  # not ours to judge: JAX says what is wrong
