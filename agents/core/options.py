@@ -183,11 +183,6 @@ def machine_memory() -> tuple[int, str]:
         return 2**62, "this machine's memory"
 
 
-def gib(n: float) -> str:
-    """`n` bytes as a short text in GiB (or MiB below one GiB)."""
-    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
-
-
 #: A time budget a move (`seconds=`) is 0 (off) or from `MIN_SECONDS` to `MAX_SECONDS` seconds.
 MIN_SECONDS, MAX_SECONDS = 0.01, 3600.0
 
@@ -223,7 +218,6 @@ __all__ = [
     "Option",
     "declared_options",
     "default_check",
-    "gib",
     "legal_bits_bytes",
     "lookahead_bytes",
     "machine_memory",

@@ -16,7 +16,7 @@ from flax import struct
 from blokus_agents.core.masking import MASKED_LOGIT
 from blokus_agents.search.playouts import PlayoutPolicy, centre_move_scores, corner_move_scores
 from blokus_agents.search.playouts import playout as bitboard_playout
-from blokus_agents.search.settings import PLAYOUTS, SearchSettings
+from blokus_agents.search.settings import PLAYOUTS, VALUE_SCALE, SearchSettings, takes_settings
 from blokus_jax import rules
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
@@ -44,13 +44,12 @@ class Node:
 
 
 class SearchOutput(NamedTuple):
-    """Result of a batched search: `action` `int32[B]` full action ids to play, `action_weights`
-    `float32[B, num_actions]` the search's improved policy over full action ids (hints; computed only when used
-    under `jit`), `value` `float32[B]` the root value from the mover's view, and the same improved policy in
-    compact form, the training target of `blokus_agents.training.alphazero`: `candidates` `int32[B, k]` the
-    root's
-    candidate action ids and `candidate_weights` `float32[B, k]` their weights (0 on invalid slots; the pass
-    in a pass-only position has weight 1)."""
+    """Result of a batched search: `action` `int32[B]` full action ids to play, `action_weights` `float32[B,
+    num_actions]` the search's improved policy over full action ids (hints; computed only when used under `jit`),
+    `value` `float32[B]` the root value from the mover's view, and the same improved policy in compact form, the
+    training target of `blokus_agents.training.alphazero`: `candidates` `int32[B, k]` the root's candidate action ids
+    and `candidate_weights` `float32[B, k]` their weights (0 on invalid slots; the pass in a pass-only position has
+    weight 1)."""
 
     action: jax.Array
     action_weights: jax.Array
@@ -168,17 +167,21 @@ ATTACH_BASE = 1.8
 
 
 def playout_value(
-    env: Env, playouts: int = 8, playout: str = "greedy", margin: float = 0.0, margin_scale: float = 10.0
+    env: Env,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = 0.0,
+    margin_scale: float = 10.0,
 ) -> Callable[[jax.Array, State, jax.Array], jax.Array]:
     """The value of the `rollout` evaluator, `(key, state, root_player) -> f32`: the mean over `playouts` games
     played to the end from the position by the `playout` policy (`"greedy"`, `"random"` or `"block"`: greedy,
     preferring placements that cover an opponent's corner cells; `"local"`: answering the opponent's last piece
     nearby, drawing pieces in proportion to `3 ** size`; `"attach"`: `local` with each piece's weight also
     multiplied by `1.8 ** (corners - 1)`, its shape's corner cells, as Pentobi weighs attach points; see
-    `blokus_agents.search.playouts.playout`), each scored
-    by `root_utility` of the env's final rewards, blended with weight `margin` with `tanh(score margin /
-    margin_scale)` of the root's player against the best other (a denser signal than win or loss when playouts are
-    few), and signed for the mover's side (0 for a finished game). Used by `rollout_evaluator` and
+    `blokus_agents.search.playouts.playout`), each scored by `root_utility` of the env's final rewards, blended
+    with weight `margin` with `tanh(score margin / margin_scale)` of the root's player against the best other (a
+    denser signal than win or loss when playouts are few), and signed for the mover's side (0 for a finished
+    game). Used by `rollout_evaluator` and
     `mixed_evaluator`."""
     if playout not in PLAYOUTS:
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
@@ -215,8 +218,8 @@ def playout_value(
 
 def rollout_evaluator(
     env: Env,
-    playouts: int = 8,
-    playout: str = "greedy",
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
     temperature: float = 1.0,
     margin: float = 0.0,
     margin_scale: float = 10.0,
@@ -224,9 +227,8 @@ def rollout_evaluator(
     centre: float = 0.0,
 ) -> Evaluator:
     """The `rollout` evaluator: logits = (`corners` move scores + `centre` times the centre-approach score of
-    `centre_move_scores`) / `temperature`; value = `playout_value` with
-    these
-    `playouts`, `playout` policy and `margin` blend. Returns an `Evaluator`."""
+    `centre_move_scores`) / `temperature`; value = `playout_value` with these `playouts`, `playout` policy and
+    `margin` blend. Returns an `Evaluator`."""
     value_of = playout_value(env, playouts, playout, margin, margin_scale)
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
@@ -251,8 +253,8 @@ def rollout_evaluator(
 
 def network_evaluator(env: Env, apply_fn: Callable) -> Evaluator:
     """The `network` evaluator: `apply_fn(params, observation) -> (logits f32[num_actions], value)` (a
-    `PolicyValueNet`'s `apply`; `value` a scalar or `f32[num_players]` per
-    seat) on the mover's egocentric observation; logits of the placements as the prior, the value head as the
+    `PolicyValueNet`'s `apply`; `value` a scalar or `f32[num_players]` per seat) on the mover's egocentric
+    observation; logits of the placements as the prior, the value head as the
     mover's side value (`network_side_value`). Returns an `Evaluator`."""
 
     def evaluate(params, key: jax.Array, state: State, root_player: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -268,9 +270,9 @@ def mixed_evaluator(
     apply_fn: Callable,
     mix: float,
     *,
-    playouts: int = 8,
-    playout: str = "greedy",
-    margin: float = 0.5,
+    playouts: int = SearchSettings.playouts,
+    playout: str = SearchSettings.playout,
+    margin: float = SearchSettings.margin,
     margin_scale: float = 10.0,
 ) -> Evaluator:
     """The `network` evaluator whose leaf value mixes in playouts (AlphaGo's lambda): prior = the network's logits,
@@ -295,33 +297,52 @@ def mixed_evaluator(
 
 
 # ---------------------------------------------------------------------------------------------------------- search
+#: The search settings that shape the tree itself, the keyword parameters of `make_search` (the others choose its
+#: evaluator).
+TREE_SETTINGS = ("sims", "k", "considered", "gumbel_scale")
+
+
+@takes_settings(SearchSettings(), TREE_SETTINGS)
 def make_search(
     env: Env,
     evaluator: Evaluator,
     *,
-    sims: int = SearchSettings.sims,
-    k: int = SearchSettings.k,
-    considered: int = SearchSettings.considered,
-    gumbel_scale: float = SearchSettings.gumbel_scale,
     root_noise: float = 0.0,
     root_alpha: float = 0.3,
-    value_scale: float = 0.1,
+    value_scale: float = VALUE_SCALE,
+    **settings: Any,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search `(params, key, states) -> SearchOutput` (`states` with a leading batch axis) running
     `sims` simulations of Gumbel MuZero over the top-`k` candidates of every node, with sequential halving over
     `considered` root candidates and Gumbel noise scaled by `gumbel_scale` (0: deterministic given the
-    priors). `params` go to the evaluator (network weights; `None` for `rollout`). `value_scale` is mctx's
-    `completed Q` scale (`mctx.qtransform_completed_by_mix_value`, default 0.1): a child's Q enters the
-    improved policy as `(50 + max visits) * value_scale * Q` (Q rescaled to [0, 1] among the node's children)
-    against the prior logits, so larger values let the values overrule the prior after fewer visits.
+    priors). `params` go to the evaluator (network weights; `None` for `rollout`).
 
-    `root_noise` (self-play exploration, 0 to play): the root's prior becomes `(1 - root_noise) * p + root_noise
-    * Dirichlet(root_alpha)` over its valid candidates, AlphaZero's root noise. Gumbel noise alone cannot explore
-    once a trained network's logits are far apart (on small boards self-play then collapses to one game); the
-    mixture keeps every candidate's prior probability bounded below."""
+    Gumbel noise alone cannot explore once a trained network's logits are far apart (on small boards self-play then
+    collapses to one game); `root_noise` keeps every candidate's prior probability bounded below.
+
+    Args:
+        env: The environment.
+        evaluator: The `Evaluator` of every node: its prior logits and value.
+        root_noise: Self-play exploration, 0 to play: the root's prior becomes `(1 - root_noise) * p + root_noise
+            * Dirichlet(root_alpha)` over its valid candidates, AlphaZero's root noise.
+        root_alpha: The Dirichlet concentration of `root_noise`.
+        value_scale: mctx's completed-Q scale (`mctx.qtransform_completed_by_mix_value`, default `VALUE_SCALE`):
+            a child's Q enters the improved policy as `(50 + max visits) * value_scale * Q` (Q rescaled to [0, 1]
+            among the node's children) against the prior logits, so larger values let the values overrule the
+            prior after fewer visits.
+        **settings: The search settings `TREE_SETTINGS` (`sims`, `k`, `considered`, `gumbel_scale`), each
+            defaulting to `SearchSettings`' declaration.
+
+    Returns:
+        The search function, not yet compiled.
+
+    Raises:
+        VariantError: `sims`, `k` or `considered` is not positive.
+    """
     import mctx  # the search library (and chex) load only when a search is built
 
-    sims, k, considered = int(sims), int(k), int(considered)
+    sims, k, considered = int(settings["sims"]), int(settings["k"]), int(settings["considered"])
+    gumbel_scale = settings["gumbel_scale"]
     qtransform = functools.partial(mctx.qtransform_completed_by_mix_value, value_scale=float(value_scale))
     if sims < 1 or k < 1 or considered < 1:
         raise VariantError(
@@ -432,6 +453,7 @@ def _single(search: Callable[[Any, jax.Array, State], SearchOutput]) -> Callable
 __all__ = [
     "LOGIT_BOUND",
     "PLAYOUTS",
+    "TREE_SETTINGS",
     "Evaluator",
     "Node",
     "SearchOutput",

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from blokus_agents.core.options import XLA_OVERHEAD, Option, check_budget, search_bytes
+from blokus_agents.core.options import MAX_SECONDS, MIN_SECONDS, XLA_OVERHEAD, Option, check_budget, search_bytes
 from blokus_agents.core.policies import (
     AgentSpecError,
     ParamPolicy,
@@ -37,7 +37,15 @@ from blokus_agents.search.gumbel import (
     rollout_evaluator,
 )
 from blokus_agents.search.move_model import model_evaluator, shipped_model
-from blokus_agents.search.settings import MAX_SIMS, SearchSettings, setting_options
+from blokus_agents.search.settings import (
+    MAX_SIMS,
+    SETTING_NAMES,
+    STRONG_SECONDS,
+    VALUE_SCALE,
+    SearchSettings,
+    setting_options,
+    takes_settings,
+)
 from blokus_jax.env import Env, State
 from blokus_jax.errors import VariantError
 
@@ -45,23 +53,18 @@ from blokus_jax.errors import VariantError
 MCTS_SETTINGS = SearchSettings(sims=128)
 #: The search settings of a network's search (`az:RUN_DIR`, `network_search_policy`): `SearchSettings`' defaults.
 NETWORK_SETTINGS = SearchSettings()
-_MCTS_NAMES = ("sims", "k", "playouts", "playout", "considered", "margin", "gumbel_scale", "seconds")
+#: The search settings `mcts` takes: all but the network's (`mix`, `prior`).
+MCTS_SETTING_NAMES = tuple(name for name in SETTING_NAMES if name not in ("mix", "prior"))
 
 
+@takes_settings(MCTS_SETTINGS, MCTS_SETTING_NAMES)
 def mcts_policy(
     env: Env,
     *,
-    sims: int = MCTS_SETTINGS.sims,
-    k: int = MCTS_SETTINGS.k,
-    playouts: int = MCTS_SETTINGS.playouts,
-    playout: str = MCTS_SETTINGS.playout,
-    considered: int = MCTS_SETTINGS.considered,
-    margin: float = MCTS_SETTINGS.margin,
-    gumbel_scale: float = MCTS_SETTINGS.gumbel_scale,
-    seconds: float = MCTS_SETTINGS.seconds,
     temperature: float = 1.0,
-    value_scale: float = 0.1,
+    value_scale: float = VALUE_SCALE,
     centre: float = 0.0,
+    **settings: Any,
 ) -> Policy:
     """The agent `mcts` (`mcts:sims=128,k=32`): Gumbel MuZero search over the exact env with the `rollout`
     evaluator, no network.
@@ -71,20 +74,14 @@ def mcts_policy(
 
     Args:
         env: The environment.
-        sims: Simulations a move (every search setting's default is `MCTS_SETTINGS`'; their ranges are
-            `SearchSettings`' declarations).
-        k: Candidate placements per node.
-        playouts: Playouts per evaluated position.
-        playout: The playout policy (one of `PLAYOUTS`).
-        considered: Root candidates of sequential halving.
-        margin: Weight of the score margin in a playout's value.
-        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
-        seconds: A time budget a move that replaces `sims` when `S > 0`: in each phase of the game, the
-            simulations one batch-1 search on this machine runs in at most `S` seconds (`calibrate_budget`); the
-            policy then plays that fixed budget, also batched in the arena.
         temperature: Divides the prior's move scores.
         value_scale: Weight of Q against the prior in the tree (mctx's `value_scale`).
         centre: Prior weight of moving towards the centre, per cell; 0 turns it off.
+        **settings: The search settings `MCTS_SETTING_NAMES` (`sims`, `k`, `considered`, `gumbel_scale`,
+            `playouts`, `playout`, `margin`, `seconds`), each as `SearchSettings` declares it, with the defaults of
+            `MCTS_SETTINGS`. `seconds=S > 0` is a time budget a move that replaces `sims`: in each phase of the
+            game, the simulations one batch-1 search on this machine runs in at most `S` seconds
+            (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
 
     Returns:
         A pure `policy(key, state) -> int32` for one unbatched state.
@@ -92,17 +89,8 @@ def mcts_policy(
     Raises:
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
     """
-    check_budget({"seconds": seconds})  # the range; sims with seconds is checked where a spec is resolved
-    o = MCTS_SETTINGS.replace(
-        sims=sims,
-        k=k,
-        playouts=playouts,
-        playout=playout,
-        considered=considered,
-        margin=margin,
-        gumbel_scale=gumbel_scale,
-        seconds=seconds,
-    )
+    check_budget({"seconds": settings["seconds"]})  # the range; sims with seconds is checked where a spec is resolved
+    o = MCTS_SETTINGS.replace(**settings)
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
@@ -137,16 +125,15 @@ def mcts_policy(
 # blokus_agents.core.options) and their memory estimates for one game (the tree of mctx, the playouts).
 SEARCH_OPTIONS = setting_options("sims", "k", "considered", "gumbel_scale")
 MCTS_OPTIONS = {
-    **SEARCH_OPTIONS,
-    **setting_options("playouts", "playout"),
+    **setting_options(*MCTS_SETTING_NAMES),
     "temperature": Option(float, 1e-4, 1e4, doc="divides the prior's move scores; smaller values overflow float32"),
-    "margin": setting_options("margin")["margin"],
-    "value_scale": Option(float, 1e-3, 100.0, doc="weight of Q against the prior in the tree (mctx's, 0.1)"),
+    "value_scale": Option(
+        float, 1e-3, 100.0, doc=f"weight of Q against the prior in the tree (mctx's, {VALUE_SCALE:g})"
+    ),
     "centre": Option(float, 0.0, 100.0, doc="prior weight of moving towards the centre (per cell); 0: off"),
-    "seconds": setting_options("seconds")["seconds"],
 }
-STRONG_OPTIONS = {"seconds": Option(float, 0.01, 3600.0, doc="time budget per move at batch 1")}
-AZ_OPTIONS = {**SEARCH_OPTIONS, **setting_options("mix", "playouts", "playout", "margin", "seconds", "prior")}
+STRONG_OPTIONS = {"seconds": Option(float, MIN_SECONDS, MAX_SECONDS, doc="time budget per move at batch 1")}
+AZ_OPTIONS = setting_options()
 
 
 #: The share of a `seconds=` budget that calibration aims at, leaving room for the machine's load to vary.
@@ -247,8 +234,8 @@ def _move_times(policy: Callable[[jax.Array, State], jax.Array], states: list[St
 
 def _check_seconds(seconds: float) -> float:
     seconds = float(seconds)
-    if not 0 < seconds <= 3600:
-        raise VariantError(f"seconds must be a time budget in (0, 3600] seconds per move, got {seconds!r}")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise VariantError(f"seconds must be a time budget in (0, {MAX_SECONDS:g}] seconds per move, got {seconds!r}")
     return seconds
 
 
@@ -405,21 +392,8 @@ def network_search_policy(
     return ParamPolicy(build(o.sims), params)
 
 
-def az_policy(
-    env: Env,
-    run_dir: str,
-    *,
-    sims: int = SearchSettings.sims,
-    k: int = SearchSettings.k,
-    considered: int = SearchSettings.considered,
-    gumbel_scale: float = SearchSettings.gumbel_scale,
-    mix: float = SearchSettings.mix,
-    playouts: int = SearchSettings.playouts,
-    playout: str = SearchSettings.playout,
-    margin: float = SearchSettings.margin,
-    seconds: float = SearchSettings.seconds,
-    prior: str = SearchSettings.prior,
-) -> ParamPolicy:
+@takes_settings(NETWORK_SETTINGS)
+def az_policy(env: Env, run_dir: str, **settings: Any) -> ParamPolicy:
     """The agent `az:RUN_DIR` (`az:runs/duo,sims=64`, `az:runs/duo,mix=0.5`): the newest checkpoint of a
     training run directory played with `network_search_policy`. An AlphaZero run directory given as an agent
     plays the same way.
@@ -427,16 +401,9 @@ def az_policy(
     Args:
         env: The environment.
         run_dir: The training run directory.
-        sims: Simulations a move: the play budget, independent of the `sims` an AlphaZero run trained with (every
-            default and range is `SearchSettings`' declaration).
-        k: Candidate placements per node.
-        considered: Root candidates of sequential halving.
-        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
-        mix: The weight of `playouts` playout results in the leaf values; 0: the value head alone.
-        playouts: Playouts per evaluated position.
-        playout: The playout policy.
-        margin: Weight of the score margin in a playout's value.
-        seconds: A time budget a move instead of `sims` (0: off).
+        **settings: Every search setting (`SETTING_NAMES`), each with its default and range as `SearchSettings`
+            declares it. `sims` is the play budget, independent of the `sims` an AlphaZero run trained with;
+            `seconds` a time budget a move instead of `sims` (0: off).
 
     Returns:
         The `ParamPolicy` of `network_search_policy`.
@@ -447,8 +414,7 @@ def az_policy(
     """
     require_agent_run(run_dir, f"az:{run_dir}")
     network, params = load_network(run_dir, env)
-    settings = SearchSettings(sims, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds, prior)
-    return network_search_policy(env, network.apply, params, settings)
+    return network_search_policy(env, network.apply, params, SearchSettings(**settings))
 
 
 def _teacher_settings(env: Env, spec: str) -> dict[str, Any]:
@@ -513,7 +479,9 @@ def teacher_memory(env: Env, spec: str, k: int) -> int:
 #: The search settings of the agent `strong` (its budget is `seconds`), chosen by the matches of
 #: `benchmarks/RESULTS.md` ("Search that scales"): today's default settings, except where a variant has measured
 #: better ones at the same time a move (`STRONG_BY_VARIANT`, `STRONG_SPECS`).
-STRONG = {"k": 16, "playouts": 8, "playout": "greedy", "considered": 16, "margin": 0.5, "gumbel_scale": 0.0}
+STRONG = {
+    name: getattr(MCTS_SETTINGS, name) for name in ("k", "playouts", "playout", "considered", "margin", "gumbel_scale")
+}
 #: Variant name -> the `mcts` settings of `strong` there. Duo: 64 candidates a node, 32 at the root and the centre
 #: prior, the setting whose strength rises with its simulations, which beat `STRONG` at the same 2 s a move.
 #: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
@@ -539,7 +507,7 @@ def strong_settings(env: Env) -> dict[str, Any]:
     return dict(STRONG_BY_VARIANT.get(env.variant.name, STRONG))
 
 
-def strong_spec(env: Env, seconds: float = 2.0) -> str:
+def strong_spec(env: Env, seconds: float = STRONG_SECONDS) -> str:
     """The agent spec that `strong:seconds=S` plays on `env`'s variant: `STRONG_SPECS`'s with the budget
     added, else `mcts` with `strong_settings` and the budget."""
     if env.variant.name in STRONG_SPECS:
@@ -548,7 +516,7 @@ def strong_spec(env: Env, seconds: float = 2.0) -> str:
     return "mcts:" + ",".join(f"{name}={value}" for name, value in options.items())
 
 
-def strong_policy(env: Env, *, seconds: float = 2.0) -> Policy:
+def strong_policy(env: Env, *, seconds: float = STRONG_SECONDS) -> Policy:
     """The agent `strong` (`strong`, `strong:seconds=5`): the best player of the project at `seconds` a move
     on this machine, on every variant: the agent of `strong_spec` (on Duo the shipped network's search, else
     `mcts_policy` with `strong_settings`) with that time budget (the simulations are calibrated once per
@@ -566,9 +534,6 @@ def strong_memory(env: Env, options: dict) -> int:
     return search_memory(env, {**strong_settings(env), **options})
 
 
-_strong_memory = strong_memory
-
-
 def search_memory(env: Env, options: dict) -> int:
     """Estimated bytes of one game's search with `options` (`blokus_agents.core.options.search_bytes`)."""
     sims = MAX_SIMS if options.get("seconds") else options["sims"]
@@ -584,6 +549,7 @@ __all__ = [
     "AZ_OPTIONS",
     "MCTS_OPTIONS",
     "MCTS_SETTINGS",
+    "MCTS_SETTING_NAMES",
     "NETWORK_SETTINGS",
     "SearchSettings",
     "SEARCH_OPTIONS",

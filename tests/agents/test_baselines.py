@@ -298,9 +298,9 @@ def test_the_memory_estimate_counts_playouts_when_the_mix_is_the_baselines(env):
     from blokus_agents.search.mcts import az_memory
 
     options = {"sims": 4, "k": 16, "considered": 16, "gumbel_scale": 0.0, "playouts": 8, "playout": "greedy"}
-    spec_mix = baselines._baseline_memory(env, {**options, "mix": None})
+    spec_mix = baselines.baseline_memory(env, {**options, "mix": None})
     assert spec_mix == az_memory(env, {**options, "mix": 1.0}) > az_memory(env, {**options, "mix": 0.0})
-    assert baselines._baseline_memory(env, {**options, "mix": 0.0}) == az_memory(env, {**options, "mix": 0.0})
+    assert baselines.baseline_memory(env, {**options, "mix": 0.0}) == az_memory(env, {**options, "mix": 0.0})
 
 
 def test_an_alphazero_baseline_plays_a_legal_move_with_search(env, shelf):

@@ -78,7 +78,7 @@ def test_spec_options_are_the_search_settings_fields():
         assert getattr(AZConfig(), name) == getattr(SELF_PLAY_SEARCH, name)
     assert AZConfig().search_settings() == SELF_PLAY_SEARCH
     parameters = inspect.signature(mcts.mcts_policy).parameters
-    for name in mcts._MCTS_NAMES:
+    for name in mcts.MCTS_SETTING_NAMES:
         assert parameters[name].default == getattr(mcts.MCTS_SETTINGS, name)
         assert mcts.MCTS_OPTIONS[name] == SETTING_OPTIONS[name], name
     assert SETTING_OPTIONS["sims"].high == MAX_SIMS == AZConfig.options()["sims"].high
@@ -99,12 +99,12 @@ def test_the_docs_state_the_declared_defaults():
     import re
     from pathlib import Path
 
-    from blokus_agents.search.mcts import _MCTS_NAMES, MCTS_SETTINGS
+    from blokus_agents.search.mcts import MCTS_SETTING_NAMES, MCTS_SETTINGS
 
     docs = Path(__file__).resolve().parents[2] / "docs"
     stated = re.search(r"The default `mcts` is `mcts:([^`]+)`", (docs / "search.md").read_text()).group(1)
     options = dict(item.split("=") for item in stated.split(","))
-    assert set(options) | {"seconds"} == set(_MCTS_NAMES)
+    assert set(options) | {"seconds"} == set(MCTS_SETTING_NAMES)
     assert all(type(default := getattr(MCTS_SETTINGS, n))(v) == default for n, v in options.items()), options
     assert f"`--sims` network calls ({SELF_PLAY_SEARCH.sims} by default)" in (docs / "training.md").read_text()
 

@@ -24,7 +24,7 @@ from blokus_agents.core.options import NETWORK_PRIORS, Option, check_budget
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
-from blokus_agents.search.settings import MAX_SIMS, SearchSettings
+from blokus_agents.search.settings import MAX_SIMS, SearchSettings, takes_settings
 from blokus_agents.training.checkpoint import check_finite
 from blokus_agents.training.checkpoint_index import require_run
 from blokus_agents.training.configs import CONFIGS, PPOConfig
@@ -80,9 +80,6 @@ def baseline_memory(env: Env, options: dict) -> int:
     """`az_memory` with the playouts counted when `mix` is left to the baseline (its
     metadata is not read for an estimate)."""
     return az_memory(env, {**options, "mix": 1.0 if options["mix"] is None else options["mix"]})
-
-
-_baseline_memory = baseline_memory
 
 
 def available(directory: str | os.PathLike | None = None) -> list[str]:
@@ -213,11 +210,10 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
-    """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for
-    `env`. Raises `AgentSpecError` for a name that is not there (listing those
-    that
-    are) and `CheckpointError` for another variant (saying which `--variant` to use), a file
-    over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape."""
+    """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for `env`.
+    Raises `AgentSpecError` for a name that is not there (listing those that are) and `CheckpointError` for another
+    variant (saying which `--variant` to use), a file over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters
+    of the wrong shape."""
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -246,21 +242,8 @@ def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = Non
     return network, _check_params(name, raw, abstract), meta
 
 
-def baseline_policy(
-    env: Env,
-    target: str,
-    *,
-    sims: int = 0,
-    k: int = SearchSettings.k,
-    considered: int = SearchSettings.considered,
-    gumbel_scale: float = SearchSettings.gumbel_scale,
-    mix: float | None = None,
-    playouts: int = SearchSettings.playouts,
-    playout: str = SearchSettings.playout,
-    margin: float = SearchSettings.margin,
-    seconds: float = SearchSettings.seconds,
-    prior: str = SearchSettings.prior,
-) -> ParamPolicy:
+@takes_settings(SearchSettings(), sims=0, mix=None)
+def baseline_policy(env: Env, target: str, **settings: Any) -> ParamPolicy:
     """The agent `baseline:NAME` (`baseline:duo`, `baseline:duo,sims=128`): shipped baseline `NAME` (see
     `load_baseline`) as a `ParamPolicy`.
 
@@ -270,21 +253,14 @@ def baseline_policy(
     Args:
         env: The environment; its variant must be the baseline's.
         target: The baseline's name (`"duo"`).
-        sims: 0 (the baseline's own budget), or `N > 0`: play either kind with a search of `N` simulations guided
-            by its network (like `az:RUN_DIR`).
-        k: Candidate placements per node (only when it searches, like the next three; defaults and ranges are
-            `SearchSettings`' declarations).
-        considered: Root candidates of sequential halving.
-        gumbel_scale: Gumbel noise when playing; 0 plays the search's best move.
-        mix: The weight of `playouts` playout results by the `playout` policy, with `margin`, in the leaf values
-            (as for `az:RUN_DIR,mix=L`); `None`: the baseline's own `mix` from its metadata.
-        playouts: Playouts per evaluated position.
-        playout: The playout policy.
-        margin: Weight of the score margin in a playout's value.
-        seconds: `S > 0` searches with a time budget of `S` seconds a move (`baseline:duo,seconds=2`; calibrated
-            on this machine, as for `mcts`); cannot be given with `sims`.
-        prior: `"network"` ranks the search's candidates by the network's logits, `"model"` by the fitted move
-            model's scores over them (`blokus_agents.search.move_model`; the model shipped for the variant).
+        **settings: Every search setting (`SETTING_NAMES`), each with its default and range as `SearchSettings`
+            declares it (used only when the baseline searches), except two: `sims` is 0 (the baseline's own
+            budget) or `N > 0`, to play either kind with a search of `N` simulations guided by its network (like
+            `az:RUN_DIR`); `mix` is `None` (the baseline's own `mix` from its metadata) or the weight of the
+            playout results in the leaf values (as for `az:RUN_DIR,mix=L`). `seconds=S > 0` searches with a time
+            budget of `S` seconds a move (`baseline:duo,seconds=2`; calibrated on this machine, as for `mcts`);
+            it cannot be given with `sims`. `prior="model"` ranks the search's candidates by the fitted move
+            model's scores over the network's logits (`blokus_agents.search.move_model`).
 
     Returns:
         The policy, a `ParamPolicy` carrying the network's parameters.
@@ -294,6 +270,7 @@ def baseline_policy(
         CheckpointError: The baseline cannot be loaded for `env` (see `load_baseline`).
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
     """
+    sims, seconds = settings["sims"], settings["seconds"]
     check_budget({"seconds": seconds})
     if not 0 <= sims <= MAX_SIMS:
         raise AgentSpecError(
@@ -306,11 +283,11 @@ def baseline_policy(
         )
     network, params, meta = load_baseline(target, env)
     budget = sims or meta["sims"]
-    mix = meta["mix"] if mix is None else mix
+    mix = meta["mix"] if settings["mix"] is None else settings["mix"]
     if budget == 0 and not seconds:
         return network_policy(env, network, params, greedy=True)
-    settings = SearchSettings(budget, k, considered, gumbel_scale, mix, playouts, playout, margin, seconds, prior)
-    return network_search_policy(env, network.apply, params, settings)
+    search = SearchSettings(**{**settings, "sims": budget, "mix": mix})
+    return network_search_policy(env, network.apply, params, search)
 
 
 def baseline_variant(name: str, directory: str | os.PathLike | None = None) -> str | None:
