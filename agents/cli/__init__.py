@@ -23,7 +23,7 @@ import typing
 import warnings
 from types import ModuleType
 
-from blokus_agents.cli import bench, evaluate, gtp, match, play, replay, train, view
+from blokus_agents.cli import bench, evaluate, gtp, match, play, pretrain, replay, train, view
 from blokus_agents.cli.common import COMPILE_CACHE_ENV, say, use_compile_cache
 from blokus_agents.core.messages import first_line as _first_line
 from blokus_jax import _extras
@@ -35,13 +35,13 @@ COMMANDS: tuple[ModuleType, ...] = (
     play,
     bench,
     train,
+    pretrain,
     view,
     replay,
     gtp,
     match,
 )
 
-#: name -> (help, setup): what `build_parser` adds, built from `COMMANDS`.
 #: What `blokus-jax --help` says first: every command, by name in parentheses.
 DESCRIPTION = (
     "Blokus in JAX: compare agents in the arena (eval), play against one (play), measure the environment's speed "
@@ -50,6 +50,7 @@ DESCRIPTION = (
     "Pentobi (match)."
 )
 
+#: name -> (help, setup): what `build_parser` adds, built from `COMMANDS`.
 _COMMANDS = {command.NAME: (command.HELP, command.setup) for command in COMMANDS}
 
 

@@ -51,6 +51,10 @@ CONFIG_FLAGS: dict[str, str] = {
     "learning_rate": "--lr",
     "seed": "--seed",
     "total_steps": "--total-steps",
+    "update_epochs": "--update-epochs",
+    "num_minibatches": "--num-minibatches",
+    "ent_coef": "--ent-coef",
+    "kl_coef": "--kl-coef",
 }
 #: The host-loop settings `blokus-jax train` sets from flags (`Settings`' fields, flags `--FIELD-NAME`).
 SETTINGS_FLAGS = ("eval_every", "evals", "eval_games", "checkpoint_every", "checkpoint_minutes", "keep_checkpoints")
@@ -81,6 +85,8 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     )
     add_field_flag(budget, "total_steps", help="train for this many environment steps instead")
     for name in ("num_envs", "num_steps", "sims", "batch_size", "teacher", "teacher_updates", "root_value", "reflect"):
+        add_field_flag(parser, name)
+    for name in ("update_epochs", "num_minibatches", "ent_coef", "kl_coef"):
         add_field_flag(parser, name)
     _add_run_flags(parser)
 
@@ -157,6 +163,7 @@ def add_field_flag(parser: Any, name: str, help: str | None = None) -> None:
     option, default = _option(name)
     flag = CONFIG_FLAGS.get(name, "--" + name.replace("_", "-"))
     only = "alphazero: " if name in AZConfig.options() and name not in PPOConfig.options() else ""
+    only = "ppo: " if name in PPOConfig.options() and name not in AZConfig.options() else only
     text = help or f"{only}{option.doc} (default {default})"
     parser.add_argument(flag, dest=name, type=_argtype(name, option), choices=option.choices, default=None, help=text)
 

@@ -249,7 +249,11 @@ class PolicyValueNet(nn.Module):
     variant: str = ""
 
     @nn.compact
-    def __call__(self, obs: Observation) -> tuple[jax.Array, jax.Array]:
+    def __call__(self, obs: Observation, prior_scores: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+        """`(logits, value)` of a batch of observations (any leading shape). `prior_scores`, with `prior="model"`
+        only, are the move model's placement scores of these observations computed beforehand
+        (`model_scores`, the same values): a trainer that reads the same positions several times computes them
+        once."""
         dtype = PRECISION_DTYPES[resolve_precision(self.precision)]
         dense = functools.partial(nn.Dense, dtype=dtype, param_dtype=jnp.float32)
         batch = obs.planes.shape[:-3]
@@ -267,7 +271,14 @@ class PolicyValueNet(nn.Module):
         placement = place_logits(planes, self.centres, self.head).astype(jnp.float32)
         if self.prior in MODEL_PRIORS:
             flat = jax.tree.map(lambda a: a.reshape(n, *a.shape[len(batch) :]), obs)
-            placement = placement + self._model_scores(flat)
+            weights = jnp.asarray(self.param("move_model", lambda _: jnp.asarray(self.model().weights, jnp.float32)))
+            if prior_scores is not None and self.prior != "model":
+                raise ConfigError("prior_scores are for prior='model' (fixed weights); a tuned prior is recomputed")
+            if self.prior == "model":
+                weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
+            if prior_scores is None:
+                prior_scores = model_scores(self.variant, weights, flat)
+            placement = placement + prior_scores.reshape(n, -1)
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
 
         pooled = jnp.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2)), extra], axis=-1)
@@ -276,20 +287,32 @@ class PolicyValueNet(nn.Module):
             return logits.reshape(*batch, -1), value[:, 0].reshape(batch)
         return logits.reshape(*batch, -1), value.reshape(*batch, self.value_dim)
 
-    def _model_scores(self, obs: Observation) -> jax.Array:
-        """`f32[N, A - 1]`: the move model's placement scores of a batch of observations, its weights the
-        parameter `move_model`."""
-        model = observation_model(self.variant)
-        tables = blokus_jax.make(self.variant).tables
-        weights = jnp.asarray(self.param("move_model", lambda _: jnp.asarray(model.weights, jnp.float32)))
-        if self.prior == "model":
-            weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
+    def model(self) -> MoveModel:
+        """The shipped observation move model of this network's variant."""
+        return observation_model(self.variant)
 
-        def one(o: Observation) -> jax.Array:
-            row = weights[observation_phase(tables, model.phases, o)]
-            return placement_scores(tables, observation_planes(tables, o), row)
 
-        return jax.vmap(one)(obs)
+def model_scores(variant: str, weights: jax.Array, obs: Observation) -> jax.Array:
+    """`f32[N, A - 1]`: the move model's placement scores of a batch of observations of registered variant
+    `variant`, the prior that `PolicyValueNet` adds to its logits.
+
+    Args:
+        variant: the variant's name (its shipped observation model, `observation_model`).
+        weights: `f32[phases, features]`, the network's parameter `move_model`.
+        obs: a batch of observations `[N, ...]`.
+
+    Returns:
+        The scores, legal placements or not (mask them).
+    """
+    model = observation_model(variant)
+    tables = blokus_jax.make(variant).tables
+    weights = jnp.asarray(weights)
+
+    def one(o: Observation) -> jax.Array:
+        row = weights[observation_phase(tables, model.phases, o)]
+        return placement_scores(tables, observation_planes(tables, o), row)
+
+    return jax.vmap(one)(obs)
 
 
 @functools.lru_cache(maxsize=8)

@@ -144,6 +144,26 @@ class FeatureTables:
         return tuple(out)
 
     @cached_property
+    def region_kernel(self) -> tuple[np.ndarray, tuple[int, int]]:
+        """`(f32[KH * KW * len(REGIONS), O], (KH, KW))`: the 0/1 masks of every orientation's regions over a
+        `KH x KW` window of the padded board whose top-left cell is the anchor's padded position; row
+        `(i * KW + j) * len(REGIONS) + region` of column `o` is 1 when cell `(i, j)` of the window is in that
+        region of orientation `o` (the same cells as `regions`, anchored at `(0, 0)`)."""
+        rows, cols = self.tables.variant.board_shape
+        _, pcol = self.padded_shape
+        zero = self.padded_shape[0] * pcol
+        num_orientations = len(self.tables.orientation_cells)
+        first = [index.reshape(num_orientations, rows * cols, -1)[:, 0] for index in self.regions]  # anchor (0, 0)
+        used = np.concatenate([f[f != zero] for f in first])
+        kh, kw = int(used.max() // pcol) + 1, int((used % pcol).max()) + 1
+        kernel = np.zeros((kh, kw, len(self.regions), num_orientations), np.float32)
+        for region, index in enumerate(first):
+            for o in range(num_orientations):
+                for flat in index[o][index[o] != zero]:
+                    kernel[flat // pcol, flat % pcol, region, o] = 1.0
+        return kernel.reshape(-1, num_orientations), (kh, kw)
+
+    @cached_property
     def piece_index(self) -> np.ndarray:
         """`int32[A - 1]`: the piece of every placement."""
         rows, cols = self.tables.variant.board_shape
@@ -393,8 +413,10 @@ def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> j
     planes of its position (`cell_planes` or `observation_planes`). Linear in `weights`, so it is differentiable
     in them (a policy network trains them as parameters).
 
-    The weights are folded into one plane a region first, then each placement's cells of those three planes are
-    gathered once: a 13th of the gathers of computing the features themselves (`move_features`), same result.
+    The weights are folded into one plane a region first (cells, edge neighbours, corner neighbours); a placement's
+    score is then the sum of those planes over its region cells, which for all placements at once is a correlation
+    of the three planes with every orientation's fixed 0/1 region masks (`region_kernel`): one matmul over the
+    board's windows, no gather. Same result as `move_features` times the weights.
 
     Args:
         tables: the variant's tables.
@@ -407,10 +429,15 @@ def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> j
     num_planes, num_regions = len(PLANES), len(REGIONS)
     plane_weights = weights[: num_planes * num_regions].reshape(num_regions, num_planes)
     ft = feature_tables(tables)
-    combined = _padded(ft, planes) @ plane_weights.T  # [Hp * Wp + 1, regions]
-    placement = sum(combined[:, i][jnp.asarray(index)].sum(axis=1) for i, index in enumerate(ft.regions))
+    rows, cols = tables.variant.board_shape
+    prow, pcol = ft.padded_shape
+    kernel, (kh, kw) = ft.region_kernel
+    combined = (_padded(ft, planes)[:-1] @ plane_weights.T).reshape(prow, pcol, num_regions)
+    windows = jnp.concatenate([combined[i : i + rows, j : j + cols] for i in range(kh) for j in range(kw)], -1)
+    placement = (windows.reshape(rows * cols, -1) @ jnp.asarray(kernel)).T.reshape(-1)  # [O * H * W], action order
     pieces = weights[num_planes * num_regions : num_planes * num_regions + tables.variant.num_pieces]
-    return placement + pieces[jnp.asarray(ft.piece_index)]
+    per_orientation = pieces[jnp.asarray(tables.orientation_piece)]
+    return placement + jnp.repeat(per_orientation, rows * cols)
 
 
 def phase_of(phases: Sequence[int], state: State) -> jax.Array:
@@ -737,12 +764,15 @@ class Positions:
         chosen: `int32[N]` the action chosen in each.
         game: `int32[N]` the index of the game each comes from (for splits by game).
         move: `int32[N]` the move number within its game (0 first).
+        outcome: `f32[N]` the final result of the player to move: 1 when its score alone is the best at the end,
+            0 when it shares the best, -1 otherwise.
     """
 
     states: State
     chosen: np.ndarray
     game: np.ndarray
     move: np.ndarray
+    outcome: np.ndarray
 
     def __len__(self) -> int:
         return len(self.chosen)
@@ -750,7 +780,11 @@ class Positions:
     def take(self, index: np.ndarray) -> Positions:
         """The positions at `index` (a NumPy index array or mask)."""
         return Positions(
-            jax.tree.map(lambda x: x[index], self.states), self.chosen[index], self.game[index], self.move[index]
+            jax.tree.map(lambda x: x[index], self.states),
+            self.chosen[index],
+            self.game[index],
+            self.move[index],
+            self.outcome[index],
         )
 
 
@@ -780,7 +814,7 @@ def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game:
     from blokus_jax.io import records
 
     step = jax.jit(env.step)
-    states, chosen, games, moves = [], [], [], []
+    states, chosen, games, moves, outcomes = [], [], [], [], []
     game = first_game
     for path in paths:
         for text in split_games(Path(path).read_text(encoding="utf-8")):
@@ -788,18 +822,30 @@ def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game:
             if record.variant.name != env.variant.name:
                 raise RecordError(f"{path}: a game of {record.variant.name!r}, expected {env.variant.name!r}")
             state = env.init()
+            movers = []
             for number, action in enumerate(record.actions):
                 if int(state.legal_action_mask.sum()) > 1:
                     states.append(state)
                     chosen.append(action)
                     games.append(game)
                     moves.append(number)
+                    movers.append(int(state.current_player))
                 state = step(state, action)
+            scores = np.asarray(env.player_scores(state))
+            best = scores.max()
+            result = np.where(scores < best, -1.0, np.where(np.sum(scores == best) > 1, 0.0, 1.0))
+            outcomes.extend(result[movers])
             game += 1
     if not states:
         raise RecordError(f"no positions with a choice in {list(map(str, paths))}")
     stacked = jax.tree.map(lambda *xs: np.stack(xs), *states)
-    return Positions(stacked, np.asarray(chosen, np.int32), np.asarray(games, np.int32), np.asarray(moves, np.int32))
+    return Positions(
+        stacked,
+        np.asarray(chosen, np.int32),
+        np.asarray(games, np.int32),
+        np.asarray(moves, np.int32),
+        np.asarray(outcomes, np.float32),
+    )
 
 
 __all__ = [

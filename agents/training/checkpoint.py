@@ -109,7 +109,12 @@ def _state_item(runner: Any, legacy: bool = False) -> dict[str, Any]:
     """Every field of a runner but `params` and the `NEWEST_ONLY` ones, by name (the checkpoint's `state`
     item); `legacy`: with those too, as format 2 saved it."""
     skip = ("params",) if legacy else ("params", *NEWEST_ONLY)
-    return {name: getattr(runner, name) for name in runner.__dataclass_fields__ if name not in skip}
+    # a field that is None (PPO's ref_params without a KL term) is not stored: runs saved before it existed match
+    return {
+        name: getattr(runner, name)
+        for name in runner.__dataclass_fields__
+        if name not in skip and getattr(runner, name) is not None
+    }
 
 
 def _newest_items(runner: Any) -> dict[str, Any]:

@@ -241,6 +241,13 @@ class PPOConfig(RunConfig):
     )
     precision: str = _precision_field()
     prior: str = _prior_field()
+    kl_coef: float = setting(
+        0.0,
+        0.0,
+        math.inf,
+        doc="weight of the KL divergence from the starting policy (the --init-from network, or the initial one) "
+        "in the loss: keeps self-play from drifting below where it started (0: off)",
+    )
 
     def __post_init__(self):
         self._check()
@@ -402,6 +409,38 @@ class AZConfig(RunConfig):
         )
 
 
+@dataclass(frozen=True)
+class PretrainSettings:
+    """How the network is fitted to the teacher's positions (each field declares its default and range once).
+
+    `reflect` trains each sampled position as its reflection in the board's diagonal with this probability, on
+    variants where that is a symmetry of the game (Duo, Junior); `value_coef` weights the value loss against the
+    policy's cross-entropy.
+    """
+
+    epochs: int = setting(6, 1, 10_000, doc="passes over the training positions")
+    batch_size: int = setting(256, 1, 2**16, doc="positions per optimiser step")
+    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate (cosine decay to 0)")
+    weight_decay: float = setting(1e-4, 0.0, math.inf, doc="AdamW's decoupled weight decay")
+    value_coef: float = setting(0.5, 0.0, math.inf, doc="weight of the value loss")
+    reflect: float = setting(0.5, 0.0, 1.0, doc="probability of training a position as its diagonal reflection")
+    max_grad_norm: float = setting(1.0, 0.0, math.inf, doc="gradient clipping norm")
+    seed: int = setting(0, 0, MAX_SEED, doc="seed of the shuffles and the network's initialisation")
+
+    def __post_init__(self) -> None:
+        for name, option in declared_options(self).items():
+            value = getattr(self, name)
+            kinds = (int,) if option.kind is int else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+                raise ConfigError(f"PretrainSettings.{name} must be a finite {option.kind.__name__}, got {value!r}")
+            if not option.low <= value <= option.high:
+                raise ConfigError(
+                    f"PretrainSettings.{name} must be in [{option.low}, {option.high}] ({option.doc}), got {value!r}"
+                )
+        if self.learning_rate <= 0:
+            raise ConfigError(f"PretrainSettings.learning_rate must be above 0, got {self.learning_rate!r}")
+
+
 #: algorithm name -> config class
 CONFIGS: dict[str, type[RunConfig]] = {"ppo": PPOConfig, "alphazero": AZConfig}
 
@@ -422,6 +461,7 @@ __all__ = [
     "MAX_TOTAL_STEPS",
     "AZConfig",
     "PPOConfig",
+    "PretrainSettings",
     "RunConfig",
     "config_class",
 ]

@@ -16,7 +16,7 @@ from flax import struct
 from jax.sharding import Mesh
 
 from blokus_agents.core.masking import masked_logits, sample_masked
-from blokus_agents.players.networks import PolicyValueNet
+from blokus_agents.players.networks import PolicyValueNet, model_scores
 from blokus_agents.training.configs import PPOConfig
 
 # the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
@@ -42,13 +42,16 @@ class Transition(NamedTuple):
     player: jax.Array  # int32 seat that moved
     rewards: jax.Array  # f32[num_players] rewards of this step
     done: jax.Array  # bool: the game ended on this step
+    prior: jax.Array | None = None  # f32[A - 1] the fixed move model's scores (prior="model"), else None
 
 
 class Runner(struct.PyTreeNode):
     """Everything that changes during training: the whole state a checkpoint stores.
 
     `key` is a raw `uint32[2]` PRNG key; `update` counts completed updates. The optimiser state `opt_state`
-    also holds the learning-rate schedule's position and horizon (see `lr_horizon`).
+    also holds the learning-rate schedule's position and horizon (see `lr_horizon`). `ref_params` is the policy
+    the KL term (`PPOConfig.kl_coef`) holds the network near: the parameters the run started from, fixed; `None`
+    without that term.
     """
 
     params: Any
@@ -56,6 +59,7 @@ class Runner(struct.PyTreeNode):
     env_state: State
     key: jax.Array
     update: jax.Array
+    ref_params: Any = None
 
     @property
     def lr_horizon(self) -> jax.Array:
@@ -104,12 +108,18 @@ def make_loss(config: PPOConfig, network: PolicyValueNet) -> Callable[..., tuple
     c = config
 
     def loss(
-        params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, valid: jax.Array
+        params: Any,
+        batch: Transition,
+        advantages: jax.Array,
+        targets: jax.Array,
+        valid: jax.Array,
+        ref_params: Any = None,
     ) -> tuple[jax.Array, dict[str, jax.Array]]:
         """PPO loss on a minibatch (any leading shape); returns `(total, terms)` with the policy, value and entropy
         terms, approximate KL and clip fraction. `valid` weights every term; the policy terms also skip forced
-        moves (one legal action)."""
-        logits, value = network.apply(params, batch.obs)
+        moves (one legal action). With `kl_coef` above 0, `ref_params` is the starting policy and the loss adds
+        `kl_coef` times `KL(policy || starting policy)` over the legal moves (the term `kl_ref`)."""
+        logits, value = network.apply(params, batch.obs, batch.prior)
         log_probs = jax.nn.log_softmax(masked_logits(logits, batch.mask), axis=-1)
         log_prob = jnp.take_along_axis(log_probs, batch.action[..., None], axis=-1)[..., 0]
         choice = valid & (jnp.sum(batch.mask, axis=-1) > 1)
@@ -125,12 +135,20 @@ def make_loss(config: PPOConfig, network: PolicyValueNet) -> Callable[..., tuple
         value_loss = 0.5 * mean(jnp.maximum((value - targets) ** 2, (clipped_value - targets) ** 2), w_v)
         entropy = mean(-jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1), w_pi)
         total = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy
+        extra = {}
+        if c.kl_coef > 0:
+            ref_logits, _ = network.apply(jax.lax.stop_gradient(ref_params), batch.obs, batch.prior)
+            ref_log_probs = jax.nn.log_softmax(masked_logits(ref_logits, batch.mask), axis=-1)
+            kl_ref = mean(jnp.sum(jnp.exp(log_probs) * (log_probs - ref_log_probs), axis=-1), w_pi)
+            total = total + c.kl_coef * kl_ref
+            extra["kl_ref"] = kl_ref
         terms = dict(
             policy_loss=policy_loss,
             value_loss=value_loss,
             entropy=entropy,
             approx_kl=mean((ratio - 1) - log_ratio, w_pi),
             clip_fraction=mean((jnp.abs(ratio - 1) > c.clip_eps).astype(jnp.float32), w_pi),
+            **extra,
         )
         return total, terms
 
@@ -169,7 +187,8 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     loss = make_loss(c, network)  # 5. the loss
 
     def init(key: jax.Array) -> Runner:
-        return Runner(**fresh_runner_fields(parts, c.num_envs, key))
+        fields = fresh_runner_fields(parts, c.num_envs, key)
+        return Runner(**fields, ref_params=fields["params"] if c.kl_coef > 0 else None)
 
     # 1. rollout
     def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
@@ -178,10 +197,13 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         def one(states, step_key):
             obs = observe(states)
             mask = states.legal_action_mask
-            logits, value = network.apply(params, obs)
+            # a fixed move-model prior is computed once a position here and stored for the epochs' passes
+            prior = model_scores(c.variant, params["params"]["move_model"], obs) if c.prior == "model" else None
+            logits, value = network.apply(params, obs, prior)
             action, log_prob = sample_masked(step_key, logits, mask)
             next_states, rewards, done = env_step(states, action)
-            return next_states, Transition(obs, mask, action, log_prob, value, states.current_player, rewards, done)
+            player = states.current_player
+            return next_states, Transition(obs, mask, action, log_prob, value, player, rewards, done, prior)
 
         return jax.lax.scan(one, env_state, jax.random.split(key, c.num_steps))
 
@@ -224,7 +246,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         # 4. minibatches: one optimiser step each
         def minibatch(carry, batch):
             params, opt_state = carry
-            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, *batch)
+            (_, terms), grads = jax.value_and_grad(loss, has_aux=True)(params, *batch, runner.ref_params)
             steps, opt_state = optimizer.update(grads, opt_state, params)
             return (optax.apply_updates(params, steps), opt_state), terms
 

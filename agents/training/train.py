@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm import TqdmWarning
 
@@ -97,7 +98,10 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwo
     params = jax.device_put(params, jax.tree.map(lambda x: x.sharding, runner.params))
     shardings = jax.tree.map(lambda x: x.sharding, runner.opt_state)
     opt_state = jax.jit(trainer.optimizer.init, out_shardings=shardings)(params)
-    return runner.replace(params=params, opt_state=opt_state)
+    runner = runner.replace(params=params, opt_state=opt_state)
+    if getattr(runner, "ref_params", None) is not None:  # PPO's KL term holds the run near the network it starts from
+        runner = runner.replace(ref_params=jax.tree.map(jnp.copy, params))  # its own buffers: update donates both
+    return runner
 
 
 def _with_fresh_value_output(source_params: Any, fresh_params: Any, run_dir: str | os.PathLike) -> Any:
@@ -417,13 +421,13 @@ class _Session:
         update_fn = self.trainer.update.lower(runner).compile()
         self.compile_s = self.clock() - t0
         self.say(f"compiled in {self.compile_s:.1f} s")
-        return update_fn
-
-    def log(self, record: dict) -> None:
         # Compiling is not training: the run's clock (and so its time budget) stops while the update compiles.
         self.begin, self.last_save = self.begin + self.compile_s, self.last_save + self.compile_s
         if self.deadline is not None:
             self.deadline += self.compile_s
+        return update_fn
+
+    def log(self, record: dict) -> None:
         """Append `record` to `metrics.jsonl` (and TensorBoard); process 0 only."""
         if not self.primary:
             return

@@ -51,7 +51,8 @@ def test_every_generated_flag_shows_its_fields_default():
             continue
         cls = AZConfig if name not in PPOConfig.options() else PPOConfig
         option = cls.options()[name]
-        assert helps[name].startswith(("alphazero: " if cls is AZConfig else "") + option.doc), name
+        only = "alphazero: " if cls is AZConfig else "ppo: " if name not in AZConfig.options() else ""
+        assert helps[name].startswith(only + option.doc), name
         default = cls.__dataclass_fields__[name].default
         shown = helps[name].rsplit("(default ", 1)[1]
         assert (repr(default) if isinstance(default, str) else f"{default:g}") in shown, name

@@ -84,7 +84,7 @@ def test_help_lists_every_command(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     names = [command.NAME for command in cli.COMMANDS]
-    assert names == ["eval", "play", "bench", "train", "view", "replay", "gtp", "match"]
+    assert names == ["eval", "play", "bench", "train", "pretrain", "view", "replay", "gtp", "match"]
     listed = out.split("COMMAND", 2)[-1]
     assert all(f"    {name} " in listed for name in names), out
 
