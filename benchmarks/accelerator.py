@@ -165,7 +165,7 @@ def ppo_section(p: dict) -> str:
     """PPO updates (rollout + GAE + epochs) timed one at a time with :func:`blokus_agents.training.ppo.make_train`."""
     import jax
 
-    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.players.configs import PPOConfig
     from blokus_agents.training.ppo import make_train
 
     rows = []
@@ -215,7 +215,7 @@ def alphazero_section(p: dict) -> str:
     header = ["variant", "num_envs x num_steps", "sims", "precision", "self-play moves/s", "train samples/s"]
     header += ["self-play share", "s per update", "compile s", "runs"]
     try:
-        from blokus_agents.training.configs import AZConfig
+        from blokus_agents.players.configs import AZConfig
     except ImportError as exc:
         progress(f"alphazero: not available ({exc})")
         missing = [p["variant"], "not available", *["-"] * (len(header) - 3), f"({type(exc).__name__})"]

@@ -15,8 +15,8 @@ import argparse
 
 import jax
 
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.configs import AZConfig, PPOConfig
 
 
 def peak_bytes(compiled) -> dict[str, int]:

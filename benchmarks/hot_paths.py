@@ -83,7 +83,7 @@ def _rollout(variant: str, autoreset: bool) -> Callable[[int], HotPath]:
 
 
 def _ppo_update(batch: int) -> HotPath:
-    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.players.configs import PPOConfig
     from blokus_agents.training.ppo import make_train
 
     config = PPOConfig(variant="duo", num_envs=batch, num_steps=32)
@@ -96,8 +96,8 @@ def _ppo_update(batch: int) -> HotPath:
 
 
 def _alphazero_update(batch: int) -> HotPath:
+    from blokus_agents.players.configs import AZConfig
     from blokus_agents.training.alphazero import make_train
-    from blokus_agents.training.configs import AZConfig
 
     config = AZConfig(variant="duo", num_envs=batch, num_steps=8, sims=32, batch_size=2 * batch)
     with accelerator_networks():

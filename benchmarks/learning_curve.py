@@ -28,9 +28,9 @@ import jax
 
 from blokus_agents.core.policies import network_policy, register_agent
 from blokus_agents.engines import ladder
+from blokus_agents.players import checkpoint_index, checkpoint_read
 from blokus_agents.players.networks import config_network
 from blokus_agents.search.mcts import NETWORK_SETTINGS, network_search_policy
-from blokus_agents.training import checkpoint, checkpoint_index
 
 
 def run_clock(run_dir: Path) -> dict[int, tuple[int, float]]:
@@ -52,11 +52,11 @@ def checkpoint_agent(run_dir: Path, step: int, env, sims: int):
     """The player of checkpoint ``step`` (0: the run's untrained network, as its seed initialises it): its
     network's argmax, or (``sims > 0``) its network's search."""
     if step == 0:
-        config = checkpoint.load_config(run_dir)
+        config = checkpoint_read.load_config(run_dir)
         network = config_network(config, env)
         params = network.init(jax.random.PRNGKey(config.seed), env.observe(env.init()))
     else:
-        config, params = checkpoint.load_params(run_dir, step)
+        config, params = checkpoint_read.load_params(run_dir, step)
         network = config_network(config, env)
     if sims > 0:
         settings = NETWORK_SETTINGS.replace(sims=sims, gumbel_scale=0.0)
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", default=None)
     args = parser.parse_args(argv)
     checkpoint_index.require_run(args.run, "a learning curve needs a trained run", "give a 'blokus-jax train' --out")
-    config = checkpoint.load_config(args.run)
+    config = checkpoint_read.load_config(args.run)
     levels = ladder.parse_levels(args.levels)
     steps = checkpoint_index.saved_steps(args.run)
     if args.steps:

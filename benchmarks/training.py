@@ -23,8 +23,8 @@ import time
 
 import jax
 
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.training.alphazero import make_train as make_az_train
-from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_agents.training.ppo import PPOTrainer, make_train
 from blokus_agents.training.rundir import read_metrics
 from blokus_agents.training.train import run

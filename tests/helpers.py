@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blokus_agents.training.configs import AZConfig
+from blokus_agents.players.configs import AZConfig
 
 #: The repository's root folder and the tests' reference data.
 ROOT = Path(__file__).resolve().parents[1]

@@ -277,10 +277,10 @@ def _run_config(run_dir: str, spec: str | None = None) -> Any:
     """The config of a run directory's newest checkpoint (needs the `train` extra, checked first), given as agent
     `spec` (default: the path): an `AgentSpecError` saying so when it has no checkpoint."""
     _extras.require("train", f"loading the run directory {run_dir!r}", ("orbax.checkpoint",))
-    from blokus_agents.training import checkpoint, checkpoint_index
+    from blokus_agents.players import checkpoint_index, checkpoint_read
 
     checkpoint_index.require_agent_run(run_dir, spec)
-    return checkpoint.load_config(run_dir)
+    return checkpoint_read.load_config(run_dir)
 
 
 def variant_of(args: argparse.Namespace, specs: list[str]) -> str:

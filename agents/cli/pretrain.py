@@ -9,7 +9,7 @@ import dataclasses
 from blokus_agents.cli.common import Handler, output_dir
 from blokus_agents.cli.train import _argtype, add_field_flag
 from blokus_agents.core.options import declared_options
-from blokus_agents.training.configs import PretrainSettings
+from blokus_agents.players.configs import PretrainSettings
 
 NAME = "pretrain"
 HELP = "fit a network to a stronger player's .blksgf games (supervised start-up for train --init-from)"
@@ -48,7 +48,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_agents.training.configs import PPOConfig
+        from blokus_agents.players.configs import PPOConfig
         from blokus_agents.training.pretrain import pretrain_run
 
         config = PPOConfig(**{n: getattr(args, n) for n in NETWORK_FLAGS if getattr(args, n) is not None})

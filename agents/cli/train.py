@@ -23,7 +23,7 @@ from blokus_agents.cli.common import (
     unit_float,
 )
 from blokus_agents.core.options import Option, declared_options
-from blokus_agents.training.configs import AZConfig, PPOConfig, RunConfig
+from blokus_agents.players.configs import AZConfig, PPOConfig, RunConfig
 from blokus_agents.training.rundir import DISTRIBUTED_TIMEOUT, MAX_DISTRIBUTED_TIMEOUT, Settings
 from blokus_jax.errors import CheckpointError, ConfigError
 from blokus_jax.io import fileio
@@ -245,12 +245,13 @@ def _given_fields(args: argparse.Namespace) -> dict[str, Any]:
 def _resumed_config(args: argparse.Namespace, out: str) -> RunConfig:
     """The config of the run in `out` with the flags' changes (only `--total-steps` may differ; the trainer
     lists any other difference)."""
+    from blokus_agents.players import checkpoint_read
     from blokus_agents.training import checkpoint
 
     if args.init_from:
         raise CheckpointError("--init-from starts a new run; it cannot be combined with --resume")
     checkpoint.require_resumable(out)
-    saved = checkpoint.load_config(out)
+    saved = checkpoint_read.load_config(out)
     if args.algo is not None and args.algo != saved.algorithm:
         raise CheckpointError(f"{out!r} was trained with {saved.algorithm!r}; resume it with --algo {saved.algorithm}")
     return saved.replace(**_known_fields(saved, _given_fields(args), "--resume"))
@@ -276,8 +277,8 @@ def _init_source(init_from: str | None) -> Any:
 def _new_config(args: argparse.Namespace, init: Any = None) -> RunConfig:
     """The config of a new run: the algorithm's defaults (an open-ended `total_steps` unless given), the network
     size and variant of `--init-from` (`init`, as `_init_source` gives it), then the flags."""
-    from blokus_agents.training import checkpoint, checkpoint_index
-    from blokus_agents.training.configs import config_class
+    from blokus_agents.players import checkpoint_index, checkpoint_read
+    from blokus_agents.players.configs import config_class
     from blokus_agents.training.train import InitNetwork
 
     algo, given = args.algo or "ppo", _given_fields(args)
@@ -286,7 +287,7 @@ def _new_config(args: argparse.Namespace, init: Any = None) -> RunConfig:
             source = init.config
         else:
             checkpoint_index.require_init_source(init)
-            source = checkpoint.load_config(init)
+            source = checkpoint_read.load_config(init)
         given = {"variant": source.variant, **{f: getattr(source, f) for f in _NETWORK_FIELDS}, **given}
     cls = config_class(algo)
     given = _known_fields(cls(), given, f"--algo {algo}")
@@ -295,7 +296,7 @@ def _new_config(args: argparse.Namespace, init: Any = None) -> RunConfig:
 
 def _refuse_to_overwrite(out: str, args: argparse.Namespace) -> None:
     """A new run never writes into a run directory that holds checkpoints (in the CLI's words)."""
-    from blokus_agents.training import checkpoint_index
+    from blokus_agents.players import checkpoint_index
 
     if checkpoint_index.latest_step(out) is None:
         return

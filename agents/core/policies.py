@@ -525,7 +525,7 @@ def _convert(spec: str, key: str, text: str, param: inspect.Parameter, option: O
 @dataclass(frozen=True)
 class RunReader:
     """How run directories are read (installed by `blokus_agents.players.catalog` from
-    `blokus_agents.training.checkpoint`):
+    `blokus_agents.players.checkpoint_read`):
     `require(run_dir, spec)` raises `AgentSpecError` unless the run has a checkpoint, `read_meta(run_dir)`
     returns the newest checkpoint's metadata, `load_network(run_dir, env) -> (network, params)`."""
 
@@ -625,8 +625,9 @@ def load_run(run_dir: str | os.PathLike, env: Env, **options: Any) -> Policy:
 
 
 def load_network(run_dir: str | os.PathLike, env: Env) -> tuple[Any, Any]:
-    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.training.checkpoint`), built for
-    `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another variant."""
+    """`(network, params)` of the newest checkpoint in `run_dir` (see `blokus_agents.players.checkpoint_read`),
+    built for `env`. Raises `CheckpointError` when there is none, it is corrupt, or it was trained on another
+    variant."""
     return _reader(run_dir).load_network(run_dir, env)
 
 

@@ -43,11 +43,11 @@ def register_builtin_agents() -> None:
     register_prefix("baseline", baseline_policy, options=BASELINE_OPTIONS, memory=baseline_memory)  # "baseline:duo"
     register_run_kind("ppo", load_policy)  # "runs/ppo": argmax of the masked policy
     register_run_kind("alphazero", _alphazero_run)  # "runs/az": the network's search
-    register_run_reader(  # the checkpoint code (training, a higher layer) loads when a run directory is read
+    register_run_reader(  # the checkpoint reader (orbax, the network) loads when a run directory is read
         RunReader.named(
-            "blokus_agents.training.checkpoint_index:require_agent_run",
-            "blokus_agents.training.checkpoint:read_meta",
-            "blokus_agents.training.checkpoint:load_network",
+            "blokus_agents.players.checkpoint_index:require_agent_run",
+            "blokus_agents.players.checkpoint_read:read_meta",
+            "blokus_agents.players.checkpoint_read:load_network",
         )
     )
 

@@ -1,9 +1,9 @@
 """The training algorithms by name: each one's config class and trainer factory.
 
 A run directory's checkpoint metadata names its algorithm (`"ppo"` or `"alphazero"`);
-`blokus_agents.training.checkpoint` reads the config back with the matching class (`blokus_agents.training.configs`) and
-`blokus_agents.training.train` builds the matching trainer here, so both algorithms share one host loop, one checkpoint
-format and one CLI (`blokus-jax train --algo ...`).
+`blokus_agents.players.checkpoint_read` reads the config back with the matching class (`blokus_agents.players.configs`)
+and `blokus_agents.training.train` builds the matching trainer here, so both algorithms share one host loop, one
+checkpoint format and one CLI (`blokus-jax train --algo ...`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from blokus_agents.players.configs import RunConfig
 from blokus_agents.training import alphazero, ppo
-from blokus_agents.training.configs import RunConfig
 
 #: name -> (config class, `make_train(config, mesh=None)`)
 ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {

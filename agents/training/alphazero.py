@@ -18,10 +18,10 @@ from jax.sharding import Mesh
 
 from blokus_agents.core.masking import masked_logits
 from blokus_agents.core.policies import AgentSpecError
+from blokus_agents.players.configs import AZConfig
 from blokus_agents.players.networks import PolicyValueNet
 from blokus_agents.search.gumbel import SearchOutput, make_search, network_evaluator
 from blokus_agents.search.mcts import teacher_search
-from blokus_agents.training.configs import AZConfig
 from blokus_agents.training.replay import Buffer, Sample, buffer_finish, buffer_sample, buffer_write, empty_buffer
 from blokus_agents.training.scaffold import check_candidates, fresh_runner_fields, jit_trainer, make_parts, param_norm
 from blokus_jax import rules, symmetry

@@ -24,9 +24,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from blokus_agents.core.messages import gib
 from blokus_agents.core.messages import shown as _shown
 from blokus_agents.core.policies import AgentSpecError
+from blokus_agents.players.configs import MAX_UPDATES, AZConfig, RunConfig
 from blokus_agents.players.networks import PolicyValueNet, config_network
 from blokus_agents.search.mcts import teacher_memory
-from blokus_agents.training.configs import MAX_UPDATES, AZConfig, RunConfig
 from blokus_agents.training.rendezvous import announce as _announce
 from blokus_agents.training.rendezvous import await_coordinator
 from blokus_agents.training.replay import empty_buffer
@@ -224,17 +224,6 @@ def any_process(flag: bool) -> bool:
     from jax.experimental import multihost_utils
 
     return bool(np.any(multihost_utils.process_allgather(np.asarray(bool(flag)))))
-
-
-def host_array(x: Any) -> np.ndarray:
-    """The whole value of array `x` as a NumPy array on this host, also when it is split over the devices of
-    several processes (then gathered from all of them: every process must call this for the same arrays, in the
-    same order)."""
-    if isinstance(x, jax.Array) and not (x.is_fully_addressable or x.is_fully_replicated):
-        from jax.experimental import multihost_utils
-
-        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
-    return np.asarray(jax.device_get(x))
 
 
 # ------------------------------------------------------------------------------------------------------ optimiser
@@ -590,7 +579,6 @@ __all__ = [
     "cpu_cores",
     "default_mesh",
     "fresh_runner_fields",
-    "host_array",
     "is_primary",
     "jit_trainer",
     "lr_horizon",

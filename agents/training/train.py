@@ -27,9 +27,10 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import TqdmWarning
 
-from blokus_agents.training import checkpoint, checkpoint_index, rundir, scaffold
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import RunConfig
+from blokus_agents.training import checkpoint, rundir, scaffold
 from blokus_agents.training.algorithms import make_trainer
-from blokus_agents.training.configs import RunConfig
 from blokus_agents.training.curves import (
     PLOT_FILE,
     evaluate,
@@ -80,7 +81,7 @@ def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwo
         source, params, run_dir = run_dir.config, run_dir.params, run_dir.label
     else:
         checkpoint_index.require_init_source(run_dir)
-        source, params = checkpoint.load_params(run_dir)
+        source, params = checkpoint_read.load_params(run_dir)
     config = trainer.config
     if source.variant != config.variant:
         raise CheckpointError(

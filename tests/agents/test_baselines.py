@@ -16,10 +16,10 @@ from blokus_agents.core import policies
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, resolve_agent
 from blokus_agents.engines.arena import play_match
 from blokus_agents.players import baselines
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import make_network
 from blokus_agents.search.settings import MAX_SIMS
 from blokus_agents.training import checkpoint
-from blokus_agents.training.configs import PPOConfig
 from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import BlokusError, CheckpointError
 from blokus_jax.io import fileio

@@ -100,10 +100,10 @@ def test_a_mix_between_blends_the_value_head_and_the_playout_result(tiny):
 @pytest.mark.slow
 def test_az_agent_takes_mix_and_playout_options(tmp_path, monkeypatch):
     from blokus_agents.core.policies import AgentSpecError, resolve_agent
+    from blokus_agents.players.configs import AZConfig
     from blokus_agents.search import mcts as search
     from blokus_agents.training import checkpoint
     from blokus_agents.training.alphazero import make_train
-    from blokus_agents.training.configs import AZConfig
 
     config = AZConfig(variant="simple", num_envs=2, batch_size=2, channels=4, blocks=0, value_hidden=8)
     checkpoint.save(tmp_path, make_train(config).init(jax.random.PRNGKey(0)), config)

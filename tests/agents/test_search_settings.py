@@ -13,9 +13,9 @@ from blokus_agents.core import policies
 from blokus_agents.core.messages import brief, first_line, gib, short, shown
 from blokus_agents.core.policies import AgentSpecError
 from blokus_agents.players import baselines
+from blokus_agents.players.configs import AZConfig
 from blokus_agents.search import mcts as search
 from blokus_agents.search.settings import SETTING_NAMES, SETTING_OPTIONS, SearchSettings
-from blokus_agents.training.configs import AZConfig
 
 SETTINGS = ("sims", "k", "considered", "gumbel_scale", "mix", "playouts", "playout", "margin", "seconds", "prior")
 

@@ -12,8 +12,8 @@ import pytest
 from blokus_agents.cli import build_parser
 from blokus_agents.cli import train as train_command
 from blokus_agents.core.options import declared_options
+from blokus_agents.players.configs import SELF_PLAY_SEARCH, AZConfig, PPOConfig
 from blokus_agents.search.settings import MAX_SIMS, SETTING_OPTIONS, SearchSettings
-from blokus_agents.training.configs import SELF_PLAY_SEARCH, AZConfig, PPOConfig
 from blokus_agents.training.rundir import Settings, resolve_settings
 
 

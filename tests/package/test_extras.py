@@ -69,8 +69,9 @@ def test_a_run_directory_agent_without_orbax_names_the_extra(monkeypatch, tmp_pa
 
 @pytest.mark.slow
 def test_training_without_matplotlib_keeps_the_checkpoint_and_metrics_and_skips_the_plot(monkeypatch, tmp_path):
-    from blokus_agents.training import checkpoint_index, curves, rundir, train
-    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.players import checkpoint_index
+    from blokus_agents.players.configs import PPOConfig
+    from blokus_agents.training import curves, rundir, train
 
     tiny = PPOConfig(
         variant="simple",

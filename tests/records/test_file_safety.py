@@ -450,7 +450,7 @@ def test_make_dir_and_open_append_never_follow_links(tmp_path):
 
 
 def test_a_link_as_the_run_directory_or_checkpoint_folder_is_refused(tmp_path):
-    from blokus_agents.training import checkpoint
+    from blokus_agents.players import checkpoint_read
 
     target = tmp_path / "target"
     target.mkdir()
@@ -463,7 +463,7 @@ def test_a_link_as_the_run_directory_or_checkpoint_folder_is_refused(tmp_path):
     (run / "checkpoints").symlink_to(target)
     for where in (run, tmp_path / "run_link"):
         with pytest.raises(CheckpointError, match="symbolic link"):
-            with checkpoint._manager(where, create=True):
+            with checkpoint_read._manager(where, create=True):
                 pass
     assert list(target.iterdir()) == []
 

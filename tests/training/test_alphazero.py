@@ -16,11 +16,12 @@ import pytest
 from helpers import ROOT, TINY_AZ, write_old_checkpoint
 
 from blokus_agents.core.policies import ParamPolicy, resolve_agent
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.search.gumbel import full_action_weights
 from blokus_agents.search.settings import SearchSettings
-from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.training import checkpoint
 from blokus_agents.training.alphazero import make_train
-from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_agents.training.replay import Buffer, buffer_finish, buffer_sample, buffer_write, empty_buffer
 from blokus_agents.training.rundir import read_metrics
 from blokus_agents.training.train import run, warm_start
@@ -300,7 +301,7 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     assert int(b.buffer.length.sum()) > 0
     losses = lambda d: [(r["update"], r["policy_loss"], r["value_loss"]) for r in read_metrics(d)]  # noqa: E731
     assert losses(whole) == losses(split)
-    assert checkpoint.read_meta(whole)["algorithm"] == "alphazero"
+    assert checkpoint_read.read_meta(whole)["algorithm"] == "alphazero"
     with pytest.raises(CheckpointError, match="was trained with 'alphazero', not 'ppo'"):
         checkpoint.restore(
             whole, __import__("blokus_agents.training.ppo", fromlist=["make_train"]).make_train(PPOConfig())
@@ -310,7 +311,7 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
     from blokus_agents.training.alphazero import make_train
-    from blokus_agents.training.configs import AZConfig
+    from blokus_agents.players.configs import AZConfig
     from blokus_agents.training.scaffold import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = AZConfig.from_dict(json.loads({config!r}))
@@ -374,14 +375,14 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     err = capsys.readouterr().err
     assert "'runs/az_simple' (the default --out of this --algo and --variant) already holds" in err
     assert "add --resume" in err and "resume=True" not in err
-    meta = checkpoint.read_meta(az_run)
+    meta = checkpoint_read.read_meta(az_run)
     assert meta["algorithm"] == "alphazero" and meta["config"].sims == 4 and meta["config"].channels == 4
     assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]
     # the warm start copies the PPO network exactly, with a fresh optimiser
     config = meta["config"]
     trainer = make_train(config)
     warm = warm_start(trainer, trainer.init(jax.random.PRNGKey(0)), ppo_run)
-    for x, y in zip(jax.tree.leaves(checkpoint.load_params(ppo_run)[1]), jax.tree.leaves(warm.params)):
+    for x, y in zip(jax.tree.leaves(checkpoint_read.load_params(ppo_run)[1]), jax.tree.leaves(warm.params)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert int(warm.opt_state.count) == 0
 
@@ -448,18 +449,18 @@ def test_a_checkpoint_saved_before_a_config_field_existed_still_verifies_and_rea
     meta_file = next((out / "checkpoints").glob("*/meta/metadata"))
     meta = json.loads(meta_file.read_text())
     old_config = {k: v for k, v in meta["config"].items() if k not in ("root_noise", "root_alpha")}
-    params = checkpoint.load_params(out)[1]
+    params = checkpoint_read.load_params(out)[1]
     # rewrite the metadata as a version without root noise would have saved it (hashes over that config)
     trainer = make_train(TINY)
     state = checkpoint._state_item(checkpoint.restore(out, trainer))
     meta["config"] = old_config
     meta["sha256"] = {
-        "params": checkpoint.content_hash(old_config, params),
-        "state": checkpoint.content_hash(old_config, state),
+        "params": checkpoint_read.content_hash(old_config, params),
+        "state": checkpoint_read.content_hash(old_config, state),
     }
     meta_file.write_text(json.dumps(meta))
-    checkpoint._cached_meta.cache_clear()
-    config, loaded = checkpoint.load_params(out)
+    checkpoint_read._cached_meta.cache_clear()
+    config, loaded = checkpoint_read.load_params(out)
     assert config.root_noise == 0.0 and config.root_alpha == TINY.root_alpha  # trained without noise
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(loaded)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -508,7 +509,7 @@ def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(
         _stored_bytes(root / str(u)) == {k: v for k, v in _stored_bytes(root / "7").items() if k != "buffer"}
         for u in (5, 6)
     )
-    assert set(checkpoint.read_meta(tmp_path)["sha256"]) == {"params", "state", "buffer"}
+    assert set(checkpoint_read.read_meta(tmp_path)["sha256"]) == {"params", "state", "buffer"}
 
     # resume from the newest: every field, the buffer included, and the next update are exact
     restored = checkpoint.restore(tmp_path, trainer)
@@ -520,7 +521,7 @@ def test_only_the_newest_checkpoint_keeps_the_replay_buffer_and_resumes_exactly(
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
     # an older checkpoint plays (its params are intact) but is not resumed
-    config, params = checkpoint.load_params(tmp_path, 5)
+    config, params = checkpoint_read.load_params(tmp_path, 5)
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     from blokus_agents.search.mcts import network_search_policy
@@ -557,8 +558,8 @@ def test_a_missing_or_tampered_buffer_is_refused_for_resume_but_not_for_play(tmp
     shutil.rmtree(tmp_path / "checkpoints" / "5" / "buffer")
     with pytest.raises(CheckpointError, match=r"cannot be resumed: its replay buffer \(buffer/\) is missing"):
         checkpoint.restore(tmp_path, trainer)
-    checkpoint._cached_meta.cache_clear()
-    assert checkpoint.load_params(tmp_path)[0] == TINY  # playing needs only the params
+    checkpoint_read._cached_meta.cache_clear()
+    assert checkpoint_read.load_params(tmp_path)[0] == TINY  # playing needs only the params
 
 
 def _save_format_2(run_dir, runner, config):
@@ -573,8 +574,8 @@ def _save_format_2(run_dir, runner, config):
         "algorithm": "alphazero",
         "config": config.to_dict(),
         "sha256": {
-            "params": checkpoint.content_hash(config, runner.params),
-            "state": checkpoint.content_hash(config, state),
+            "params": checkpoint_read.content_hash(config, runner.params),
+            "state": checkpoint_read.content_hash(config, state),
         },
     }
     write_old_checkpoint(run_dir, int(runner.update), runner.params, state, meta)
@@ -586,7 +587,7 @@ def test_format_2_checkpoints_with_the_buffer_inside_the_state_still_play_and_re
     restored = checkpoint.restore(tmp_path, trainer)
     same = jax.tree.map(lambda a, b: bool(np.array_equal(a, b)), _at(runner, 4), restored)
     assert all(jax.tree.leaves(same))
-    assert checkpoint.load_params(tmp_path)[0] == TINY
+    assert checkpoint_read.load_params(tmp_path)[0] == TINY
     # the resumed run saves the new format: its newest checkpoint carries the buffer as its own item
     checkpoint.save(tmp_path, _at(runner, 5), TINY)
     assert (tmp_path / "checkpoints" / "5" / "buffer").is_dir()

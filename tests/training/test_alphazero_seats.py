@@ -10,6 +10,8 @@ import pytest
 
 import blokus_jax
 from blokus_agents.core.policies import resolve_agent
+from blokus_agents.players import checkpoint_read
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.players.networks import config_network, make_network
 from blokus_agents.search.gumbel import (
     absolute_seats,
@@ -21,7 +23,6 @@ from blokus_agents.search.gumbel import (
 )
 from blokus_agents.training import checkpoint
 from blokus_agents.training.alphazero import make_train
-from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_agents.training.ppo import make_train as make_ppo
 from blokus_agents.training.replay import buffer_finish, buffer_sample, buffer_write, empty_buffer
 from blokus_agents.training.rundir import read_metrics
@@ -276,7 +277,7 @@ def test_a_per_seat_checkpoint_with_a_scalar_value_head_is_a_clear_checkpoint_er
     bad = tmp_path / "bad"
     checkpoint.save(bad, runner.replace(params=scalar), config)  # an AZ config with a PPO network's params
     with pytest.raises(CheckpointError, match=r"params/\S+: saved float32\[(8, )?1\], expected float32\[(8, )?4\]"):
-        checkpoint.load_params(bad)
+        checkpoint_read.load_params(bad)
 
 
 def test_a_ppo_run_warm_starts_a_per_seat_alphazero_run_except_its_value_output(tmp_path):

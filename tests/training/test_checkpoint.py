@@ -12,8 +12,9 @@ from helpers import write_old_checkpoint
 
 import blokus_jax
 from blokus_agents.core.policies import load_policy
-from blokus_agents.training import checkpoint, checkpoint_index
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import PPOConfig
+from blokus_agents.training import checkpoint
 from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import CheckpointError
 
@@ -52,7 +53,7 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
     assert isinstance(restored.env_state, blokus_jax.State)
     same = jax.tree.map(lambda a, b: a.dtype == b.dtype and bool(np.array_equal(a, b)), runner, restored)
     assert all(jax.tree.leaves(same))
-    assert checkpoint.load_config(saved) == TINY and checkpoint_index.latest_step(saved) == 1
+    assert checkpoint_read.load_config(saved) == TINY and checkpoint_index.latest_step(saved) == 1
     # the restored runner trains on identically
     (a, _), (b, _) = trainer.update(jax.tree.map(jax.numpy.copy, runner)), trainer.update(restored)  # update donates
     for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params)):
@@ -90,10 +91,10 @@ def test_corrupt_or_foreign_metadata_is_a_clear_error(saved, trained):
         checkpoint.restore(saved, trained[0])
     meta.write_text(json.dumps({**original, "format_version": 99}))
     with pytest.raises(CheckpointError, match="format 99"):
-        checkpoint.load_config(saved)
+        checkpoint_read.load_config(saved)
     meta.write_text("{truncated")
     with pytest.raises(CheckpointError, match="corrupt or incomplete"):
-        checkpoint.load_config(saved)
+        checkpoint_read.load_config(saved)
 
 
 def test_array_shapes_that_disagree_with_the_config_are_a_clear_error(saved, trained):
@@ -141,7 +142,7 @@ def _flip_parameter_bytes(run_dir, step=1, count=6):
 def test_flipped_parameter_bytes_are_caught_by_load_eval_and_resume(saved, trained, capsys):
     _flip_parameter_bytes(saved)
     with pytest.raises(CheckpointError, match="corrupt"):
-        checkpoint.load_params(saved)
+        checkpoint_read.load_params(saved)
     with pytest.raises(CheckpointError, match="corrupt"):
         checkpoint.restore(saved, trained[0])
     from blokus_agents import cli
@@ -154,11 +155,13 @@ def test_flipped_parameter_bytes_are_caught_by_load_eval_and_resume(saved, train
 def test_changed_hash_or_ill_typed_meta_is_a_checkpoint_error(saved, trained):
     meta = saved / "checkpoints" / "1" / "meta" / "metadata"
     original = json.loads(meta.read_text())
-    assert set(original["sha256"]) == {"params", "state"} and original["format_version"] == checkpoint.FORMAT_VERSION
+    assert (
+        set(original["sha256"]) == {"params", "state"} and original["format_version"] == checkpoint_read.FORMAT_VERSION
+    )
     meta.write_text(json.dumps({**original, "sha256": {**original["sha256"], "state": "0" * 64}}))
     with pytest.raises(CheckpointError, match="content hash of its 'state'"):
         checkpoint.restore(saved, trained[0])
-    checkpoint.load_params(saved)  # playing needs only the params, which are intact
+    checkpoint_read.load_params(saved)  # playing needs only the params, which are intact
     bad_metas = [
         {k: v for k, v in original.items() if k != "config"},
         {**original, "sha256": None},
@@ -172,7 +175,7 @@ def test_changed_hash_or_ill_typed_meta_is_a_checkpoint_error(saved, trained):
     for bad in bad_metas:
         meta.write_text(json.dumps(bad))
         with pytest.raises(CheckpointError):
-            checkpoint.load_params(saved)
+            checkpoint_read.load_params(saved)
         with pytest.raises(CheckpointError):
             checkpoint.restore(saved, trained[0])
 
@@ -196,8 +199,8 @@ def _save_format_1(run_dir, runner):
 def test_format_1_checkpoints_still_play_with_a_warning_but_do_not_resume(tmp_path, trained, caplog):
     trainer, runner = trained
     _save_format_1(tmp_path, runner)
-    with caplog.at_level("WARNING", logger="blokus_agents.training.checkpoint"):
-        config, params = checkpoint.load_params(tmp_path)
+    with caplog.at_level("WARNING", logger="blokus_agents.players.checkpoint_read"):
+        config, params = checkpoint_read.load_params(tmp_path)
     assert config == TINY and [r.getMessage() for r in caplog.records if "old format 1" in r.getMessage()]
     for x, y in zip(jax.tree.leaves(params), jax.tree.leaves(runner.params)):
         np.testing.assert_array_equal(x, y)
@@ -245,12 +248,12 @@ def test_odd_checkpoint_folder_names_do_not_confuse_step_listing(saved):
         (root / name).mkdir()
     (root / "9").write_text("a file, not a checkpoint")
     assert checkpoint_index.latest_step(saved) == 1 and checkpoint.saved_steps(saved) == [1]
-    assert checkpoint.load_config(saved) == TINY
+    assert checkpoint_read.load_config(saved) == TINY
     with pytest.raises(CheckpointError, match="no checkpoint 7 in"):
-        checkpoint.load_config(saved, 7)
+        checkpoint_read.load_config(saved, 7)
     with pytest.raises(CheckpointError, match="no checkpoint '1'"):
-        checkpoint.load_config(saved, "1")
-    assert checkpoint.load_config(saved, np.int64(1)) == TINY
+        checkpoint_read.load_config(saved, "1")
+    assert checkpoint_read.load_config(saved, np.int64(1)) == TINY
 
 
 @pytest.mark.parametrize(
@@ -293,8 +296,8 @@ def test_edited_metadata_is_a_checkpoint_error_never_a_traceback_or_a_hang(saved
     elif kind == "bad_hash":
         meta.write_text(json.dumps({**original, "sha256": {"params": "x" * 64, "state": "y"}}))
     else:
-        meta.write_bytes(b" " * (checkpoint.MAX_META_BYTES + 1))
-    for load in (checkpoint.load_config, checkpoint.load_params, lambda d: checkpoint.restore(d, trained[0])):
+        meta.write_bytes(b" " * (checkpoint_index.MAX_META_BYTES + 1))
+    for load in (checkpoint_read.load_config, checkpoint_read.load_params, lambda d: checkpoint.restore(d, trained[0])):
         with pytest.raises(CheckpointError, match=message):
             load(saved)
 
@@ -306,7 +309,7 @@ def test_non_finite_parameters_with_a_matching_hash_are_refused(tmp_path, traine
         poisoned = runner.replace(params=jax.tree.map(lambda x: x.at[(0,) * x.ndim].set(bad), runner.params))
         checkpoint.save(run_dir, poisoned, TINY)  # hashes are computed over the poisoned arrays: they match
         with pytest.raises(CheckpointError, match="non-finite parameters"):
-            checkpoint.load_params(run_dir)
+            checkpoint_read.load_params(run_dir)
         with pytest.raises(CheckpointError, match="non-finite parameters"):
             checkpoint.restore(run_dir, trainer)
         with pytest.raises(CheckpointError, match="non-finite parameters"):
@@ -408,8 +411,8 @@ def test_a_half_written_checkpoint_is_removed_on_the_next_start(saved):
 
 @pytest.mark.parametrize("keep, expected", [(0, [1, 2, 3, 4]), (2, [3, 4])])
 def test_keep_checkpoints_keeps_every_checkpoint_or_the_newest(tmp_path, keep, expected):
+    from blokus_agents.players.checkpoint_index import saved_steps
     from blokus_agents.training import train
-    from blokus_agents.training.checkpoint_index import saved_steps
 
     config = TINY.replace(total_steps=4 * TINY.steps_per_update)
     train.run(config, tmp_path, eval_every=0, checkpoint_every=1, keep_checkpoints=keep, progress=False, mesh=None)

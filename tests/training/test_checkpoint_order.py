@@ -9,8 +9,9 @@ import shutil
 import jax
 import pytest
 
-from blokus_agents.training import checkpoint, checkpoint_index
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import PPOConfig
+from blokus_agents.training import checkpoint
 from blokus_agents.training.ppo import make_train
 from blokus_agents.training.train import run
 from blokus_jax.errors import CheckpointError
@@ -44,7 +45,7 @@ def two(tmp_path, trainer):
 
 
 def test_a_checkpoint_records_its_update_and_a_stale_copy_under_a_larger_number_is_refused(two, trainer):
-    assert checkpoint.read_meta(two, 1)["update"] == 1 and checkpoint_index.latest_step(two) == 2
+    assert checkpoint_read.read_meta(two, 1)["update"] == 1 and checkpoint_index.latest_step(two) == 2
     shutil.copytree(two / "checkpoints" / "1", two / "checkpoints" / "1000")
     message = r"'checkpoints/1000' of .* holds update 1, not 1000 .*delete that folder"
     with pytest.raises(CheckpointError, match=message):

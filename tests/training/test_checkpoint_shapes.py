@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.training import checkpoint
-from blokus_agents.training.configs import PPOConfig
 from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import CheckpointError
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.training import scaffold
-from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_agents.training.scaffold import ReplayWarning, check_trainable, estimate_memory
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 

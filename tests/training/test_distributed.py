@@ -16,7 +16,8 @@ import jax
 import numpy as np
 import pytest
 
-from blokus_agents.training import checkpoint, checkpoint_index
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.training import checkpoint
 from blokus_agents.training.algorithms import make_trainer
 from blokus_agents.training.rundir import LOCK_FILE, SETTINGS_FILE, read_metrics
 
@@ -130,7 +131,7 @@ def test_two_processes_train_ppo_like_one_process_with_four_devices(runs):
     d, _, _, _ = runs
     run, ref = d["dist_ppo"], d["ref_ppo"]
     for step in (2, 3):  # the newest checkpoints kept (every update was checkpointed)
-        _assert_close(checkpoint.load_params(run, step)[1], checkpoint.load_params(ref, step)[1])
+        _assert_close(checkpoint_read.load_params(run, step)[1], checkpoint_read.load_params(ref, step)[1])
     # one run directory, one metrics file written by process 0 alone: each update once, evaluated by process 0
     records = read_metrics(run)
     assert [r["update"] for r in records] == [0, 1, 2, 3]
@@ -155,7 +156,7 @@ def test_alphazero_over_two_processes_killed_and_resumed_continues_exactly(runs)
     assert sorted(int(p.name) for p in (run / "checkpoints").iterdir()) == [2, 4]
     assert not any(k.startswith("win_rate") for r in after for k in r)
     # and equals the run of one process with 4 devices: network, games and replay buffer
-    config = checkpoint.load_config(run)
+    config = checkpoint_read.load_config(run)
     trainer = make_trainer(config)
     a, b = checkpoint.restore(run, trainer), checkpoint.restore(ref, trainer)
     _assert_close(a.params, b.params)

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from blokus_agents import cli
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.training import scaffold, train
-from blokus_agents.training.configs import PPOConfig
 from blokus_jax.errors import ConfigError
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import blokus_jax
 from blokus_agents.cli.train import _init_source, _new_config
+from blokus_agents.players import checkpoint_index
 from blokus_agents.players.baselines import baseline_source, load_baseline
-from blokus_agents.training import checkpoint_index
 from blokus_agents.training.alphazero import make_train
 from blokus_agents.training.train import InitNetwork, warm_start
 from blokus_jax.errors import CheckpointError

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from blokus_agents import resolve_agent
-from blokus_agents.players import baselines
+from blokus_agents.players import baselines, checkpoint_read
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import observation_model
 from blokus_agents.training import checkpoint, ppo
-from blokus_agents.training.configs import PPOConfig
 from blokus_jax.errors import ConfigError
 
 TINY = PPOConfig(
@@ -58,8 +58,8 @@ def test_the_prior_travels_with_checkpoints_run_agents_and_baselines(trained, tm
     trainer, _, runner, _ = trained
     env = trainer.env
     checkpoint.save(tmp_path / "run", runner, trainer.config)
-    network, params = checkpoint.load_network(tmp_path / "run", env)
-    assert network.prior == "model" and checkpoint.load_config(tmp_path / "run").prior == "model"
+    network, params = checkpoint_read.load_network(tmp_path / "run", env)
+    assert network.prior == "model" and checkpoint_read.load_config(tmp_path / "run").prior == "model"
     state = env.init()
     expected, _ = trainer.network.apply(runner.params, env.observe(state))
     got, _ = network.apply(params, env.observe(state))

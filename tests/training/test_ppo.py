@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
-from blokus_agents.training import checkpoint, checkpoint_index
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import PPOConfig
+from blokus_agents.training import checkpoint
 from blokus_agents.training.ppo import make_train, seat_gae
 from blokus_agents.training.rundir import Settings, read_metrics
 from blokus_agents.training.train import run
@@ -168,7 +169,7 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
     assert checkpoint_index.latest_step(split) == 1
     summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
     assert summary["updates"] == TINY.num_updates
-    a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(split)[1]
+    a, b = checkpoint_read.load_params(whole)[1], checkpoint_read.load_params(split)[1]
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         np.testing.assert_array_equal(x, y)
     losses = lambda d: [(r["update"], r["policy_loss"], r["value_loss"]) for r in read_metrics(d)]  # noqa: E731
@@ -179,7 +180,7 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
 
 SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
-    from blokus_agents.training.configs import PPOConfig
+    from blokus_agents.players.configs import PPOConfig
     from blokus_agents.training.ppo import make_train
     from blokus_agents.training.scaffold import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
@@ -268,7 +269,7 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
     from blokus_agents.training.scaffold import lr_horizon
 
-    assert lr_horizon(checkpoint.restore(out, make_train(checkpoint.load_config(out)))) == 3
+    assert lr_horizon(checkpoint.restore(out, make_train(checkpoint_read.load_config(out)))) == 3
     assert (
         cli.main(["eval", "--variant", "simple", "--agents", str(out), "random", "--games", "2", "--no-progress"]) == 0
     )
@@ -367,7 +368,7 @@ def test_a_diverging_run_stops_with_a_clear_error_and_keeps_its_finite_checkpoin
     with pytest.raises(ConfigError, match=r"update 2: param_norm not finite.*last checkpoint \(update 1\) is kept"):
         run(TINY, out, eval_every=0, checkpoint_every=1, progress=False, mesh=None)
     assert checkpoint_index.latest_step(out) == 1 and [r["update"] for r in read_metrics(out)] == [1]
-    params = checkpoint.load_params(out)[1]
+    params = checkpoint_read.load_params(out)[1]
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
 
 

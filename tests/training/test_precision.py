@@ -12,10 +12,10 @@ import pytest
 from helpers import TINY_AZ
 
 import blokus_jax
-from blokus_agents.players import networks
+from blokus_agents.players import checkpoint_read, networks
+from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.players.networks import make_network, orientation_centres, place_logits, resolve_precision
 from blokus_agents.training import alphazero, checkpoint, ppo
-from blokus_agents.training.configs import AZConfig, PPOConfig
 from blokus_jax.errors import ConfigError
 
 TINY_PPO = PPOConfig(
@@ -115,7 +115,7 @@ def test_an_alphazero_update_in_bf16_keeps_float32_parameters_and_a_bf16_checkpo
 
     saved = jax.device_get(runner.params)
     checkpoint.save(tmp_path, runner, trainer.config)
-    network, params = checkpoint.load_network(tmp_path, trainer.env)
+    network, params = checkpoint_read.load_network(tmp_path, trainer.env)
     assert network.precision == "bf16"  # the run's own precision
     assert _leaf_specs(params) == _leaf_specs(saved)
     jax.tree.map(np.testing.assert_array_equal, params, saved)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from helpers import TINY_AZ
 
+from blokus_agents.players.configs import AZConfig
 from blokus_agents.training.alphazero import make_reflect, make_train
-from blokus_agents.training.configs import AZConfig
 from blokus_agents.training.replay import buffer_sample
 from blokus_jax import make, rules
 from blokus_jax.errors import ConfigError

@@ -10,8 +10,9 @@ import signal
 import pytest
 from helpers import TINY_AZ
 
-from blokus_agents.training import checkpoint, checkpoint_index, train
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.players import checkpoint_index, checkpoint_read
+from blokus_agents.players.configs import PPOConfig
+from blokus_agents.training import train
 from blokus_agents.training.rundir import read_metrics, read_settings
 from blokus_agents.training.train import run
 
@@ -220,7 +221,7 @@ def test_an_alphazero_run_stopped_by_a_signal_resumes_to_the_same_network_as_an_
     assert checkpoint_index.latest_step(stopped) == 1  # with its replay buffer: the newest checkpoint keeps it
     signals.clear()
     assert run(config, stopped, progress=False, mesh=None, resume=True)["updates"] == config.num_updates
-    a, b = checkpoint.load_params(whole)[1], checkpoint.load_params(stopped)[1]
+    a, b = checkpoint_read.load_params(whole)[1], checkpoint_read.load_params(stopped)[1]
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         np.testing.assert_array_equal(x, y)
 

@@ -8,9 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-from blokus_agents.training import checkpoint
+from blokus_agents.players import checkpoint_read
+from blokus_agents.players.configs import AZConfig
 from blokus_agents.training.alphazero import make_train
-from blokus_agents.training.configs import AZConfig
 from blokus_agents.training.curves import plot_win_rates, teacher_handover
 from blokus_agents.training.rundir import read_metrics
 from blokus_jax.errors import ConfigError
@@ -157,7 +157,7 @@ def test_cli_trains_with_a_teacher_and_checks_its_flags(tmp_path, capsys):
     records = read_metrics(out)
     assert [r["by_teacher"] for r in records] == [1.0, 0.0]
     assert teacher_handover(records) == records[0]["env_steps"] == 16
-    config = checkpoint.load_config(out)
+    config = checkpoint_read.load_config(out)
     assert (config.teacher, config.teacher_updates, config.root_value) == (TEACHER, 1, 0.5)
     capsys.readouterr()
     assert cli.main([*args, "--teacher", TEACHER, "--out", str(tmp_path / "x"), *quiet]) == 2

@@ -22,12 +22,12 @@ import blokus_jax
 from blokus_agents.core.messages import brief as _brief
 from blokus_agents.core.options import NETWORK_PRIORS, Option, check_budget
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, network_policy
+from blokus_agents.players.checkpoint_index import require_run
+from blokus_agents.players.checkpoint_read import check_finite
+from blokus_agents.players.configs import CONFIGS, PPOConfig
 from blokus_agents.players.networks import PolicyValueNet, make_network
 from blokus_agents.search.mcts import AZ_OPTIONS, az_memory, network_search_policy
 from blokus_agents.search.settings import MAX_SIMS, SearchSettings, takes_settings
-from blokus_agents.training.checkpoint import check_finite
-from blokus_agents.training.checkpoint_index import require_run
-from blokus_agents.training.configs import CONFIGS, PPOConfig
 from blokus_jax.env import Env
 from blokus_jax.errors import CheckpointError
 from blokus_jax.io import fileio
@@ -41,7 +41,7 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: `export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-#: The training algorithms a baseline may come from (those of `blokus_agents.training.configs`).
+#: The training algorithms a baseline may come from (those of `blokus_agents.players.configs`).
 ALGORITHMS = tuple(CONFIGS)
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: Metadata fields and their types (`int` means a true int, not a bool).
@@ -429,20 +429,20 @@ def export_baseline(
     default weight of playout results in its leaf values (only with a search); `source_run` defaults to
     `run_dir`. Returns the path of the `.json`; raises as `write_baseline` does and `CheckpointError` for
     a run without a usable checkpoint."""
-    from blokus_agents.training import checkpoint, checkpoint_index
+    from blokus_agents.players import checkpoint_index, checkpoint_read
 
     require_run(
         run_dir,
         f"exporting {str(run_dir)!r} as baseline {name!r} needs a trained run",
         "give the --out of a 'blokus-jax train' run that saved a checkpoint",
     )
-    meta = checkpoint.read_meta(run_dir, step)
+    meta = checkpoint_read.read_meta(run_dir, step)
     algorithm = meta["algorithm"]
     if algorithm not in ALGORITHMS:
         raise CheckpointError(f"run {str(run_dir)!r} is a {algorithm!r} run; baselines are one of {list(ALGORITHMS)}")
     if sims is None:
         sims = int(getattr(meta["config"], "sims", 0) or 0)
-    config, params = checkpoint.load_params(run_dir, step)
+    config, params = checkpoint_read.load_params(run_dir, step)
     return write_baseline(
         params,
         name,

@@ -1,7 +1,7 @@
 """The training configs: every setting of a run, saved with each checkpoint (a run is reproducible from its config
 and seed). `PPOConfig` for `blokus_agents.training.ppo` and `AZConfig` for `blokus_agents.training.alphazero`, both
 on `RunConfig` (JSON round trip, validation, legacy defaults). Kept apart from the trainers so that
-`blokus_agents.training.checkpoint` can read any run's config without importing a trainer; `CONFIGS` maps each
+`blokus_agents.players.checkpoint_read` can read any run's config without importing a trainer; `CONFIGS` maps each
 algorithm's name (the `"algorithm"` of checkpoint metadata) to its class.
 
 Every field declares its default, range and help once (`blokus_agents.core.options.setting`); `blokus-jax train`

@@ -1,6 +1,6 @@
 """Which checkpoints a run directory holds, read without orbax: the update folders under `checkpoints/` (each
-named after the update its metadata records), the newest one, and what to say when there is none. The reading and
-writing of checkpoints is `blokus_agents.training.checkpoint`.
+named after the update its metadata records), the newest one, and what to say when there is none. Reading checkpoints
+is `blokus_agents.players.checkpoint_read`, writing them `blokus_agents.training.checkpoint`.
 """
 
 from __future__ import annotations
