@@ -165,9 +165,9 @@ def fit_command(args: argparse.Namespace) -> None:
         MoveModel,
         feature_names,
         fit,
-        labelled_positions,
         recall_at,
     )
+    from blokus_agents.search.positions import labelled_positions
 
     env = blokus_jax.make(args.variant)
     fit_files = _files(args.data, args.files, args.held_out)

@@ -27,7 +27,7 @@ from pathlib import Path
 import jax
 
 from blokus_agents.core.policies import network_policy, register_agent
-from blokus_agents.engines import ladder
+from blokus_agents.engines import ladder, rating
 from blokus_agents.players import checkpoint_index, checkpoint_read
 from blokus_agents.players.networks import config_network
 from blokus_agents.search.mcts import NETWORK_SETTINGS, network_search_policy
@@ -70,9 +70,9 @@ def curve_point(variant: str, step: int, clock: dict, by_level: dict) -> dict:
     for level, games in sorted(by_level.items()):
         done = [g for g in games if not g.failed]
         wins = sum(g.share for g in done)
-        points.append((ladder.level_elo(variant, level), wins, len(done)))
+        points.append((rating.level_elo(variant, level), wins, len(done)))
         scores[str(level)] = {"score": wins / len(done) if done else None, "games": len(done)}
-    elo, low, high = ladder.ladder_elo(points)
+    elo, low, high = rating.ladder_elo(points)
     env_steps, seconds = clock.get(step, (None, None))
     return {
         "update": step,

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from blokus_agents.core.masking import sample_masked
-from blokus_agents.training.configs import PPOConfig
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.training.ppo import make_train
 
 
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--" + flag.replace("_", "-"), type=int, default=getattr(defaults, flag))
     parser.add_argument("--precision", default=defaults.precision)
     parser.add_argument("--prior", default=defaults.prior, help="the network's prior (see PPOConfig.prior)")
-    parser.add_argument("--kl-coef", type=float, default=getattr(defaults, "kl_coef", 0.0))
+    parser.add_argument("--kl-coef", type=float, default=defaults.kl_coef)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         blocks=args.blocks,
         precision=args.precision,
         prior=args.prior,
-        **({"kl_coef": args.kl_coef} if hasattr(defaults, "kl_coef") else {}),
+        kl_coef=args.kl_coef,
     )
     peak, bandwidth = machine_peak()
     trainer = make_train(config)
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         ("one optimiser step", opt_step, (grads, opt_state, params), optimizer_steps),
     ]
     rows = []
-    total, total_first = _time(jax.jit(lambda: None) if False else (lambda: update()), (), args.repeats)
+    total, total_first = _time(update, (), args.repeats)
     rows.append(dict(stage="whole update", seconds=total, calls=1, first=total_first, flops=0.0, bytes=0.0))
     seconds, first = _time(rollout, (params, env_state, jax.random.key(2)), args.repeats)
     flops, nbytes = _cost(rollout, (params, env_state, jax.random.key(2)))
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"PPO on {config.variant}: {config.num_envs} games x {config.num_steps} steps, {config.update_epochs} epochs "
         f"x {config.num_minibatches} minibatches of {minibatch}, network {config.channels} x {config.blocks} "
-        f"(prior {config.prior}, kl_coef {getattr(config, 'kl_coef', 0.0)}), conv {network.conv}, precision {network.precision}, "
+        f"(prior {config.prior}, kl_coef {config.kl_coef}), conv {network.conv}, precision {network.precision}, "
         f"{jax.devices()[0].device_kind}; peak {peak:.1f} GFLOP/s (f32 matmul), {bandwidth:.1f} GB/s read; "
         f"median of {args.repeats} calls after a compiling one\n"
     )

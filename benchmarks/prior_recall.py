@@ -87,7 +87,7 @@ def markdown(rows: dict[str, dict[str, dict[int, float]]], count: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     import blokus_jax
-    from blokus_agents.search.move_model import labelled_positions
+    from blokus_agents.search.positions import labelled_positions
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="duo")

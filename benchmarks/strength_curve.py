@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from blokus_agents.engines import ladder
+from blokus_agents.engines import ladder, rating
 
 
 def load_games(path: Path) -> dict[int, list[ladder.GameResult]]:
@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         for label, seconds, elo, low, high in points:
             ax.errorbar([seconds], [elo], yerr=[[elo - low], [high - elo]], fmt="o", capsize=4, label=label)
         for level in range(1, 6):
-            rating = ladder.level_elo(args.variant, level)
-            ax.axhline(rating, color="grey", lw=0.6, ls=":")
-            ax.text(2.05, rating, f" level {level}", va="center", fontsize=8)
+            level_rating = rating.level_elo(args.variant, level)
+            ax.axhline(level_rating, color="grey", lw=0.6, ls=":")
+            ax.text(2.05, level_rating, f" level {level}", va="center", fontsize=8)
         ax.set_xscale("log")
         ax.set_xlim(0.05, 2.5)
         ax.set_xlabel("mean seconds a move (one core)")

@@ -12,8 +12,9 @@ rotates game by game. A game's result is then the agent's share of first place (
 the ranks they span) and its margin over the best opponent; an equal player takes `1 / players` of the first places.
 
 `ladder_elo` turns win rates against engine levels of known Elo (Pentobi's own rating table, `PENTOBI_ELO`) into a
-maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval; first-place shares of more players are rated
-as Pentobi rates its multi-player games (one player against opponents of one rating; docs/strength.md).
+maximum-likelihood Elo estimate with a likelihood-ratio 95 % interval (`blokus_agents.engines.rating`);
+first-place shares of more players are rated as Pentobi rates its multi-player games (one player against opponents
+of one rating; docs/strength.md).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import math
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,20 +37,13 @@ from blokus_agents.core.policies import resolve_agent
 from blokus_agents.engines.arena import wilson_interval
 from blokus_agents.engines.gtp import GtpError, color_text, move_text, parse_move
 from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
+from blokus_agents.engines.rating import BOARD_OF, ladder_elo, level_elo
 from blokus_jax import rules
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError
 from blokus_jax.io import fileio
 from blokus_jax.io.sgf import result_value, write
 from blokus_jax.variants import GAMES, get_variant
-
-#: Pentobi's rating of its levels 1-9 per board (`libpentobi_mcts/Player.cpp`, `get_rating`): the Duo board
-#: (Duo, Junior) and the Classic board (measured on `classic_2`, used for every Classic variant).
-PENTOBI_ELO: dict[str, tuple[int, ...]] = {
-    "duo": (1000, 1189, 1378, 1567, 1755, 1945, 2134, 2185, 2209),
-    "classic": (1000, 1142, 1283, 1425, 1567, 1708, 1850, 1951, 2030),
-}
-_BOARD_OF = {"duo": "duo", "junior": "duo", "classic": "classic", "classic_2p": "classic", "classic_3p": "classic"}
 
 
 # ------------------------------------------------------------------------------------------- results
@@ -184,67 +178,6 @@ class LevelSummary:
 def _weighted(pairs: list[tuple[float, int]]) -> float:
     total = sum(m for _, m in pairs)
     return sum(s * m for s, m in pairs) / total if total else float("nan")
-
-
-# ----------------------------------------------------------------------------------------------- Elo
-def level_elo(variant: str, level: int) -> float:
-    """Pentobi's Elo rating of one of its levels.
-
-    Args:
-        variant: A variant Pentobi rates (its board's ratings are used).
-        level: The level, 1-9.
-
-    Returns:
-        The rating on Pentobi's scale.
-
-    Raises:
-        MatchError: A variant Pentobi rates no levels for, or a level out of range.
-    """
-    board = _BOARD_OF.get(variant)
-    if board is None:
-        raise MatchError(f"Pentobi rates no levels for variant {variant!r}; rated variants: {sorted(_BOARD_OF)}")
-    if not 1 <= level <= len(PENTOBI_ELO[board]):
-        raise MatchError(f"Pentobi has levels 1-{len(PENTOBI_ELO[board])}, not {level}")
-    return float(PENTOBI_ELO[board][level - 1])
-
-
-def ladder_elo(points: Iterable[tuple[float, float, int]], opponents: int = 1) -> tuple[float, float, float]:
-    """The maximum-likelihood Elo rating of results against rated opponents, under the logistic Elo model.
-
-    With `opponents` > 1 each game is one player against that many opponents of one rating `E`, and a player rated
-    `R` is expected to take `1 / (1 + opponents * 10 ** ((E - R) / 400))` of the first places: the model Pentobi
-    itself rates multi-player games with (`libboardgame_base/Rating.cpp`, `get_expected_result`), under which an
-    equal player takes `1 / (opponents + 1)`.
-
-    Args:
-        points: `(opponent_elo, wins, games)` triples, ties counted as half wins (a first place shared by `k`
-            players as `1 / k`); triples without games are skipped.
-        opponents: Opponents in each game, all of the triple's rating (3 for a four-player game).
-
-    Returns:
-        `(estimate, low, high)`, with a likelihood-ratio 95 % interval; a bound is infinite where the results
-        never lose (or never win) against the strongest (weakest) opponent.
-
-    Raises:
-        MatchError: No games at all.
-    """
-    if not _is_int(opponents) or not 1 <= opponents <= 3:
-        raise MatchError(f"opponents must be 1, 2 or 3 (players in a game minus one), got {opponents!r}")
-    data = [(float(e), float(w), int(n)) for e, w, n in points if n > 0]
-    if not data:
-        raise MatchError("no finished games to estimate an Elo rating from")
-    grid = np.arange(-1000.0, 4500.0, 1.0)
-    log_lik = np.zeros_like(grid)
-    for elo, wins, games in data:
-        p = 1.0 / (1.0 + opponents * 10.0 ** ((elo - grid) / 400.0))
-        p = np.clip(p, 1e-12, 1 - 1e-12)
-        log_lik += wins * np.log(p) + (games - wins) * np.log(1 - p)
-    best = int(np.argmax(log_lik))
-    inside = np.flatnonzero(2.0 * (log_lik[best] - log_lik) <= 3.841)
-    low = -math.inf if inside[0] == 0 else grid[inside[0]]
-    high = math.inf if inside[-1] == len(grid) - 1 else grid[inside[-1]]
-    estimate = grid[best] if 0 < best < len(grid) - 1 else (math.inf if best else -math.inf)
-    return float(estimate), float(low), float(high)
 
 
 def parse_levels(text: str) -> list[int]:
@@ -773,7 +706,7 @@ def summarize(variant: str, by_level: dict[int | None, list[GameResult]]) -> tup
     players = get_variant(variant).num_players
     summaries = [LevelSummary.of(level, rows, players) for level, rows in by_level.items()]
     rated = [s for s in summaries if s.level is not None and s.games]
-    if not rated or variant not in _BOARD_OF:
+    if not rated or variant not in BOARD_OF:
         return summaries, None
     points = [(level_elo(variant, s.level), s.win_rate * s.games, s.games) for s in rated]
     return summaries, ladder_elo(points, opponents=players - 1)

@@ -277,7 +277,10 @@ class PolicyValueNet(nn.Module):
             if self.prior == "model":
                 weights = jax.lax.stop_gradient(weights)  # a fixed prior, stored with the network
             if prior_scores is None:
-                prior_scores = model_scores(self.variant, weights, flat)
+                # the tuned model's gradient is fast through im2col on CPU; a fixed one needs only the forward pass
+                prior_scores = model_scores(
+                    self.variant, weights, flat, "im2col" if self.prior == "tuned" else "native"
+                )
             placement = placement + prior_scores.reshape(n, -1)
         logits = jnp.concatenate([placement, jnp.zeros((n, 1), placement.dtype)], axis=-1)
 
@@ -292,7 +295,7 @@ class PolicyValueNet(nn.Module):
         return observation_model(self.variant)
 
 
-def model_scores(variant: str, weights: jax.Array, obs: Observation) -> jax.Array:
+def model_scores(variant: str, weights: jax.Array, obs: Observation, conv: str = "native") -> jax.Array:
     """`f32[N, A - 1]`: the move model's placement scores of a batch of observations of registered variant
     `variant`, the prior that `PolicyValueNet` adds to its logits.
 
@@ -300,6 +303,8 @@ def model_scores(variant: str, weights: jax.Array, obs: Observation) -> jax.Arra
         variant: the variant's name (its shipped observation model, `observation_model`).
         weights: `f32[phases, features]`, the network's parameter `move_model`.
         obs: a batch of observations `[N, ...]`.
+        conv: the form of the correlation (`blokus_agents.search.move_model.placement_scores`): "native", or
+            "im2col" where the weights are trained on CPU.
 
     Returns:
         The scores, legal placements or not (mask them).
@@ -310,7 +315,7 @@ def model_scores(variant: str, weights: jax.Array, obs: Observation) -> jax.Arra
 
     def one(o: Observation) -> jax.Array:
         row = weights[observation_phase(tables, model.phases, o)]
-        return placement_scores(tables, observation_planes(tables, o), row)
+        return placement_scores(tables, observation_planes(tables, o), row, conv)
 
     return jax.vmap(one)(obs)
 
@@ -382,9 +387,9 @@ def value_size(num_players: int, per_seat: bool) -> int:
 
 
 def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
-    """The network of a training run's `config` (a `blokus_agents.training.configs.PPOConfig` or
-    `blokus_agents.training.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
-    `value_hidden`, and the value size of its algorithm (`blokus_agents.training.configs.RunConfig.value_dim`),
+    """The network of a training run's `config` (a `blokus_agents.players.configs.PPOConfig` or
+    `blokus_agents.players.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
+    `value_hidden`, and the value size of its algorithm (`blokus_agents.players.configs.RunConfig.value_dim`),
     computing in its `precision` (configs saved before that field read back as "auto"), with its `prior`
     ("none" for configs saved before that field).
     Trainers, checkpoints and run-directory agents all build a run's network here."""

@@ -408,7 +408,7 @@ def move_features(
     return jnp.concatenate(columns, axis=-1)
 
 
-def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> jax.Array:
+def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array, conv: str = "native") -> jax.Array:
     """`f32[A - 1]`: every placement's score `weights . features` (without the `network` feature), from the cell
     planes of its position (`cell_planes` or `observation_planes`). Linear in `weights`, so it is differentiable
     in them (a policy network trains them as parameters).
@@ -422,6 +422,9 @@ def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> j
         tables: the variant's tables.
         planes: `f32[H, W, len(PLANES)]` of one position.
         weights: `f32[F]` (or `F + 1` with the `network` weight last, which is not used here): one phase's row.
+        conv: how the correlation is computed: "native" (`lax.conv_general_dilated`, the fast forward pass on
+            CPU and GPU) or "im2col" (the windows concatenated and one matmul, whose gradient is the fast one on
+            CPU: for weights that are trained).
 
     Returns:
         The scores of the placements, legal or not.
@@ -433,8 +436,18 @@ def placement_scores(tables: Tables, planes: jax.Array, weights: jax.Array) -> j
     prow, pcol = ft.padded_shape
     kernel, (kh, kw) = ft.region_kernel
     combined = (_padded(ft, planes)[:-1] @ plane_weights.T).reshape(prow, pcol, num_regions)
-    windows = jnp.concatenate([combined[i : i + rows, j : j + cols] for i in range(kh) for j in range(kw)], -1)
-    placement = (windows.reshape(rows * cols, -1) @ jnp.asarray(kernel)).T.reshape(-1)  # [O * H * W], action order
+    if conv == "native":
+        out = jax.lax.conv_general_dilated(
+            combined[None, : rows + kh - 1, : cols + kw - 1],
+            jnp.asarray(kernel).reshape(kh, kw, num_regions, -1),
+            window_strides=(1, 1),
+            padding="VALID",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        )[0]  # [H, W, O]
+        placement = jnp.moveaxis(out, -1, 0).reshape(-1)  # [O * H * W], action order
+    else:
+        windows = jnp.concatenate([combined[i : i + rows, j : j + cols] for i in range(kh) for j in range(kw)], -1)
+        placement = (windows.reshape(rows * cols, -1) @ jnp.asarray(kernel)).T.reshape(-1)
     pieces = weights[num_planes * num_regions : num_planes * num_regions + tables.variant.num_pieces]
     per_orientation = pieces[jnp.asarray(tables.orientation_piece)]
     return placement + jnp.repeat(per_orientation, rows * cols)
@@ -754,100 +767,6 @@ def recall_at(scores: np.ndarray, chosen: np.ndarray, ks: Sequence[int]) -> dict
     return {k: float((rank <= k).mean()) if len(chosen) else float("nan") for k in ks}
 
 
-# -------------------------------------------------------------------------------------------- labelled positions
-@dataclass(frozen=True)
-class Positions:
-    """Positions labelled by the move a player chose, stacked as one batched `State`.
-
-    Attributes:
-        states: the positions (a `State` with a leading axis `N`), each with at least two legal actions.
-        chosen: `int32[N]` the action chosen in each.
-        game: `int32[N]` the index of the game each comes from (for splits by game).
-        move: `int32[N]` the move number within its game (0 first).
-        outcome: `f32[N]` the final result of the player to move: 1 when its score alone is the best at the end,
-            0 when it shares the best, -1 otherwise.
-    """
-
-    states: State
-    chosen: np.ndarray
-    game: np.ndarray
-    move: np.ndarray
-    outcome: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.chosen)
-
-    def take(self, index: np.ndarray) -> Positions:
-        """The positions at `index` (a NumPy index array or mask)."""
-        return Positions(
-            jax.tree.map(lambda x: x[index], self.states),
-            self.chosen[index],
-            self.game[index],
-            self.move[index],
-            self.outcome[index],
-        )
-
-
-def split_games(text: str) -> list[str]:
-    """The games of a multi-game `.blksgf` text (Pentobi's `twogtp` writes one file of many games)."""
-    import re
-
-    return [g for g in re.split(r"(?=\(;)", text) if g.strip()]
-
-
-def labelled_positions(env: Env, paths: Sequence[str | os.PathLike], first_game: int = 0) -> Positions:
-    """Every position with a choice (two or more legal actions) of the games in `paths` (`.blksgf` files, one or
-    many games each), replayed and checked by `blokus_jax.records.from_blksgf`, labelled by the move played.
-
-    Args:
-        env: the environment of the games' variant.
-        paths: the record files.
-        first_game: the game index given to the first game read.
-
-    Returns:
-        The positions, in file and game order.
-
-    Raises:
-        RecordError: a game is malformed or not of `env`'s variant.
-    """
-    from blokus_jax.errors import RecordError
-    from blokus_jax.io import records
-
-    step = jax.jit(env.step)
-    states, chosen, games, moves, outcomes = [], [], [], [], []
-    game = first_game
-    for path in paths:
-        for text in split_games(Path(path).read_text(encoding="utf-8")):
-            record = records.from_blksgf(text)
-            if record.variant.name != env.variant.name:
-                raise RecordError(f"{path}: a game of {record.variant.name!r}, expected {env.variant.name!r}")
-            state = env.init()
-            movers = []
-            for number, action in enumerate(record.actions):
-                if int(state.legal_action_mask.sum()) > 1:
-                    states.append(state)
-                    chosen.append(action)
-                    games.append(game)
-                    moves.append(number)
-                    movers.append(int(state.current_player))
-                state = step(state, action)
-            scores = np.asarray(env.player_scores(state))
-            best = scores.max()
-            result = np.where(scores < best, -1.0, np.where(np.sum(scores == best) > 1, 0.0, 1.0))
-            outcomes.extend(result[movers])
-            game += 1
-    if not states:
-        raise RecordError(f"no positions with a choice in {list(map(str, paths))}")
-    stacked = jax.tree.map(lambda *xs: np.stack(xs), *states)
-    return Positions(
-        stacked,
-        np.asarray(chosen, np.int32),
-        np.asarray(games, np.int32),
-        np.asarray(moves, np.int32),
-        np.asarray(outcomes, np.float32),
-    )
-
-
 __all__ = [
     "DEFAULT_PHASES",
     "INPUTS",
@@ -857,11 +776,9 @@ __all__ = [
     "FeatureTables",
     "MoveModel",
     "MoveModelError",
-    "Positions",
     "cell_planes",
     "feature_names",
     "feature_tables",
-    "labelled_positions",
     "fit",
     "model_evaluator",
     "move_features",
@@ -874,5 +791,4 @@ __all__ = [
     "recall_at",
     "shipped_model",
     "softmax_loss",
-    "split_games",
 ]

@@ -16,8 +16,8 @@ from flax import struct
 from jax.sharding import Mesh
 
 from blokus_agents.core.masking import masked_logits, sample_masked
+from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import PolicyValueNet, model_scores
-from blokus_agents.training.configs import PPOConfig
 
 # the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
 from blokus_agents.training.scaffold import (
@@ -185,6 +185,9 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     observe = jax.vmap(env.observe)
     env_step = jax.vmap(env.step_autoreset)
     loss = make_loss(c, network)  # 5. the loss
+    # forward-only passes (acting, the last value) use the native convolution: the same function and parameters,
+    # and on CPU 8x faster than im2col forward; the loss keeps `network`'s form, whose gradient is fast there
+    actor = network.clone(conv="native")
 
     def init(key: jax.Array) -> Runner:
         fields = fresh_runner_fields(parts, c.num_envs, key)
@@ -199,7 +202,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
             mask = states.legal_action_mask
             # a fixed move-model prior is computed once a position here and stored for the epochs' passes
             prior = model_scores(c.variant, params["params"]["move_model"], obs) if c.prior == "model" else None
-            logits, value = network.apply(params, obs, prior)
+            logits, value = actor.apply(params, obs, prior)
             action, log_prob = sample_masked(step_key, logits, mask)
             next_states, rewards, done = env_step(states, action)
             player = states.current_player
@@ -214,7 +217,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         env_state, traj = rollout(runner.params, runner.env_state, rollout_key)
 
         # 2. per-seat GAE (see seat_gae below)
-        _, last_value = network.apply(runner.params, observe(env_state))
+        _, last_value = actor.apply(runner.params, observe(env_state))
         advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
             traj.player,
             traj.rewards,

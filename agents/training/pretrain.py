@@ -2,7 +2,7 @@
 
 A policy network learns the teacher's move (cross-entropy over the legal moves) and the game's result (the value
 head, squared error), from `.blksgf` records (Pentobi's `twogtp` games, or any player's), replayed and checked by
-`blokus_agents.search.move_model.labelled_positions`. Whole games are held out (`held_out`), and the held-out
+`blokus_agents.search.positions.labelled_positions`. Whole games are held out (`held_out`), and the held-out
 positions' top-1 and top-32 recall of the teacher's move say how well the network ranks strong moves.
 `pretrain_run` writes a run directory with one checkpoint (update 0) and `pretrain.json` (data, settings, recall
 per epoch), which `blokus-jax train --init-from` starts from, and which plays as an agent like any run.
@@ -31,8 +31,8 @@ import numpy as np
 import optax
 
 from blokus_agents.core.masking import masked_logits
-from blokus_agents.search.move_model import Positions, labelled_positions
-from blokus_agents.training.configs import PPOConfig, PretrainSettings
+from blokus_agents.players.configs import PPOConfig, PretrainSettings
+from blokus_agents.search.positions import Positions, labelled_positions
 from blokus_jax import symmetry
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
@@ -273,7 +273,8 @@ def pretrain_run(
     Raises:
         ConfigError: bad records or settings, or `out_dir` already holds a run.
     """
-    from blokus_agents.training import checkpoint, checkpoint_index
+    from blokus_agents.players import checkpoint_index
+    from blokus_agents.training import checkpoint
     from blokus_agents.training.ppo import make_train
     from blokus_jax import make
 

@@ -12,7 +12,7 @@ import math
 import pytest
 
 import blokus_agents  # noqa: F401  (registers the built-in agents)
-from blokus_agents.engines import ladder
+from blokus_agents.engines import ladder, rating
 from blokus_agents.engines.gtp import GtpEngine
 from blokus_agents.engines.gtp_client import EngineError
 from blokus_jax.io import records
@@ -180,10 +180,10 @@ def test_ranks_split_ties_and_four_players_are_rated_as_pentobi_rates_them() -> 
     # half the first places against three level-1 seats: 1 / (1 + 3 * 10 ** ((1000 - R) / 400)) = 0.5
     assert abs(elo[0] - (1000 + 400 * math.log10(3))) <= 1 and elo[1] < elo[0] < elo[2]
     # an equal player's share rates at the opponents' rating
-    assert abs(ladder.ladder_elo([(1283, 25, 100)], opponents=3)[0] - 1283) <= 1
+    assert abs(rating.ladder_elo([(1283, 25, 100)], opponents=3)[0] - 1283) <= 1
     with pytest.raises(ladder.MatchError, match="opponents"):
-        ladder.ladder_elo([(1283, 25, 100)], opponents=0)
+        rating.ladder_elo([(1283, 25, 100)], opponents=0)
     two = {1: [result([3, 1], share=1.0), result([1, 3], share=0.0)]}
     summaries, elo = ladder.summarize("classic_2p", two)
-    assert elo is not None and abs(elo[0] - ladder.level_elo("classic_2p", 1)) <= 1
+    assert elo is not None and abs(elo[0] - rating.level_elo("classic_2p", 1)) <= 1
     assert summaries[0].to_dict()["win_rate"] == 0.5

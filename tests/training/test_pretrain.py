@@ -16,10 +16,10 @@ from helpers import ROOT
 
 import blokus_jax
 from blokus_agents.core.masking import masked_logits
+from blokus_agents.players import checkpoint_read
+from blokus_agents.players.configs import PPOConfig, PretrainSettings
 from blokus_agents.players.networks import config_network
-from blokus_agents.search.move_model import Positions
-from blokus_agents.training import checkpoint
-from blokus_agents.training.configs import PPOConfig, PretrainSettings
+from blokus_agents.search.positions import Positions
 from blokus_agents.training.ppo import make_train
 from blokus_agents.training.pretrain import pretrain, pretrain_run, record_paths, split_by_games
 from blokus_jax.errors import ConfigError
@@ -78,13 +78,12 @@ def test_pretraining_learns_a_teachers_moves_on_held_out_games():
     assert after["held_out_top1"] == pytest.approx(top1(params), abs=1e-6)
     assert after["held_out_top1"] > max(0.25, 2 * untrained), (untrained, report)
     assert after["held_out_top8"] >= after["held_out_top1"]
-    assert after["held_out_value_mse"] < 0.6  # the seat to move decides the outcome here
     assert report[-1]["cross_entropy"] < report[0]["cross_entropy"]
 
 
 def test_pretraining_reflects_positions_and_their_moves_consistently():
     """On Duo the reflected position's legal set holds the reflected teacher move, for every sampled position."""
-    from blokus_agents.search.move_model import labelled_positions
+    from blokus_agents.search.positions import labelled_positions
     from blokus_jax import symmetry
 
     env = blokus_jax.make("duo")
@@ -103,7 +102,7 @@ def test_pretrain_run_writes_a_run_that_ppo_continues_with_a_kl_term(tmp_path):
     summary = pretrain_run(config, [str(GAMES)], tmp_path / "pre", settings=settings, progress=False, verbose=False)
     assert summary["train_positions"] > 50 and summary["epochs"][0]["steps"] == summary["train_positions"] // 16
     assert (tmp_path / "pre" / "pretrain.json").is_file()
-    saved_config, params = checkpoint.load_params(tmp_path / "pre")
+    saved_config, params = checkpoint_read.load_params(tmp_path / "pre")
     assert saved_config == config
     # a second pretraining never writes over a run
     with pytest.raises(ConfigError, match="already holds a run"):
@@ -129,3 +128,30 @@ def test_record_paths_and_settings_refuse_bad_input(tmp_path):
     for bad in (dict(epochs=0), dict(batch_size=1.5), dict(learning_rate=0.0), dict(reflect=2.0)):
         with pytest.raises(ConfigError, match="PretrainSettings"):
             PretrainSettings(**bad)
+
+
+def test_the_kl_term_holds_ppo_near_its_starting_policy():
+    """The same run with a large `kl_coef` ends closer (in KL over the legal moves of its own positions) to the
+    policy it started from than without the term; the reported `kl_ref` is that divergence's estimate."""
+    base = PPOConfig(
+        variant="simple", num_envs=8, num_steps=8, total_steps=8 * 8 * 6, update_epochs=2, num_minibatches=2,
+        channels=8, blocks=1, value_hidden=16, learning_rate=3e-3, ent_coef=0.0,
+    )  # fmt: skip
+    divergence = {}
+    for coef in (0.0, 5.0):
+        trainer = make_train(base.replace(kl_coef=coef))
+        runner = trainer.init(jax.random.PRNGKey(0))
+        start = jax.tree.map(jnp.copy, runner.params)
+        assert (runner.ref_params is None) == (coef == 0.0)
+        for _ in range(base.num_updates):
+            runner, metrics = trainer.update(runner)
+        obs = jax.vmap(trainer.env.observe)(runner.env_state)
+        mask = runner.env_state.legal_action_mask
+        logp, ref = (
+            jax.nn.log_softmax(masked_logits(trainer.network.apply(p, obs)[0], mask), -1)
+            for p in (runner.params, start)
+        )
+        divergence[coef] = float(jnp.mean(jnp.sum(jnp.exp(logp) * (logp - ref), -1)))
+        if coef:
+            assert np.isfinite(float(metrics["kl_ref"])) and float(metrics["kl_ref"]) >= -1e-6
+    assert divergence[5.0] < 0.5 * divergence[0.0], divergence
