@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     checkpoint_index.require_run(args.run, "a learning curve needs a trained run", "give a 'blokus-jax train' --out")
     config = checkpoint_read.load_config(args.run)
-    levels = ladder.parse_levels(args.levels)
+    levels = rating.parse_levels(args.levels)
     steps = checkpoint_index.saved_steps(args.run)
     if args.steps:
         wanted = {int(s) for s in args.steps.split(",")}

@@ -33,7 +33,7 @@ HELP = "play an agent against a GTP engine (e.g. Pentobi) game by game; with --l
 
 def _levels(text: str) -> list[int]:
     from blokus_agents.engines.gtp_client import MatchError
-    from blokus_agents.engines.ladder import parse_levels
+    from blokus_agents.engines.rating import parse_levels
 
     try:
         return parse_levels(text)

@@ -180,31 +180,6 @@ def _weighted(pairs: list[tuple[float, int]]) -> float:
     return sum(s * m for s, m in pairs) / total if total else float("nan")
 
 
-def parse_levels(text: str) -> list[int]:
-    """The levels a `--levels` argument names.
-
-    Args:
-        text: A range, a list or one level: `"1-5"`, `"2,4"`, `"3"` (each 1-9).
-
-    Returns:
-        The levels in the order given, repeats dropped.
-
-    Raises:
-        MatchError: A part that is not a level or an upward range of levels 1-9.
-    """
-    levels: list[int] = []
-    for part in str(text).split(","):
-        first, dash, last = part.strip().partition("-")
-        try:
-            low, high = int(first), int(last if dash else first)
-        except ValueError:
-            raise MatchError(f"levels {text!r}: write a range or list of levels 1-9, e.g. 1-5 or 2,4") from None
-        if not 1 <= low <= high <= 9:
-            raise MatchError(f"levels {text!r}: each level is 1-9 and a range runs upwards (e.g. 1-5)")
-        levels += [lv for lv in range(low, high + 1) if lv not in levels]
-    return levels
-
-
 # ------------------------------------------------------------------------------------------- one game
 @dataclass
 class MatchSettings:

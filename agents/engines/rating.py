@@ -81,4 +81,29 @@ def ladder_elo(points: Iterable[tuple[float, float, int]], opponents: int = 1) -
     return float(estimate), float(low), float(high)
 
 
-__all__ = ["BOARD_OF", "PENTOBI_ELO", "ladder_elo", "level_elo"]
+def parse_levels(text: str) -> list[int]:
+    """The levels a `--levels` argument names.
+
+    Args:
+        text: A range, a list or one level: `"1-5"`, `"2,4"`, `"3"` (each 1-9).
+
+    Returns:
+        The levels in the order given, repeats dropped.
+
+    Raises:
+        MatchError: A part that is not a level or an upward range of levels 1-9.
+    """
+    levels: list[int] = []
+    for part in str(text).split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last if dash else first)
+        except ValueError:
+            raise MatchError(f"levels {text!r}: write a range or list of levels 1-9, e.g. 1-5 or 2,4") from None
+        if not 1 <= low <= high <= 9:
+            raise MatchError(f"levels {text!r}: each level is 1-9 and a range runs upwards (e.g. 1-5)")
+        levels += [lv for lv in range(low, high + 1) if lv not in levels]
+    return levels
+
+
+__all__ = ["BOARD_OF", "PENTOBI_ELO", "ladder_elo", "level_elo", "parse_levels"]

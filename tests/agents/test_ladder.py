@@ -14,8 +14,7 @@ import pytest
 import blokus_agents  # noqa: F401  (registers the built-in agents)
 from blokus_agents.engines import ladder
 from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
-from blokus_agents.engines.ladder import parse_levels
-from blokus_agents.engines.rating import ladder_elo, level_elo
+from blokus_agents.engines.rating import ladder_elo, level_elo, parse_levels
 from blokus_jax.io import records
 
 TINY = f"{sys.executable} {Path(__file__).parent / 'tiny_gtp_engine.py'}"
