@@ -43,33 +43,10 @@ def _search_field(name: str) -> Any:
     return setting(getattr(SELF_PLAY_SEARCH, name), option.low, option.high, doc=f"self-play search: {option.doc}")
 
 
-def _precision_field() -> Any:
-    """The `precision` field of the configs that build a network (each dataclass needs its own field object)."""
-    return setting(
-        "auto",
-        choices=PRECISION_CHOICES,
-        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
-        "GPU/TPU, f32 on CPU); a resumed run may change it",
-    )
-
-
-def _prior_field() -> Any:
-    """The `prior` field of the configs that build a network (`blokus_agents.players.networks.PolicyValueNet`)."""
-    return setting(
-        "none",
-        choices=NETWORK_PRIORS,
-        doc="what the policy adds to its logits: none; model (the variant's fitted move model over the mover's "
-        "observation, a fixed prior the policy head learns to correct; Duo); or tuned (the same model, its weights "
-        "trained with the head)",
-    )
-
-
 class RunConfig:
     """JSON round trip and validation shared by the training configs (`PPOConfig`,
-    `blokus_agents.training.alphazero.AZConfig`): frozen dataclasses whose fields are `str`, `int` or
-    `float` and
-    which name their training algorithm in `algorithm` (a class attribute, the `"algorithm"` of checkpoint
-    metadata)."""
+    `AZConfig`): frozen dataclasses whose fields are `str`, `int` or `float` and which name their training
+    algorithm in `algorithm` (a class attribute, the `"algorithm"` of checkpoint metadata)."""
 
     algorithm: ClassVar[str]
     #: Values of fields added after runs were saved, for configs read back without them (default: the field's
@@ -203,7 +180,42 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
-class PPOConfig(RunConfig):
+class _SharedFields(RunConfig):
+    """The fields both training algorithms declare alike (each declared here once): the variant and reward, the
+    parallel games, the learning-rate schedule's ends, the network and the seed. Each algorithm's config adds its
+    own fields after these."""
+
+    variant: str = setting("simple", doc="variant to learn")
+    reward: str = setting("winloss", doc="reward: winloss (+1/-1/0 at the end) or score")
+    num_envs: int = setting(64, 1, 2**20, doc="games played in parallel")
+    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate")
+    final_lr_fraction: float = setting(0.1, 0.0, 1.0, doc="the learning rate at the end, as a fraction of the first")
+    channels: int = setting(32, 1, 1024, doc="conv channels of the network")
+    blocks: int = setting(2, 0, 64, doc="residual blocks of the network")
+    value_hidden: int = setting(64, 0, 2**16, doc="hidden units of the value head")
+    seed: int = setting(
+        0,
+        0,
+        MAX_SEED,
+        doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
+    )
+    precision: str = setting(
+        "auto",
+        choices=PRECISION_CHOICES,
+        doc="the network's compute dtype: bf16 (parameters and optimiser state stay f32), f32, or auto (bf16 on "
+        "GPU/TPU, f32 on CPU); a resumed run may change it",
+    )
+    prior: str = setting(
+        "none",
+        choices=NETWORK_PRIORS,
+        doc="what the policy adds to its logits: none; model (the variant's fitted move model over the mover's "
+        "observation, a fixed prior the policy head learns to correct; Duo); or tuned (the same model, its weights "
+        "trained with the head)",
+    )
+
+
+@dataclass(frozen=True)
+class PPOConfig(_SharedFields):
     """Every setting of a training run (saved with each checkpoint; a run is reproducible from it and its seed).
 
     `total_steps` counts environment steps (moves of any seat, summed over games) and sets the length of the
@@ -215,32 +227,16 @@ class PPOConfig(RunConfig):
 
     algorithm: ClassVar[str] = "ppo"
 
-    variant: str = setting("simple", doc="variant to learn")
-    reward: str = setting("winloss", doc="reward: winloss (+1/-1/0 at the end) or score")
-    num_envs: int = setting(64, 1, 2**20, doc="games played in parallel")
     num_steps: int = setting(32, 1, 2**16, doc="moves of every game per update")
     total_steps: int = setting(500_000, 1, MAX_TOTAL_STEPS, doc="environment steps of the run (the schedule's length)")
     update_epochs: int = setting(4, 1, 1000, doc="passes over each update's rollout")
     num_minibatches: int = setting(4, 1, 2**16, doc="minibatches per pass, dividing num_steps")
-    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate")
-    final_lr_fraction: float = setting(0.1, 0.0, 1.0, doc="the learning rate at the end, as a fraction of the first")
     gamma: float = setting(1.0, 0.0, 1.0, doc="discount")
     gae_lambda: float = setting(0.95, 0.0, 1.0, doc="GAE lambda")
     clip_eps: float = setting(0.2, 0.0, math.inf, doc="PPO's clip range")
     ent_coef: float = setting(0.01, 0.0, math.inf, doc="weight of the entropy bonus")
     vf_coef: float = setting(0.5, 0.0, math.inf, doc="weight of the value loss")
     max_grad_norm: float = setting(0.5, 0.0, math.inf, doc="gradient clipping norm")
-    channels: int = setting(32, 1, 1024, doc="conv channels of the network")
-    blocks: int = setting(2, 0, 64, doc="residual blocks of the network")
-    value_hidden: int = setting(64, 0, 2**16, doc="hidden units of the value head")
-    seed: int = setting(
-        0,
-        0,
-        MAX_SEED,
-        doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
-    )
-    precision: str = _precision_field()
-    prior: str = _prior_field()
     kl_coef: float = setting(
         0.0,
         0.0,
@@ -264,7 +260,7 @@ class PPOConfig(RunConfig):
 
 
 @dataclass(frozen=True)
-class AZConfig(RunConfig):
+class AZConfig(_SharedFields):
     """Every setting of an AlphaZero run (saved with each checkpoint; a run is reproducible from it and its seed).
 
     `total_steps` counts self-play moves (environment steps of any seat, summed over games) and sets the length of
@@ -304,9 +300,6 @@ class AZConfig(RunConfig):
     #: 3-4 players: the value head predicts every seat's result (`RunConfig.value_dim`).
     per_seat_values: ClassVar[bool] = True
 
-    variant: str = setting("simple", doc="variant to learn")
-    reward: str = setting("winloss", doc="reward: winloss (+1/-1/0 at the end) or score")
-    num_envs: int = setting(64, 1, 2**20, doc="games played in parallel")
     num_steps: int = setting(8, 1, 2**16, doc="self-play moves of every game per update")
     total_steps: int = setting(500_000, 1, MAX_TOTAL_STEPS, doc="self-play moves of the run (the schedule's length)")
     sims: int = _search_field("sims")
@@ -320,19 +313,8 @@ class AZConfig(RunConfig):
         0, 0, 2**24, doc="positions per optimiser step, a multiple of num_envs (0: 4 x num_envs, 4 per game)"
     )
     train_steps: int = setting(4, 1, 10_000, doc="optimiser steps per update")
-    learning_rate: float = setting(1e-3, 0.0, math.inf, doc="initial learning rate")
-    final_lr_fraction: float = setting(0.1, 0.0, 1.0, doc="the learning rate at the end, as a fraction of the first")
     value_coef: float = setting(1.0, 0.0, math.inf, doc="weight of the value loss")
     max_grad_norm: float = setting(1.0, 0.0, math.inf, doc="gradient clipping norm")
-    channels: int = setting(32, 1, 1024, doc="conv channels of the network")
-    blocks: int = setting(2, 0, 64, doc="residual blocks of the network")
-    value_hidden: int = setting(64, 0, 2**16, doc="hidden units of the value head")
-    seed: int = setting(
-        0,
-        0,
-        MAX_SEED,
-        doc="seed; the same seed and settings give the same run on CPU (with the same number of devices)",
-    )
     teacher: str = setting(
         "",
         doc="an mcts agent spec (e.g. mcts:sims=64,playouts=4) whose search plays the self-play moves and gives the "
@@ -355,8 +337,6 @@ class AZConfig(RunConfig):
         doc="on Duo or Junior: train on each replayed position's reflection in the board's diagonal with this "
         "probability (0.5 doubles the positions)",
     )
-    precision: str = _precision_field()
-    prior: str = _prior_field()
 
     limit_reasons: ClassVar[dict[str, str]] = {
         **RunConfig.limit_reasons,

@@ -1,9 +1,10 @@
-"""The training algorithms by name: each one's config class and trainer factory.
+"""The training algorithms by name: each one's trainer factory.
 
-A run directory's checkpoint metadata names its algorithm (`"ppo"` or `"alphazero"`);
-`blokus_agents.players.checkpoint_read` reads the config back with the matching class (`blokus_agents.players.configs`)
-and `blokus_agents.training.train` builds the matching trainer here, so both algorithms share one host loop, one
-checkpoint format and one CLI (`blokus-jax train --algo ...`).
+The names and config classes live in one registry, `blokus_agents.players.configs.CONFIGS`: a run directory's
+checkpoint metadata names its algorithm (`"ppo"` or `"alphazero"`), `blokus_agents.players.checkpoint_read` reads the
+config back with the matching class, and `blokus_agents.training.train` builds the matching trainer here, so both
+algorithms share one host loop, one checkpoint format and one CLI (`blokus-jax train --algo ...`). This module adds
+only what the players' layer must not import: each algorithm's `make_train`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from blokus_agents.players.configs import RunConfig
+from blokus_agents.players.configs import CONFIGS, RunConfig
 from blokus_agents.training import alphazero, ppo
 
-#: name -> (config class, `make_train(config, mesh=None)`)
-ALGORITHMS: dict[str, tuple[type, Callable[..., Any]]] = {
-    "ppo": (ppo.PPOConfig, ppo.make_train),
-    "alphazero": (alphazero.AZConfig, alphazero.make_train),
-}
+#: name -> `make_train(config, mesh=None)`, for every name of `CONFIGS` (the one registry of names and config classes)
+ALGORITHMS: dict[str, Callable[..., Any]] = {"ppo": ppo.make_train, "alphazero": alphazero.make_train}
+if set(ALGORITHMS) != set(CONFIGS):  # pragma: no cover - a new algorithm registered in one place only
+    raise ImportError(f"training algorithms {sorted(ALGORITHMS)} and configs {sorted(CONFIGS)} differ: register both")
 
 
 def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
@@ -31,7 +31,7 @@ def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
     Returns:
         The algorithm's trainer (`make_train(config, mesh)`).
     """
-    return ALGORITHMS[config.algorithm][1](config, mesh)
+    return ALGORITHMS[config.algorithm](config, mesh)
 
 
 __all__ = ["ALGORITHMS", "make_trainer"]

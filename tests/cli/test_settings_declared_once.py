@@ -127,3 +127,19 @@ def test_generated_flags_refuse_what_the_fields_refuse(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--distributed-timeout", str(train_command.MAX_DISTRIBUTED_TIMEOUT + 1)])
     assert "is too large" in capsys.readouterr().err
+
+
+def test_the_training_configs_declare_their_common_fields_once():
+    """A field PPO and AlphaZero both have with the same default, range and help is one declaration (the shared
+    base's field object), and the trainers' registry has exactly the configs' algorithms (one registry of names)."""
+    from blokus_agents.players.configs import CONFIGS
+    from blokus_agents.training.algorithms import ALGORITHMS
+
+    ppo = {f.name: f for f in dataclasses.fields(PPOConfig)}
+    az = {f.name: f for f in dataclasses.fields(AZConfig)}
+    ppo_options, az_options = declared_options(PPOConfig), declared_options(AZConfig)
+    alike = [n for n in set(ppo) & set(az) if ppo_options[n] == az_options[n] and ppo[n].default == az[n].default]
+    assert len(alike) >= 11
+    for name in alike:
+        assert ppo[name] is az[name], f"{name} is declared twice, once per config"
+    assert set(ALGORITHMS) == set(CONFIGS) == {PPOConfig.algorithm, AZConfig.algorithm}
