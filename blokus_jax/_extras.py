@@ -56,8 +56,17 @@ def _message(extra: str, needed_for: str, absent: list[str]) -> str:
 
 
 def require(extra: str, needed_for: str, modules: Sequence[str] | None = None) -> None:
-    """Raise `MissingExtraError` naming `extra` unless `modules` (default: all of the extra's) can be
-    imported. `needed_for` says what needs them, e.g. `"blokus-jax train"`."""
+    """Raise `MissingExtraError` naming `extra` unless `modules` (default: all of the extra's) can be imported.
+
+    Args:
+        extra: The extra of `pyproject.toml` that provides the modules, a key of `EXTRAS`.
+        needed_for: What needs them, e.g. `"blokus-jax train"`; the message starts with it.
+        modules: The modules to look for; default all of `EXTRAS[extra]`.
+
+    Raises:
+        MissingExtraError: One of the modules cannot be imported; the message names the distributions and the
+            `pip install` command of the extra.
+    """
     absent = missing(EXTRAS[extra] if modules is None else modules)
     if absent:
         raise MissingExtraError(_message(extra, needed_for, absent))
@@ -65,7 +74,17 @@ def require(extra: str, needed_for: str, modules: Sequence[str] | None = None) -
 
 def available(extra: str, needed_for: str, modules: Sequence[str] | None = None, warn: bool = True) -> bool:
     """Whether `modules` (default: all of `extra`'s) can be imported; when not and `warn`, one `UserWarning`
-    says what is skipped and which extra to install. For optional steps that must not cost the finished work."""
+    says what is skipped and which extra to install. For optional steps that must not cost the finished work.
+
+    Args:
+        extra: The extra of `pyproject.toml` that provides the modules, a key of `EXTRAS`.
+        needed_for: What needs them, e.g. `"the win-rate plot"`; the warning starts with it.
+        modules: The modules to look for; default all of `EXTRAS[extra]`.
+        warn: Issue the `UserWarning` when a module is missing.
+
+    Returns:
+        `True` when every module can be imported.
+    """
     absent = missing(EXTRAS[extra] if modules is None else modules)
     if absent and warn:
         warnings.warn(_message(extra, needed_for, absent), UserWarning, stacklevel=2)

@@ -64,6 +64,18 @@ def make_random_rollout(
     With several `devices` the batch is split across them with a `NamedSharding` on the batch axis (the
     computation is per-game, so XLA partitions it without communication). On a CPU, start Python with
     `XLA_FLAGS=--xla_force_host_platform_device_count=<cores>` to get one device per core.
+
+    Args:
+        env: The environment.
+        batch_size: Games played at once, a multiple of the number of devices.
+        num_steps: Steps each game plays (finished games restart at once).
+        devices: The devices to split the batch over; default the first local device.
+
+    Returns:
+        The jitted `rollout(key)`, which returns the final states and the number of placements played.
+
+    Raises:
+        ValueError: `batch_size` is not a multiple of the number of devices.
     """
     devices = list(devices or jax.local_devices()[:1])
     if batch_size % len(devices):
@@ -93,7 +105,22 @@ def measure(
     seed: int = 0,
     devices: Sequence[jax.Device] | None = None,
 ) -> dict:
-    """Compile once, then time `repeats` rollouts; return a result row (median placements/s, compile seconds)."""
+    """Compile once, then time `repeats` rollouts of `make_random_rollout`; return a result row (median
+    placements/s, compile seconds).
+
+    Args:
+        env: The environment.
+        batch_size: Games played at once.
+        num_steps: Steps each game plays per rollout.
+        repeats: Timed rollouts after the compilation.
+        seed: The seed of the PRNG key (rollout `i` uses `fold_in(key, i)`).
+        devices: The devices to split the batch over; default the first local device, and the first device alone
+            when `batch_size` does not divide evenly over them.
+
+    Returns:
+        The row: `variant`, `batch`, `steps`, `device`, `cores`, `placements_per_s` (the median over the repeats),
+        `compile_s` and `runs`.
+    """
     devices = list(devices or jax.local_devices()[:1])
     if batch_size % len(devices):
         devices = devices[:1]
@@ -129,8 +156,20 @@ def run_benchmark(
     devices: Sequence[jax.Device] | None = None,
     progress: bool = True,
 ) -> list[dict]:
-    """Measure every (variant, batch size) pair and return the rows (see `measure`). The batch is split over
-    `devices` (default: all local devices); batches that do not divide evenly run on the first device only."""
+    """Measure every (variant, batch size) pair and return the rows (see `measure`).
+
+    Args:
+        variants: The variant names to measure.
+        batch_sizes: The batch sizes to measure each variant at.
+        num_steps: Steps each game plays per rollout.
+        repeats: Timed rollouts per pair.
+        devices: The devices to split the batch over (default: all local devices); batches that do not divide
+            evenly run on the first device only.
+        progress: Show a progress bar.
+
+    Returns:
+        One `measure` row per pair, variant by variant.
+    """
     devices = list(devices or jax.local_devices())
     jobs = [(v, b) for v in variants for b in batch_sizes]
     rows = []
@@ -193,7 +232,17 @@ def print_table(rows: Sequence[dict]) -> None:
 
 def numpy_baseline(env: Env, num_games: int = 1, seed: int = 0) -> dict:
     """Single-game random play with per-step host round trips (unjitted loop around jitted step): the cost a naive
-    Python loop pays, for comparison with the batched numbers."""
+    Python loop pays, for comparison with the batched numbers.
+
+    Args:
+        env: The environment.
+        num_games: Complete games played one after another (after one untimed warm-up step).
+        seed: The seed of the PRNG key.
+
+    Returns:
+        A row like `measure`'s (without `steps`): `placements_per_s` over all the games, `compile_s` NaN and
+        `runs` the number of games.
+    """
     step = jax.jit(env.step)
     sample = jax.jit(env.sample_action)
     key = jax.random.key(seed)

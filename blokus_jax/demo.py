@@ -24,7 +24,16 @@ from blokus_jax.variants import variant_names
 
 
 def play_random_games(env: Env, key: jax.Array, num_games: int) -> State:
-    """Play `num_games` complete uniformly random games in one batched computation and return the final states."""
+    """Play `num_games` complete uniformly random games in one batched computation and return the final states.
+
+    Args:
+        env: The environment.
+        key: The PRNG key of the batch.
+        num_games: Games played at once.
+
+    Returns:
+        The final states, leading axis `num_games`.
+    """
     return make_rollout(env, num_games)(key)[0]
 
 

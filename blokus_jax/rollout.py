@@ -96,7 +96,15 @@ def rollout(
     """Play a batch of games at once on device: no Python per step, one compilation per
     `(env, batch, max_steps, policy)`.
 
-    Returns the final states (leading axis `batch`) and the `int32[batch, max_steps]` action history, `-1`
-    after a game has ended; pass the history to `blokus_jax.io.records.from_rollout`.
+    Args:
+        env: The environment.
+        key: The PRNG key; game `b` draws its per-step keys from `split(split(key, batch)[b], max_steps)`.
+        batch: Games played at once.
+        policy: `policy(key, state) -> action` for one state; default uniform random legal moves.
+        max_steps: Steps each; default `max_game_length`, enough to finish any game.
+
+    Returns:
+        The final states (leading axis `batch`) and the `int32[batch, max_steps]` action history, `-1` after a game
+        has ended; pass the history to `blokus_jax.io.records.from_rollout`.
     """
     return _jitted(env, int(batch), None if max_steps is None else int(max_steps), policy)(key)

@@ -398,11 +398,21 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
 
 
 def explain_illegal(tables, state, action: int, color_names=None, cell_name=None) -> str:
-    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's
-    piece 'L5' at a1,a2,a3,a4,b1 covers occupied squares a1". `color_names` (one per colour) and
-    `cell_name(row, col)` choose how colours and squares are written (default `colour 0` and `(row, col)`;
-    `blokus_jax.io.records.explain_illegal` passes the Pentobi names). The legality decision itself is always
-    the state's mask; this only explains it."""
+    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's piece 'L5' at
+    a1,a2,a3,a4,b1 covers occupied squares a1". The legality decision itself is always the state's mask; this only
+    explains it.
+
+    Args:
+        tables: A `Tables`, or anything with a `.tables` (an `Env`).
+        state: One unbatched position.
+        action: The action index.
+        color_names: One name per colour; default `colour 0`, `colour 1`, ...
+            (`blokus_jax.io.records.explain_illegal` passes the Pentobi names).
+        cell_name: `cell_name(row, col) -> str`, how squares are written; default `(row, col)`.
+
+    Returns:
+        The sentence; `"action N is legal here"` when the action is legal.
+    """
     tables = getattr(tables, "tables", tables)
     variant = tables.variant
     names = color_names or tuple(f"colour {k}" for k in range(variant.num_colors))

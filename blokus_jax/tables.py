@@ -190,7 +190,16 @@ class Tables:
         return split_action(action, self.variant.board_shape)
 
     def join_action(self, orientation, row, col):
-        """The placement index of `orientation` anchored at `(row, col)` (see `join_action`)."""
+        """The placement index of `orientation` anchored at `(row, col)` (see `join_action`), on this variant's board.
+
+        Args:
+            orientation: Orientation index (a Python int, a NumPy or a JAX array).
+            row: Row of the top-left of the orientation's bounding box.
+            col: Column of the same.
+
+        Returns:
+            The placement index, of the same kind as the arguments (no range check).
+        """
         return join_action(orientation, row, col, self.variant.board_shape)
 
     def decode(self, action: int) -> tuple[int, int, int, int]:

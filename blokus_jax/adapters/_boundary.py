@@ -78,8 +78,21 @@ def action_index(action: Any, num_actions: int) -> int:
 
 
 def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
-    """`int32[num_envs]` actions after checking dtype, shape and range; raises `RejectedActionError`
-    naming the first bad sub-environment."""
+    """`int32[num_envs]` actions after checking dtype, shape and range; raises `RejectedActionError` naming the
+    first bad sub-environment.
+
+    Args:
+        actions: One action per sub-environment (a sequence or an array of integers).
+        num_envs: The number of sub-environments, the shape `(num_envs,)` the actions must have.
+        num_actions: The action count; every action must lie in `[0, num_actions)`.
+
+    Returns:
+        The actions as an `int32[num_envs]` NumPy array.
+
+    Raises:
+        RejectedActionError: Not integers (reason `dtype`, bools included), not of shape `(num_envs,)`
+            (`shape`), or an action out of range (`out_of_range`, naming the first such sub-environment).
+    """
     arr = np.asarray(actions)
     if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
         raise RejectedActionError(
@@ -99,8 +112,19 @@ def action_batch(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
 
 
 def rejection(env: Env, state: State, action: int, prefix: str = "") -> RejectedActionError:
-    """The `RejectedActionError` for an in-range `action` that the mask of `state` (one unbatched game)
-    does not allow, with the rule it breaks spelled out. Call it only after the mask said no."""
+    """The `RejectedActionError` for an in-range `action` that the mask of `state` (one unbatched game) does not
+    allow, with the rule it breaks spelled out. Call it only after the mask said no.
+
+    Args:
+        env: The environment the state belongs to.
+        state: One unbatched game.
+        action: The refused action index.
+        prefix: Put before the message, e.g. `"sub-environment 3: "`.
+
+    Returns:
+        The error (not raised), with reason `game_over` when the game has ended and `illegal` (the rule broken, from
+        `blokus_jax.io.records.explain_illegal`) otherwise.
+    """
     from blokus_jax.io.records import explain_illegal
 
     over = bool(state.terminated) or bool(state.truncated)
@@ -227,7 +251,16 @@ def resolve_opponents(spec: str | Policy | None | Sequence[str | Policy | None],
 
 def render_state(state: State, env: Env, render_mode: str | None) -> str | np.ndarray | None:
     """The adapters' `render()`: text for `"ansi"`, an RGB array for `"rgb_array"`, printed text (returning
-    `None`) for `"human"`, and `None` without a render mode."""
+    `None`) for `"human"`, and `None` without a render mode.
+
+    Args:
+        state: The position to draw (fetched to the host first).
+        env: The environment the state belongs to.
+        render_mode: `"ansi"`, `"rgb_array"`, `"human"` or `None`.
+
+    Returns:
+        The text, the RGB array, or `None` (for `"human"` and without a render mode).
+    """
     if render_mode is None:
         return None
     from blokus_jax.io import render

@@ -564,7 +564,13 @@ class ProjectBot(pyspiel.Bot):
         """Nothing to reset: the agent reads the whole position at every move."""
 
     def inform_action(self, state: BlokusState, player_id: int, action: int) -> None:
-        """Ignored (the agent reads the whole position at every move)."""
+        """Ignored (the agent reads the whole position at every move).
+
+        Args:
+            state: The state the action was played in.
+            player_id: The player who played it.
+            action: The action played.
+        """
 
     def provides_policy(self) -> bool:
         return False

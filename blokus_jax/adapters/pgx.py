@@ -141,7 +141,18 @@ class State(pgx.State):
         return _grid(pictures)
 
     def save_svg(self, filename: str | Path, *, color_theme: str | None = None, scale: float | None = None) -> None:
-        """Write `to_svg` to `filename`, which must end in `.svg` (as in Pgx)."""
+        """Write `to_svg` to `filename`, which must end in `.svg` (as in Pgx).
+
+        The file is written atomically and never through a symbolic link (`blokus_jax.io.fileio.write_atomic`).
+
+        Args:
+            filename: The path to write, ending in `.svg`.
+            color_theme: `None`, `"light"` or `"dark"`, as for `to_svg`.
+            scale: A finite positive size factor, as for `to_svg`.
+
+        Raises:
+            ConfigError: `filename` does not end in `.svg`, or another scale or theme than `to_svg` takes.
+        """
         if not str(filename).endswith(".svg"):
             raise ConfigError(f"save_svg writes SVG: {str(filename)!r} must end with '.svg'")
         _check_picture_options(color_theme, scale)

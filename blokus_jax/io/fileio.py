@@ -60,7 +60,19 @@ def _reason(exc: OSError) -> str:
 
 def check_target(path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError) -> bool:
     """Whether `path` exists, after checking that writing it is safe: it is absent or a regular file, never a
-    symbolic link (not even one to a regular file), FIFO, device or directory. Raises `error` otherwise."""
+    symbolic link (not even one to a regular file), FIFO, device or directory. Raises `error` otherwise.
+
+    Args:
+        path: The file about to be written.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        `True` when `path` exists (a regular file), `False` when it does not.
+
+    Raises:
+        error: `path` is not a regular file, or its status cannot be read.
+    """
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -82,7 +94,21 @@ def atomic_writer(
     """A binary file to write `path`'s new content into; when the `with` block ends without an exception the
     content is flushed, synced and renamed over `path` in one step. On any failure (in the block or while
     finishing) `path` is left as it was, the temporary file is removed and `error` is raised for an `OSError`.
-    `overwrite=False` raises `error` when `path` exists (checked again atomically at the rename)."""
+
+    Args:
+        path: The file to write (absent or a regular file, see `check_target`).
+        overwrite: Replace an existing `path`; `False` raises `error` when it exists (checked again atomically at
+            the rename).
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Yields:
+        The temporary file, open for binary writing, in `path`'s folder.
+
+    Raises:
+        error: `path` is not safe to write (`check_target`), exists while `overwrite` is `False`, or an `OSError`
+            occurred in the block or while finishing.
+    """
     path = Path(path)
     existed = check_target(path, what=what, error=error)
     if existed and not overwrite:
@@ -152,8 +178,21 @@ def write_atomic(
     what: str = "file",
     error: type[Exception] = BlokusError,
 ) -> Path:
-    """Write `data` (`str` as UTF-8) to `path` safely and atomically (see `atomic_writer`); returns the
-    path."""
+    """Write `data` (`str` as UTF-8) to `path` safely and atomically (see `atomic_writer`).
+
+    Args:
+        path: The file to write.
+        data: The content; a `str` is encoded as UTF-8.
+        overwrite: Replace an existing `path`; `False` raises `error` when it exists.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        `path`, as a `Path`.
+
+    Raises:
+        error: As `atomic_writer`: an unsafe target, an existing one without `overwrite`, or a failed write.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     with atomic_writer(path, overwrite=overwrite, what=what, error=error) as f:
         view = memoryview(payload)
@@ -167,7 +206,17 @@ def append_text(
     path: str | os.PathLike, text: str, *, what: str = "file", error: type[Exception] = BlokusError
 ) -> None:
     """Append `text` (UTF-8) to `path`, creating it if needed; refuses a symbolic link or any file that is not
-    regular (opened with `O_NOFOLLOW`, checked on the open descriptor)."""
+    regular (opened with `O_NOFOLLOW`, checked on the open descriptor).
+
+    Args:
+        path: The file to append to.
+        text: The text to append, encoded as UTF-8.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Raises:
+        error: `path` is a symbolic link or not a regular file, or it cannot be opened or written.
+    """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
     except OSError as exc:
@@ -188,7 +237,19 @@ def open_append(
     path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError
 ) -> Iterator[IO[bytes]]:
     """`path` opened for appending bytes (created if missing) without following a symbolic link, checked on the
-    open descriptor to be a regular file (a FIFO is refused without blocking); for a log that stays open."""
+    open descriptor to be a regular file (a FIFO is refused without blocking); for a log that stays open.
+
+    Args:
+        path: The file to append to.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Yields:
+        The unbuffered binary file, open for appending; it is closed when the `with` block ends.
+
+    Raises:
+        error: `path` is a symbolic link or not a regular file, or it cannot be opened.
+    """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
     except OSError as exc:
@@ -204,9 +265,20 @@ def open_append(
 
 
 def make_dir(path: str | os.PathLike, *, what: str = "folder", error: type[Exception] = BlokusError) -> Path:
-    """Create folder `path` (and its parents) if missing and return it; raises `error` when it is a symbolic
-    link (even to a folder: files written in it would land elsewhere), a file or anything but a folder, or cannot
-    be created."""
+    """Create folder `path` (and its parents) if missing and return it.
+
+    Args:
+        path: The folder.
+        what: What the folder is, named in messages.
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        `path`, as a `Path`.
+
+    Raises:
+        error: `path` is a symbolic link (even to a folder: files written in it would land elsewhere), a file or
+            anything but a folder, or it cannot be created.
+    """
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -250,7 +322,20 @@ def open_regular(
     path: str | os.PathLike, *, what: str = "file", error: type[Exception] = BlokusError, follow: bool = True
 ) -> Iterator[IO[bytes]]:
     """`path` opened for binary reading after checking (on the open descriptor) that it is a regular file: a FIFO
-    is refused without blocking, a device without reading it. `follow=False` also refuses a symbolic link."""
+    is refused without blocking, a device without reading it.
+
+    Args:
+        path: The file to read.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+        follow: Follow a symbolic link; `False` refuses one.
+
+    Yields:
+        The file, open for binary reading; it is closed when the `with` block ends.
+
+    Raises:
+        error: `path` cannot be opened, is not a regular file, or is a symbolic link while `follow` is `False`.
+    """
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -278,9 +363,21 @@ def _read_fd(fd: int, size: int) -> bytes:
 def read_bytes(
     path: str | os.PathLike, limit: int, *, what: str = "file", error: type[Exception] = BlokusError
 ) -> bytes:
-    """The bytes of regular file `path`; raises `error` when it is not a regular file, cannot be read or holds
-    more than `limit` bytes. A file whose size is over `limit` is refused before reading, and at most
-    `limit` + 1 bytes are ever read, whatever size the file system reports."""
+    """The bytes of regular file `path`. A file whose size is over `limit` is refused before reading, and at most
+    `limit` + 1 bytes are ever read, whatever size the file system reports.
+
+    Args:
+        path: The file to read.
+        limit: The most bytes the file may hold.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        The file's content.
+
+    Raises:
+        error: `path` is not a regular file, cannot be read, or holds more than `limit` bytes.
+    """
     too_big = f"{what} {str(path)!r} is larger than allowed (over the {limit:,}-byte limit), so it is not one"
     with open_regular(path, what=what, error=error) as f:
         if os.fstat(f.fileno()).st_size > limit:
@@ -301,8 +398,20 @@ def read_bytes(
 
 
 def read_text(path: str | os.PathLike, limit: int, *, what: str = "file", error: type[Exception] = BlokusError) -> str:
-    """`read_bytes` decoded as UTF-8 (a leading byte order mark dropped); `error` for bytes that are not
-    UTF-8."""
+    """`read_bytes` decoded as UTF-8 (a leading byte order mark dropped).
+
+    Args:
+        path: The file to read.
+        limit: The most bytes the file may hold.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        The file's text.
+
+    Raises:
+        error: As `read_bytes`, or the bytes are not UTF-8.
+    """
     data = read_bytes(path, limit, what=what, error=error)
     try:
         return data.decode("utf-8-sig")
@@ -318,10 +427,22 @@ def iter_lines(
     error: type[Exception] = BlokusError,
     follow: bool = True,
 ) -> Iterator[tuple[int, bytes, bool]]:
-    """Stream the lines of regular file `path` as `(number from 1, bytes without the newline, ended)` where
-    `ended` says whether a newline followed (false only for a last line cut short); a line over `max_line`
-    bytes raises `error` naming it. Memory stays bounded by `max_line` whatever the file's size. `follow=False`
-    refuses a symbolic link."""
+    """Stream the lines of regular file `path`. Memory stays bounded by `max_line` whatever the file's size.
+
+    Args:
+        path: The file to read.
+        max_line: The most bytes a line may hold, without its newline.
+        what: What the file is, named in messages (e.g. `"SVG picture"`).
+        error: The exception class raised on failure (a `BlokusError` subclass).
+        follow: Follow a symbolic link; `False` refuses one.
+
+    Yields:
+        `(number from 1, bytes without the newline, ended)`, where `ended` says whether a newline followed (false
+        only for a last line cut short).
+
+    Raises:
+        error: As `open_regular`, a read fails, or a line is over `max_line` bytes (the message names it).
+    """
     with open_regular(path, what=what, error=error, follow=follow) as f:
         number = 0
         while True:
@@ -360,7 +481,21 @@ def load_json(
     error: type[Exception] = BlokusError,
 ) -> Any:
     """Parse JSON `text` (bytes must be UTF-8), refusing malformed text, non-UTF-8 bytes, numbers of more than
-    Python's digit limit and nesting deeper than `max_depth` with `error` (never a `RecursionError`)."""
+    Python's digit limit and nesting deeper than `max_depth` with `error` (never a `RecursionError`).
+
+    Args:
+        text: The JSON text; bytes are decoded as UTF-8 (a leading byte order mark dropped).
+        max_depth: The deepest nesting allowed (see `json_depth`).
+        what: What the text is, named in messages.
+        error: The exception class raised on failure (a `BlokusError` subclass).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        error: Bytes that are not UTF-8, text that is not valid JSON, or nesting deeper than `max_depth` (or than
+            the parser's recursion allows).
+    """
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8-sig")
@@ -398,8 +533,22 @@ def exclusive_lock(
 ) -> Iterator[None]:
     """Hold an exclusive `fcntl.flock` lock on `path` (created if missing; a symbolic link or non-regular file is
     refused) for the `with` block, and remove the file when done. Taking it is atomic among processes; the kernel
-    releases it when its holder dies, so a lock file left by a dead process is simply taken. When another process
-    holds it, raises `error` with `busy`, its `{owner}` replaced by `"pid N"` (from the file; messages only)."""
+    releases it when its holder dies, so a lock file left by a dead process is simply taken.
+
+    Args:
+        path: The lock file.
+        what: What the lock is, named in messages.
+        error: The exception class raised on failure (a `BlokusError` subclass).
+        busy: The message when another process holds the lock, its `{owner}` replaced by the holder the file
+            names (`"pid N on HOST"`; messages only); default one naming `what` and `path`.
+
+    Yields:
+        Nothing; the lock is held for the `with` block.
+
+    Raises:
+        error: Another process holds the lock, the file cannot be opened or is not a regular file, or other
+            processes keep replacing it.
+    """
     import fcntl
 
     path = Path(path)

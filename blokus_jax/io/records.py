@@ -64,7 +64,16 @@ def _app() -> str:
 
 def explain_illegal(variant: Variant, state: State, action: int) -> str:
     """Why `action` is not legal in `state`, in one sentence with the variant's colour names and Pentobi cell
-    names (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.io.render`)."""
+    names (`blokus_jax.rules.explain_illegal` with the display names of `blokus_jax.io.render`).
+
+    Args:
+        variant: The rules the state is played under.
+        state: One unbatched position.
+        action: The action index.
+
+    Returns:
+        The sentence; `"action N is legal here"` when the action is legal.
+    """
     return rules.explain_illegal(
         _env(variant).tables,
         state,

@@ -642,7 +642,21 @@ def to_image(state: Any, env: Any = None, **kwargs):
 
 def to_png(state: Any, env: Any = None, path: str | Path | None = None, **kwargs) -> bytes:
     """The `to_svg` picture as PNG bytes (also written to `path` when given, atomically and never through a
-    symbolic link: `blokus_jax.io.fileio.write_atomic`); needs pillow."""
+    symbolic link: `blokus_jax.io.fileio.write_atomic`); needs pillow.
+
+    Args:
+        state: One unbatched `State`.
+        env: The `Env`, `Variant` or variant name (guessed from the state's shape when omitted).
+        path: A file to write the PNG to as well, or `None`.
+        **kwargs: The keyword options of `to_svg`.
+
+    Returns:
+        The PNG file's bytes.
+
+    Raises:
+        ImportError: pillow is not installed (from `to_image`).
+        BlokusError: `path` is a symbolic link or not a regular file, or writing it fails.
+    """
     buffer = io.BytesIO()
     to_image(state, env, **kwargs).save(buffer, format="PNG")
     data = buffer.getvalue()

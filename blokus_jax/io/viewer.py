@@ -92,9 +92,20 @@ def source_name(source: str | os.PathLike | None) -> str:
 
 def viewer_html(record: GameRecord | None = None, title: str | None = None, source: str | None = None) -> str:
     """The viewer page as one HTML string, showing `record` (at its final position) if given, else empty and
-    ready to open a file. `title` defaults to the variant's name; the file name of `source` (the record's path;
-    only the name, never its folders, see `source_name`) is noted in the page's head so that
-    `page_source` can tell which record a page shows."""
+    ready to open a file.
+
+    Args:
+        record: The game to show, or `None` for an empty page.
+        title: The page's title; default the variant's name.
+        source: The record's path; only its file name, never its folders (see `source_name`), is noted in the
+            page's head so that `page_source` can tell which record a page shows.
+
+    Returns:
+        The page.
+
+    Raises:
+        RuntimeError: The installed `viewer_template.html` lost a placeholder.
+    """
     template = resources.files("blokus_jax.io").joinpath("viewer_template.html").read_text(encoding="utf-8")
     if any(mark not in template for mark in (_DATA, _CSP, _SOURCE)):
         raise RuntimeError("viewer_template.html lost a placeholder; reinstall blokus-jax")
@@ -146,9 +157,23 @@ def page_source(path: str | Path) -> str | None:
 def write_viewer(
     record: GameRecord | None, path: str | Path, title: str | None = None, source: str | None = None
 ) -> Path:
-    """Write `viewer_html` for `record` to `path` (parent folders are created); returns the path. The
-    write is atomic (`blokus_jax.io.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous
-    page intact, and a symbolic link or non-regular file at `path` is refused (`BlokusError`)."""
+    """Write `viewer_html` for `record` to `path` (parent folders are created). The write is atomic
+    (`blokus_jax.io.fileio.write_atomic`): a failure half-way (a full disk) leaves the previous page intact.
+
+    Args:
+        record: The game to show, or `None` for an empty page.
+        path: The HTML file to write.
+        title: The page's title; default the variant's name.
+        source: The record's path, whose file name the page notes (see `viewer_html`).
+
+    Returns:
+        `path`, as a `Path`.
+
+    Raises:
+        BlokusError: The parent folder cannot be created, `path` is a symbolic link or not a regular file, or the
+            write fails.
+        RuntimeError: As `viewer_html`.
+    """
     path = Path(path)
     page = viewer_html(record, title, source)
     try:
