@@ -73,9 +73,21 @@ class AZTrainer:
 
 def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[Callable, Callable | None]:
     """`(search, teacher)` of a run: the network's batched self-play search with `config`'s settings and
-    exploration, and the teacher's network-free search (`None` without a teacher). Raises `ConfigError` for a
-    bad teacher spec, a `k` above the variant's placements (the replay buffer's targets are `k` wide) or a
-    `root_value` blend with a per-seat value head."""
+    exploration, and the teacher's network-free search (`None` without a teacher).
+
+    Args:
+        config: The AlphaZero run's config (its search settings, exploration, `teacher` and `root_value`).
+        env: The environment.
+        network: The network whose `apply` the self-play search evaluates positions with.
+
+    Returns:
+        `(search, teacher)`, each a batched `(params, key, states) -> SearchOutput`; `teacher` is `None` without
+        a teacher.
+
+    Raises:
+        ConfigError: A bad teacher spec, a `k` above the variant's placements (the replay buffer's targets are `k`
+            wide) or a `root_value` blend with a per-seat value head.
+    """
     c = config
     check_candidates(c, env)
     o = c.search_settings()
@@ -106,8 +118,18 @@ def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[
 
 
 def make_loss(config: AZConfig, network: PolicyValueNet, width: int) -> Callable[..., tuple[jax.Array, dict]]:
-    """Step 3 of `make_train`: the AlphaZero loss `loss(params, batch)` of `config` on `network` (boards
-    `width` cells wide, to unpack the stored legal moves)."""
+    """Step 3 of `make_train`: the AlphaZero loss `loss(params, batch)` of `config` on `network`.
+
+    Args:
+        config: The AlphaZero run's config (its `value_coef`).
+        network: The network trained.
+        width: The board's width in cells, to unpack the stored legal moves.
+
+    Returns:
+        `loss(params, batch) -> (total, terms)`: the policy cross-entropy against the search weights (positions
+        with a choice only) plus `value_coef` times the value's squared error; `terms` holds `policy_loss`,
+        `value_loss`, `policy_kl` and `valid_fraction`.
+    """
     c = config
 
     def loss(params: Any, batch: Sample) -> tuple[jax.Array, dict[str, jax.Array]]:
@@ -171,10 +193,19 @@ def make_reflect(config: AZConfig, env: Env) -> Callable[[jax.Array, Sample], Sa
 def make_optimise(
     config: AZConfig, optimizer: optax.GradientTransformation, loss: Callable, reflect: Callable | None
 ) -> Callable:
-    """Step 2 of `make_train`: `optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)`, the
-    `train_steps` optimiser steps of one update, each on `batch_size` positions replayed evenly from every env's
-    finished games (reflected by `reflect`, `make_reflect`, where it is given); `terms` are the loss terms
-    of every step."""
+    """Step 2 of `make_train`: the `train_steps` optimiser steps of one update, each on `batch_size` positions
+    replayed evenly from every env's finished games.
+
+    Args:
+        config: The AlphaZero run's config (its `batch_size`, `num_envs` and `train_steps`).
+        optimizer: The optimiser.
+        loss: `loss(params, batch) -> (total, terms)`, from `make_loss`.
+        reflect: The augmentation of replayed batches (`make_reflect`), or `None`.
+
+    Returns:
+        `optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)`; `terms` are the loss terms of
+        every step.
+    """
     c = config
     per_env = c.batch_size // c.num_envs
 

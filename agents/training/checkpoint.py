@@ -66,9 +66,18 @@ def _newest_items(runner: Any) -> dict[str, Any]:
 
 
 def save(run_dir: str | os.PathLike, runner: Any, config: RunConfig, keep: int | None = 3) -> int:
-    """Write `runner` and `config` as checkpoint `runner.update` under `run_dir` (keeping the newest
-    `keep`), with content hashes, then delete the replay buffer of every older checkpoint (see the module doc);
-    returns the update number saved. Saving the same update twice is a no-op."""
+    """Write `runner` and `config` as checkpoint `runner.update` under `run_dir`, with content hashes, then delete
+    the replay buffer of every older checkpoint (see the module doc). Saving the same update twice is a no-op.
+
+    Args:
+        run_dir: The run's folder (created if missing).
+        runner: The training state (`Runner` or `AZRunner`); its `update` numbers the checkpoint.
+        config: The run's config, stored with the checkpoint.
+        keep: The checkpoints kept, the newest; `None` keeps all.
+
+    Returns:
+        The update number saved.
+    """
     import orbax.checkpoint as ocp
 
     from blokus_agents.training.scaffold import is_primary
@@ -190,12 +199,24 @@ def _target(trainer: Any) -> Any:
 
 
 def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -> Any:
-    """The verified runner (`Runner` or `AZRunner`) of checkpoint `step` (default: the newest) of `run_dir`, placed like
-    `trainer.init` would place it (sharded over `trainer.mesh` if any). Raises `CheckpointError` when the checkpoint is
-    missing, corrupt, of format 1 or without its replay buffer (an AlphaZero checkpoint older than the newest, see the
-    module doc), or its config differs from `trainer.config` (listing the differences) in anything but `total_steps`,
-    which may change to extend a run (the learning-rate horizon stays as saved), and `precision` (the parameters are
-    float32 under every precision)."""
+    """The verified runner (`Runner` or `AZRunner`) of a checkpoint of `run_dir`, placed like `trainer.init` would place
+    it (sharded over `trainer.mesh` if any).
+
+    Args:
+        run_dir: The run's folder.
+        trainer: The trainer to resume with; its config must match the saved one in everything but `total_steps`,
+            which may change to extend a run (the learning-rate horizon stays as saved), and `precision` (the
+            parameters are float32 under every precision).
+        step: The checkpoint's update number; default the newest.
+
+    Returns:
+        The runner, of the trainer's type.
+
+    Raises:
+        CheckpointError: The checkpoint is missing, corrupt, of format 1 or without its replay buffer (an AlphaZero
+            checkpoint older than the newest, see the module doc), of another algorithm, or its config differs
+            from `trainer.config` (listing the differences).
+    """
     step = require_resumable(run_dir) if step is None else _require_step(run_dir, step)
     with _manager(run_dir) as manager:
         meta = _read_meta(run_dir, step)

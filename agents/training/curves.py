@@ -25,8 +25,19 @@ PLOT_FILE = "win_rate.png"
 
 def evaluate(trainer: Any, params: Any, opponents: Sequence[str], games: int, key: jax.Array) -> dict:
     """Win rate (ties count half) of the network with `params` against each bot in `opponents` over `games`
-    arena games with seat rotation, on this process's first device; returns `{"win_rate_vs_<bot>": float,
-    "win_rate_ci_vs_<bot>": [lo, hi]}` (Wilson 95 % intervals) and `"eval_games"`, the games per bot."""
+    arena games with seat rotation, on this process's first device.
+
+    Args:
+        trainer: The run's trainer (its `env` and `network`).
+        params: The network's parameters; the network plays greedily.
+        opponents: The agent specs of the bots to play.
+        games: Games against each bot.
+        key: The PRNG key; the match against bot `i` uses `fold_in(key, i)`.
+
+    Returns:
+        `{"win_rate_vs_<bot>": float, "win_rate_ci_vs_<bot>": [lo, hi]}` (Wilson 95 % intervals) and
+        `"eval_games"`, the games per bot.
+    """
     agent = network_policy(trainer.env, trainer.network, jax.device_get(params), greedy=True)
     out: dict[str, Any] = {}
     for i, name in enumerate(opponents):
@@ -79,7 +90,19 @@ def teacher_handover(records: list[dict]) -> int | None:
 def plot_win_rates(records: list[dict], path: str | os.PathLike, title: str) -> Any:
     """Save a PNG of every `win_rate_vs_<bot>` series in `records` against environment steps to `path`, each
     with its 95 % interval as a shaded band where the records have one (`win_rate_ci_vs_<bot>`), and a dashed line
-    where a teacher handed over to the network (`teacher_handover`). Returns the matplotlib `Figure`."""
+    where a teacher handed over to the network (`teacher_handover`).
+
+    Args:
+        records: The run's metric records (each with `env_steps`).
+        path: The PNG file to write (atomically, never through a symbolic link).
+        title: The plot's title.
+
+    Returns:
+        The matplotlib `Figure`.
+
+    Raises:
+        CheckpointError: `path` is a symbolic link or not a regular file, or writing it fails.
+    """
     from matplotlib.figure import Figure  # no pyplot: the caller's backend (e.g. a notebook's) is kept
 
     fig = Figure(figsize=(6, 4))

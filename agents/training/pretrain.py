@@ -72,7 +72,19 @@ def _device_positions(positions: Positions) -> dict[str, Any]:
 def make_steps(env: Env, network: Any, optimizer: optax.GradientTransformation, settings: PretrainSettings):
     """`(train_step, evaluate)`: one optimiser step on a batch of positions (reflected with probability
     `settings.reflect` where the variant allows), and the held-out metrics of a batch (summed top-k hits, the
-    cross-entropy and value error), both jitted."""
+    cross-entropy and value error), both jitted.
+
+    Args:
+        env: The environment.
+        network: The network fitted.
+        optimizer: The optimiser.
+        settings: The pretraining settings (its `reflect` and `value_coef`).
+
+    Returns:
+        `(train_step, evaluate)`: `train_step(params, opt_state, data, index, key) -> (params, opt_state,
+        (cross_entropy, value_error))` on the positions `index` of `data`, and `evaluate(params, data, index,
+        valid) -> (hits, cross_entropy, value_error)`, sums over the `valid` positions (`hits` one per `RECALL_AT`).
+    """
     reflect = settings.reflect > 0 and symmetry.is_reflection_symmetric(env.variant)
     mirror = jnp.asarray(symmetry.reflected_actions(env.variant)) if reflect else None
     observe = jax.vmap(env.observe)

@@ -49,9 +49,19 @@ class Sample(struct.PyTreeNode):
 
 
 def empty_buffer(env: Env, num_envs: int, games_per_env: int, k: int, value_dim: int | None = None) -> Buffer:
-    """An empty `Buffer` for `num_envs` games of `env` with `games_per_env` slots each, whose value
-    targets have `value_dim` entries a position (default: the size of AlphaZero's value head for `env`,
-    `value_dim`; 1 stores scalar targets)."""
+    """An empty `Buffer` for `num_envs` games of `env` with `games_per_env` slots each.
+
+    Args:
+        env: The environment.
+        num_envs: Games played side by side, the buffer's leading axis.
+        games_per_env: Slots of each env's ring, one game each.
+        k: Candidates stored per position (the search's `k`).
+        value_dim: Entries of a position's value target; default the size of AlphaZero's value head for `env`
+            (`value_size` per seat); 1 stores scalar targets.
+
+    Returns:
+        The buffer, every field zero.
+    """
     value_dim = value_size(env.num_players, per_seat=True) if value_dim is None else int(value_dim)
     rows, cols = env.board_shape
     colors, pieces = env.num_colors, env.num_pieces
@@ -80,9 +90,21 @@ def buffer_write(
     player: jax.Array,
     root_value: jax.Array | None = None,
 ) -> Buffer:
-    """One env's buffer (no leading `N` axis; `vmap` it) with a position appended to its current game. With
-    `root_value` (the search's, from the mover's view; scalar value targets only) the position's value target
-    holds it until the game ends, for `buffer_finish`'s blend."""
+    """One env's buffer (no leading `N` axis; `vmap` it) with a position appended to its current game.
+
+    Args:
+        buf: One env's buffer.
+        obs: The mover's observation of the position.
+        legal_bits: The position's packed legal placements.
+        candidates: The search's root candidate action ids, `int32[k]`.
+        weights: The search policy over the candidates, `f32[k]`.
+        player: The seat that moved.
+        root_value: The search's root value, from the mover's view (scalar value targets only), or `None`; the
+            position's value target holds it until the game ends, for `buffer_finish`'s blend.
+
+    Returns:
+        The buffer with the position written.
+    """
     slot, t = buf.games % buf.length.shape[0], jnp.minimum(buf.t, buf.player.shape[1] - 1)
     if root_value is not None:
         buf = buf.replace(value=buf.value.at[slot, t].set(root_value))
@@ -104,8 +126,21 @@ def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float
     (the oldest game is dropped). Unchanged when not `done`. A scalar target (a buffer of `empty_buffer` with
     `value_dim=1`) is `root_utility(rewards, player)` of each position's mover, the result as the search values
     it; a per-seat target is `egocentric_seats(rewards, player)`, the rewards in the mover's seat order.
-    `blend > 0` (a Python float, scalar targets only) makes a target `(1 - blend) * result + blend * root value`
-    of the root values `buffer_write` stored."""
+    `blend > 0` makes a target `(1 - blend) * result + blend * root value` of the root values `buffer_write`
+    stored.
+
+    Args:
+        buf: One env's buffer (no leading `N` axis; `vmap` it).
+        rewards: The step's rewards, `f32[num_players]`.
+        done: Whether the step ended the game.
+        blend: The weight of the stored root values in the targets (a Python float, scalar targets only).
+
+    Returns:
+        The buffer after the step.
+
+    Raises:
+        ValueError: `blend` is nonzero and the buffer holds per-seat value targets.
+    """
     slots = buf.length.shape[0]
     slot = buf.games % slots
     target = root_utility if buf.value.ndim == 2 else egocentric_seats  # [G, L] scalar or [G, L, n] per seat
@@ -123,7 +158,16 @@ def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float
 
 def buffer_sample(key: jax.Array, buf: Buffer, size: int) -> Sample:
     """`size` positions drawn uniformly (with replacement) from one env's finished games (no leading `N` axis;
-    `vmap` it). With no finished game yet every draw is marked invalid."""
+    `vmap` it). With no finished game yet every draw is marked invalid.
+
+    Args:
+        key: The PRNG key of the draws.
+        buf: One env's buffer.
+        size: Positions drawn.
+
+    Returns:
+        The `Sample` (leading axis `size`), observation planes as `float32`.
+    """
     length = buf.player.shape[1]
     valid = (jnp.arange(length)[None, :] < buf.length[:, None]).reshape(-1)
     flat = jax.random.categorical(key, jnp.where(valid, 0.0, -jnp.inf), shape=(size,))

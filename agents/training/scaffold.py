@@ -82,10 +82,19 @@ MAX_PROCESSES = 65_536
 
 
 def check_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> None:
-    """Raise `ConfigError` (in the CLI's words) for distributed settings that could only hang or crash: a
-    `coordinator` that is not `HOST:PORT` with a port from 1 to 65535 or whose host does not resolve, a
-    `coordinator` without `num_processes` and `process_id` (JAX would wait for a cluster that is not there),
-    a process count outside 1 to `MAX_PROCESSES`, or a `process_id` outside `0..num_processes - 1`."""
+    """Raise `ConfigError` (in the CLI's words) for distributed settings that could only hang or crash.
+
+    Args:
+        coordinator: `HOST:PORT` of process 0, or `None`.
+        num_processes: The processes of the run, or `None`.
+        process_id: This process's id, or `None`.
+
+    Raises:
+        ConfigError: A `coordinator` that is not `HOST:PORT` with a port from 1 to 65535 or whose host does not
+            resolve, a `coordinator` without `num_processes` and `process_id` (JAX would wait for a cluster that
+            is not there), a process count outside 1 to `MAX_PROCESSES`, or a `process_id` outside
+            `0..num_processes - 1`.
+    """
     if num_processes is not None and not (type(num_processes) is int and 1 <= num_processes <= MAX_PROCESSES):
         raise ConfigError(f"--num-processes {num_processes!r} must be a whole number from 1 to {MAX_PROCESSES:,}")
     if num_processes is not None and process_id is not None and not 0 <= process_id < num_processes:
@@ -120,12 +129,22 @@ def start_distributed(
     process_id: int | None = None,
     timeout: int = DISTRIBUTED_TIMEOUT,
 ) -> None:
-    """Join a multi-process run with `jax.distributed.initialize`: `coordinator` (`HOST:PORT` of process 0),
-    `num_processes` and this `process_id`, or, for those not given, JAX's cluster detection (SLURM, TPU pods,
-    Open MPI). CPU collectives go over gloo. Must run before JAX executes anything; every process of the run calls
-    it (a second call in the same process does nothing). The settings are checked first
-    (`check_distributed`); a process waits at most `timeout` seconds for the others. Raises `ConfigError`
-    (in the CLI's words) when no cluster is found, the values are inconsistent or the others do not come."""
+    """Join a multi-process run with `jax.distributed.initialize`, from the settings given or, for those not
+    given, JAX's cluster detection (SLURM, TPU pods, Open MPI). CPU collectives go over gloo. Must run before JAX
+    executes anything; every process of the run calls it (a second call in the same process does nothing). The
+    settings are checked first (`check_distributed`).
+
+    Args:
+        coordinator: `HOST:PORT` of process 0, or `None`.
+        num_processes: The processes of the run, or `None`.
+        process_id: This process's id, or `None`.
+        timeout: The most seconds a process waits for the others, a whole number from 1 to
+            `MAX_DISTRIBUTED_TIMEOUT`.
+
+    Raises:
+        ConfigError: (In the CLI's words) no cluster is found, the values are inconsistent or the others do not
+            come.
+    """
     if jax.distributed.is_initialized():
         return
     check_distributed(coordinator, num_processes, process_id)
@@ -374,7 +393,17 @@ def make_parts(config: RunConfig, mesh: Mesh | None) -> Parts:
 
 def fresh_runner_fields(parts: Parts, num_envs: int, key: jax.Array) -> dict[str, Any]:
     """The fields every runner starts with: `num_envs` new games, fresh network parameters and optimiser state,
-    the PRNG key to train on and the update counter 0 (a trainer adds its own, e.g. AlphaZero's buffer)."""
+    the PRNG key to train on and the update counter 0 (a trainer adds its own, e.g. AlphaZero's buffer).
+
+    Args:
+        parts: The trainer's environment, network and optimiser.
+        num_envs: Games played side by side.
+        key: The PRNG key; the games and the parameters are drawn from one half of its split, the other half is
+            the key to train on.
+
+    Returns:
+        `params`, `opt_state`, `env_state`, `key` and `update`, by name.
+    """
     init_key, key = jax.random.split(key)
     env_state = jax.vmap(parts.env.init)(jax.random.split(init_key, num_envs))
     obs = jax.vmap(parts.env.observe)(jax.tree.map(lambda x: x[:1], env_state))
@@ -402,11 +431,21 @@ class Jitted(NamedTuple):
 def jit_trainer(
     init: Callable[[jax.Array], Any], update: Callable[[Any], tuple[Any, dict]], num_updates: int, mesh: Mesh | None
 ) -> Jitted:
-    """Jit a trainer's pure `init(key) -> runner` and `update(runner) -> (runner, metrics)`: `init` and
-    `update` place the runner as `runner_shardings` says on `mesh` (metrics replicated); `update`
-    *donates* its runner (pass a runner once; use the one it returns: the old one's buffers are reused, so e.g. the
-    replay buffer is updated in place instead of copied every update); `train(key)` runs `num_updates` updates
-    from `init(key)` in one `lax.scan` (metrics stacked per update). Without a mesh, plain `jax.jit`."""
+    """Jit a trainer's pure `init(key) -> runner` and `update(runner) -> (runner, metrics)`: `init` and `update`
+    place the runner as `runner_shardings` says on `mesh` (metrics replicated); `update` *donates* its runner (pass a
+    runner once; use the one it returns: the old one's buffers are reused, so e.g. the replay buffer is updated in
+    place instead of copied every update); `train(key)` runs `num_updates` updates from `init(key)` in one
+    `lax.scan` (metrics stacked per update). Without a mesh, plain `jax.jit`.
+
+    Args:
+        init: The pure `init(key) -> runner`.
+        update: The pure `update(runner) -> (runner, metrics)`.
+        num_updates: The updates `train` runs.
+        mesh: The device mesh to split the runner over, or `None`.
+
+    Returns:
+        `Jitted(init, update, train, shardings)`; `shardings` is the runner's (`None` without a mesh).
+    """
 
     def train(key: jax.Array) -> tuple[Any, dict]:
         return jax.lax.scan(lambda runner, _: update(runner), init(key), None, num_updates)
@@ -513,11 +552,20 @@ def check_candidates(config: AZConfig, env: Env) -> None:
 
 def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int = 0) -> None:
     """Checks a run needs before anything is compiled or written: `config` is a config of a known variant, an
-    AlphaZero `k` is at most the variant's number of placements (`check_candidates`), its replay ring keeps
-    games until they are trained on (`ConfigError` when every update would lose some, `ReplayWarning` when
-    short games would), and the memory estimate (`estimate_memory`, plus `eval_games` evaluation games played
-    at once) fits `limit` bytes (default `memory_limit`); `ConfigError` naming the fields and the limit
-    otherwise."""
+    AlphaZero `k` is at most the variant's number of placements (`check_candidates`), its replay ring keeps games
+    until they are trained on (`ReplayWarning` when short games would lose some), and the memory estimate
+    (`estimate_memory`) fits the limit.
+
+    Args:
+        config: The run's config, a `PPOConfig` or `AZConfig`.
+        limit: The memory limit in bytes; default `memory_limit`.
+        eval_games: Evaluation games played at once, added to the memory estimate.
+
+    Raises:
+        ConfigError: `config` is not a run config or names an unknown variant, an AlphaZero `k` is too large,
+            every update would overwrite finished games before they are trained on, `eval_games` is not an int
+            in range, or the memory estimate is over the limit (naming the fields and the limit).
+    """
     if not isinstance(config, RunConfig):
         raise ConfigError(f"a training config must be a PPOConfig or AZConfig, got {type(config).__name__}")
     name = type(config).__name__

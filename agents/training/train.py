@@ -72,11 +72,23 @@ class InitNetwork:
 
 def warm_start(trainer: Any, runner: Any, run_dir: str | os.PathLike | InitNetwork) -> Any:
     """`runner` with the network of the newest checkpoint of `run_dir` (any algorithm; or an `InitNetwork`) and a fresh
-    optimiser state, placed like the originals. Raises `CheckpointError` when that run is of another variant or its
-    network has another shape (`--channels`, `--blocks` and `value_hidden` must match), or it has no checkpoint. When
-    only the value head's size differs (a PPO run's scalar critic warm-starting AlphaZero's per-seat head with 3-4
-    players, `value_dim`), everything but the value head's output layer is copied and that layer keeps its fresh
-    initialisation."""
+    optimiser state, placed like the originals. When only the value head's size differs (a PPO run's scalar critic
+    warm-starting AlphaZero's per-seat head with 3-4 players, `value_dim`), everything but the value head's output
+    layer is copied and that layer keeps its fresh initialisation.
+
+    Args:
+        trainer: The new run's trainer (its config, environment and optimiser).
+        runner: The new run's fresh runner, whose placement the result keeps.
+        run_dir: The run directory to start from, or an `InitNetwork`.
+
+    Returns:
+        The runner with the copied parameters and a fresh optimiser state (and, for PPO, the KL term's reference
+        parameters set to them).
+
+    Raises:
+        CheckpointError: That run is of another variant or its network has another shape (`--channels`,
+            `--blocks` and `value_hidden` must match), or it has no checkpoint.
+    """
     if isinstance(run_dir, InitNetwork):
         source, params, run_dir = run_dir.config, run_dir.params, run_dir.label
     else:
@@ -180,16 +192,40 @@ def run(
     written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
     stops at once (`KeyboardInterrupt`), keeping the earlier checkpoints.
 
-    `progress` shows the progress bar (process 0 prints its lines of text, compiling and the first evaluation, either
-    way). `mesh`: `"auto"` (`default_mesh`), `None` or a `make_mesh` mesh. With several processes
-    (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the same arguments; process 0
-    holds the lock, writes the metrics, settings and plot and prints; checkpoints are written and read by all together.
-    A lock file keeps a second trainer out of `out_dir`. `init_from` (a new run only): start from the newest network of
-    that run directory (either algorithm, same variant and network size), or of an `InitNetwork`, with a fresh
-    optimiser.
-    Returns a summary dict: updates, env steps, seconds (this session's; `run_seconds`: the run's clock, earlier
-    sessions included), compile seconds, mean env-steps/s of the updates, and the final win rates with their
-    intervals and game count (those of the last evaluation).
+    With several processes (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the
+    same arguments; process 0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are
+    written and read by all together. A lock file keeps a second trainer out of `out_dir`.
+
+    Args:
+        config: The run's config: a `PPOConfig` trains PPO, an `AZConfig` AlphaZero.
+        out_dir: The run directory: metrics, settings, checkpoints and the plot.
+        minutes: The wall-time budget of the whole run, on the run's clock (`math.inf` drops a saved one).
+        resume: Continue the newest checkpoint in `out_dir`.
+        eval_every: Updates between evaluations (0: never).
+        eval_games: Games per evaluation against each opponent.
+        opponents: The agent specs evaluated against.
+        checkpoint_every: Updates between checkpoints (0: only at the end).
+        checkpoint_minutes: Also save a checkpoint when this many minutes have passed since the last one (0: off).
+        evals: With a time budget, also evaluate each time another `1/evals` of it has passed (0: never by time).
+        keep_checkpoints: The newest checkpoints kept (0: all of them).
+        until_update: Stop at this update number.
+        progress: Show the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
+            either way).
+        mesh: `"auto"` (`default_mesh`), `None` or a `make_mesh` mesh.
+        init_from: Start from the newest network of that run directory (either algorithm, same variant and
+            network size), or of an `InitNetwork`, with a fresh optimiser (a new run only).
+
+    Returns:
+        A summary dict: updates, env steps, seconds (this session's; `run_seconds`: the run's clock, earlier
+        sessions included), compile seconds, mean env-steps/s of the updates, and the final win rates with their
+        intervals and game count (those of the last evaluation).
+
+    Raises:
+        CheckpointError: `out_dir` is a file, `init_from` is combined with `resume`, or the run directory, its
+            lock or its checkpoints cannot be used.
+        ConfigError: A config or setting the run cannot train with (`blokus_agents.training.scaffold.check_trainable`),
+            processes started with different settings, or a non-finite loss or parameter norm.
+        KeyboardInterrupt: A second stop signal.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
