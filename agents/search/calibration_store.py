@@ -150,7 +150,16 @@ def typical_seconds(variant_name: str) -> float | None:
 
 def store(key: tuple, starts: tuple[int, ...], sims: tuple[int, ...], took: float, variant_name: str) -> None:
     """Add (or replace) the calibration `(starts, sims)` of `key` in the store (nothing without one), keeping the
-    newest entries; a failure to write is one `CalibrationCacheWarning`, never an error."""
+    newest entries; a failure to write is one `CalibrationCacheWarning`, never an error.
+
+    Args:
+        key: The calibration's cache key (the variant, the agent's options, the budget); the store keys it by this
+            machine too.
+        starts: The pieces on the board at which each phase starts (`Budget.starts`).
+        sims: The simulations of each phase (`Budget.sims`).
+        took: The seconds the calibration took (a later one's time estimate).
+        variant_name: The variant's name, stored with the entry.
+    """
     path = _STORE[0]
     if path is None:
         return

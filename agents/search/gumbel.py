@@ -90,7 +90,16 @@ def network_side_value(value: jax.Array, mover: jax.Array, root_player: jax.Arra
     mover's side in the paranoid reduction of the search rooted at `root_player`. A scalar `value` (two
     players, or a head that predicts the mover's result) is that value as it is; a per-seat `value`
     (`f32[num_players]`, `mover`'s egocentric order) is `root_utility` of it in absolute seats, signed for
-    the mover's side (`side_sign`)."""
+    the mover's side (`side_sign`).
+
+    Args:
+        value: The value head's output: a scalar, or `f32[num_players]` in `mover`'s egocentric order.
+        mover: The player to move in the position.
+        root_player: The player to move at the search's root.
+
+    Returns:
+        The value of the mover's side, a `float32` scalar.
+    """
     if value.ndim == 0:
         return value
     return side_sign(mover, root_player) * root_utility(absolute_seats(value, mover), root_player)
@@ -105,7 +114,16 @@ def transition_signs(state: State, child: State, root_player: jax.Array) -> tupl
     """`(reward, discount)` of the tree edge `state -> child` from the view of `state`'s mover: the reward is
     the final result for the mover's side when `child` ends the game (else 0); the discount is 0 into a finished
     game, +1 when the child's mover is on the same side (the same player moves again, or in the paranoid reduction
-    another opponent of the root), -1 when the side to move changes."""
+    another opponent of the root), -1 when the side to move changes.
+
+    Args:
+        state: The position of the edge's parent.
+        child: The position after the edge's move.
+        root_player: The player to move at the search's root.
+
+    Returns:
+        `(reward, discount)`, `float32` scalars.
+    """
     mover = side_sign(state.current_player, root_player)
     reward = mover * root_utility(child.rewards, root_player)
     same_side = side_sign(child.current_player, root_player) == mover
@@ -115,11 +133,21 @@ def transition_signs(state: State, child: State, root_player: jax.Array) -> tupl
 
 # ------------------------------------------------------------------------------------------------------ candidates
 def top_candidates(env: Env, k: int, key: jax.Array, state: State, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The `k` legal placements with the largest `logits` (`f32[num_actions - 1]`; ties broken at random with
-    `key`) as `(actions int32[k], valid bool[k])`. When nothing can be placed (or the game is over), slot 0 is
-    the pass and the only valid slot. Legality comes from the state's mask alone: NaN or infinite logits rank
-    lowest or highest among the legal placements but never make a legal placement invalid or an illegal one
-    valid."""
+    """The `k` legal placements with the largest `logits`. Legality comes from the state's mask alone: NaN or
+    infinite logits rank lowest or highest among the legal placements but never make a legal placement invalid or
+    an illegal one valid.
+
+    Args:
+        env: The environment.
+        k: Candidates returned, at most the variant's placements.
+        key: The PRNG key that breaks ties at random.
+        state: One unbatched position.
+        logits: Scores of the placements, `f32[num_actions - 1]`.
+
+    Returns:
+        `(actions int32[k], valid bool[k])`. When nothing can be placed (or the game is over), slot 0 is the pass
+        and the only valid slot.
+    """
     legal = state.legal_action_mask[: env.pass_action]
     noise = 1e-3 * jax.random.uniform(key, logits.shape)
     ranked = jnp.where(legal, finite_logits(logits) + noise, -jnp.inf)
@@ -147,8 +175,18 @@ def finite_value(value: jax.Array) -> jax.Array:
 
 
 def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array, num_actions: int) -> jax.Array:
-    """Map candidate `weights` (`f32[..., k]`) back to `f32[..., num_actions]` over full action ids (invalid
-    slots dropped); the inverse of reading `full[actions]`."""
+    """Map candidate `weights` back to full action ids (invalid slots dropped); the inverse of reading
+    `full[actions]`.
+
+    Args:
+        actions: The candidates' action ids, `int32[..., k]`.
+        valid: Which candidate slots are valid, `bool[..., k]`.
+        weights: The candidates' weights, `f32[..., k]`.
+        num_actions: The number of actions.
+
+    Returns:
+        `f32[..., num_actions]`, each action's summed weight (0 for actions not among the valid candidates).
+    """
     weights = jnp.where(valid, weights, 0.0)
 
     def one(a, w):
@@ -181,8 +219,21 @@ def playout_value(
     `blokus_agents.search.playouts.playout`), each scored by `root_utility` of the env's final rewards, blended
     with weight `margin` with `tanh(score margin / margin_scale)` of the root's player against the best other (a
     denser signal than win or loss when playouts are few), and signed for the mover's side (0 for a finished
-    game). Used by `rollout_evaluator` and
-    `mixed_evaluator`."""
+    game). Used by `rollout_evaluator` and `mixed_evaluator`.
+
+    Args:
+        env: The environment.
+        playouts: Games played out from each position, at least 1.
+        playout: The playout policy: `"greedy"`, `"random"`, `"block"`, `"local"` or `"attach"`.
+        margin: The weight of the score-margin term in each playout's result (0: the result alone).
+        margin_scale: Divides the score margin inside the `tanh`.
+
+    Returns:
+        `value(key, state, root_player) -> f32`, for one unbatched state.
+
+    Raises:
+        VariantError: An unknown playout policy, or `playouts` below 1.
+    """
     if playout not in PLAYOUTS:
         raise VariantError(f"unknown playout policy {playout!r}; valid playout policies are {sorted(PLAYOUTS)}")
     if int(playouts) < 1:
@@ -228,7 +279,25 @@ def rollout_evaluator(
 ) -> Evaluator:
     """The `rollout` evaluator: logits = (`corners` move scores + `centre` times the centre-approach score of
     `centre_move_scores`) / `temperature`; value = `playout_value` with these `playouts`, `playout` policy and
-    `margin` blend. Returns an `Evaluator`."""
+    `margin` blend.
+
+    Args:
+        env: The environment.
+        playouts: Games played out from each leaf, at least 1.
+        playout: The playout policy (see `playout_value`).
+        temperature: Divides the move scores, positive.
+        margin: The weight of the score-margin term in each playout's result.
+        margin_scale: Divides the score margin inside the `tanh`.
+        size_weight: Weight of the piece size in the `corners` score.
+        centre: Weight of the centre-approach score, non-negative.
+
+    Returns:
+        An `Evaluator`, `(params, key, state, root_player) -> (logits, value)` (`params` unused).
+
+    Raises:
+        VariantError: A bad playout policy or count (see `playout_value`), a `temperature` that is not positive,
+            or a negative or infinite `centre`.
+    """
     value_of = playout_value(env, playouts, playout, margin, margin_scale)
     if not float(temperature) > 0:
         raise VariantError(f"temperature must be positive, got {temperature!r}")
@@ -279,8 +348,24 @@ def mixed_evaluator(
     value = `(1 - mix) * value head + mix * playout result`, the playout result being `playout_value` (the
     `rollout` evaluator's value, with its `margin` blend) of `playouts` games by the `playout` policy.
     `mix=0` is exactly `network_evaluator` (no playouts are run); `mix=1` values leaves by playouts alone
-    under the network's prior. Raises `VariantError` for a `mix` outside `[0, 1]`. Returns an
-    `Evaluator`."""
+    under the network's prior.
+
+    Args:
+        env: The environment.
+        apply_fn: The network's `apply(params, observation) -> (logits, value)` (see `network_evaluator`).
+        mix: The weight of the playout result in the leaf value, in `[0, 1]`.
+        playouts: Games played out from each leaf, at least 1.
+        playout: The playout policy (see `playout_value`).
+        margin: The weight of the score-margin term in each playout's result.
+        margin_scale: Divides the score margin inside the `tanh`.
+
+    Returns:
+        An `Evaluator`, `(params, key, state, root_player) -> (logits, value)`.
+
+    Raises:
+        VariantError: A `mix` outside `[0, 1]`, or (with `mix` above 0) a bad playout policy or count (see
+            `playout_value`).
+    """
     mix = float(mix)
     if not 0.0 <= mix <= 1.0:
         raise VariantError(f"mix must be a weight between 0 and 1, got {mix!r}")

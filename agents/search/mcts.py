@@ -248,7 +248,22 @@ def calibrate_sims(
     max_sims: int = MAX_SIMS,
 ) -> int:
     """The simulations a batch-1 search built by `build(sims) -> policy` runs in `BUDGET_SHARE * seconds` on
-    this machine in every phase of a game: `calibrate_budget` with a single phase."""
+    this machine in every phase of a game: `calibrate_budget` with a single phase.
+
+    Args:
+        env: The environment.
+        build: `build(sims) -> policy`, the search of `sims` simulations a move.
+        seconds: The time budget a move, a positive finite number of seconds.
+        cache_key: The agent's other settings, part of the calibration's cache key.
+        probe: The simulations of the probe search that times a simulation.
+        max_sims: The most simulations returned.
+
+    Returns:
+        The simulations a move.
+
+    Raises:
+        VariantError: A budget that is not a positive finite number of seconds.
+    """
     return calibrate_budget(env, build, seconds, cache_key, probe, max_sims, phases=1).sims[0]
 
 
@@ -270,7 +285,22 @@ def calibrate_budget(
     in this process and, with a store (`use_calibration_store`, as `blokus-jax` commands set one), also on this
     machine across processes (JAX version, device and CPU in the key); each step is logged on `calibration_log`
     with the time so far and, once known, an estimate of the time left (`calibration_remaining`).
-    Raises `VariantError` for a budget that is not a positive finite number of seconds."""
+
+    Args:
+        env: The environment.
+        build: `build(sims) -> policy`, the search of `sims` simulations a move.
+        seconds: The time budget a move, a positive finite number of seconds.
+        cache_key: The agent's other settings, part of the calibration's cache key.
+        probe: The simulations of the probe search that times a simulation.
+        max_sims: The most simulations a phase gets.
+        phases: The phases of the game calibrated separately.
+
+    Returns:
+        The `Budget`: the pieces on the board at which each phase starts and its simulations a move.
+
+    Raises:
+        VariantError: A budget that is not a positive finite number of seconds.
+    """
     seconds = _check_seconds(seconds)
     key = (env.variant, cache_key, seconds, probe, max_sims, phases, jax.default_backend())
     if key in _CALIBRATED:
@@ -445,7 +475,22 @@ def teacher_search(
     for those not given), `(params, key, states) -> SearchOutput` like the network's search (`params` unused).
     The run's `k` sizes the stored targets and its `gumbel_scale`, `root_noise` and `root_alpha` explore, so
     the spec may not set `k` or `gumbel_scale`, nor `seconds` (a time budget would make the run depend on the
-    machine). Raises `AgentSpecError` for any other agent or a bad option."""
+    machine).
+
+    Args:
+        env: The environment.
+        spec: The teacher's agent spec, `mcts` with its options.
+        k: The run's candidates a node, the width of the stored targets.
+        gumbel_scale: The run's Gumbel noise at the root.
+        root_noise: The run's weight of Dirichlet noise in the root's prior (see `make_search`).
+        root_alpha: The run's Dirichlet concentration of `root_noise`.
+
+    Returns:
+        The batched search, `(params, key, states) -> SearchOutput` (`params` unused).
+
+    Raises:
+        AgentSpecError: Any other agent than `mcts`, an option it may not set, or a bad option.
+    """
     o = _teacher_settings(env, spec)
     evaluator = rollout_evaluator(
         env,
@@ -471,7 +516,19 @@ def teacher_search(
 def teacher_memory(env: Env, spec: str, k: int) -> int:
     """Estimated bytes of one game's teacher search (`teacher_search` of `spec` with the run's `k`): its
     tree and playouts, as `blokus_agents.core.options.search_bytes` counts them but without XLA's working copies
-    (a lower estimate, like the trainer's other parts). Raises `AgentSpecError` for a bad spec."""
+    (a lower estimate, like the trainer's other parts).
+
+    Args:
+        env: The environment.
+        spec: The teacher's agent spec, `mcts` with its options.
+        k: The run's candidates a node (at most the variant's placements count).
+
+    Returns:
+        The estimate in bytes.
+
+    Raises:
+        AgentSpecError: A bad spec (as for `teacher_search`).
+    """
     o = _teacher_settings(env, spec)
     return search_bytes(env, o["sims"], min(k, env.pass_action), o["playouts"]) // XLA_OVERHEAD
 

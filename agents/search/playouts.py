@@ -60,8 +60,20 @@ def playout_move(
     that cover a cell the policy prefers, a subset of `bits`) the ones among those that also cover, when there
     are any. `size_base > 0` replaces the size rule by weights: each placement is drawn with probability in
     proportion to `size_base ** size` (`greedy` is then ignored), times `attach_base ** (corners - 1)` with
-    `attach_base > 0` (`corners`: the shape's corner cells, `Tables.orientation_corners`). The pass when
-    nothing is placeable."""
+    `attach_base > 0` (`corners`: the shape's corner cells, `Tables.orientation_corners`).
+
+    Args:
+        tables: The variant's tables.
+        key: The PRNG key of the draw.
+        bits: The packed legal placements, `uint32[O, H]`.
+        greedy: Draw only among the placements of the largest placeable piece size.
+        covering: The legal anchors that cover a preferred cell (packed like `bits`), or `None`.
+        size_base: Weigh each placement by `size_base ** size` instead of the size rule (0: off).
+        attach_base: Also weigh each placement by `attach_base ** (corners - 1)` (0: off; with `size_base` only).
+
+    Returns:
+        The action index, `int32`; the pass when nothing is placeable.
+    """
     width = tables.variant.board_shape[1]
     if greedy and not size_base > 0:
         sizes = jnp.asarray(tables.orientation_size)
@@ -83,7 +95,18 @@ def playout_move(
 def sample_weighted(key: jax.Array, bits: jax.Array, weights: jax.Array, width: int, pass_action: int) -> jax.Array:
     """A random set bit of packed `uint32[O, H]` bits as an action index, drawn with probability in proportion to
     `weights[o]` (`float32[O]`, positive) of its orientation: an orientation by its placements times its weight,
-    then a uniformly random placement of it. `pass_action` if no bit is set."""
+    then a uniformly random placement of it.
+
+    Args:
+        key: The PRNG key of the draw.
+        bits: The packed placements, `uint32[O, H]`.
+        weights: The weight of each orientation, `float32[O]`, positive.
+        width: The board's width in cells.
+        pass_action: The pass's action index.
+
+    Returns:
+        The action index, `int32`; `pass_action` if no bit is set.
+    """
     num_rows = bits.shape[-1]
     counts = popcount(bits)  # [O, H]
     per_orientation = jnp.sum(counts, axis=-1)
@@ -310,6 +333,15 @@ def corner_scores(env: Env, state: State, kernels: _CornerKernels) -> jax.Array:
     a corner is a cell from which a colour may start a new piece (diagonal to it, empty, not edge-adjacent to it;
     its start cells before its first move); partners' corners covered count negatively, a shared colour's not at
     all. Computed as one matrix product of the templates with shifted copies of three board planes.
+
+    Args:
+        env: The environment.
+        state: One unbatched position.
+        kernels: The per-orientation templates of `env`'s pieces (`_CornerKernels`, built once per env).
+
+    Returns:
+        The scores, `float32[O, H, W]`, by orientation and the top-left cell of its bounding box (the placement
+        index's parts, `blokus_jax.tables.join_action`).
     """
     rows, cols = env.board_shape
     color = state.current_color
