@@ -102,9 +102,21 @@ def _missing(run_dir: str | os.PathLike) -> str:
 
 
 def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[BlokusError] = CheckpointError) -> int:
-    """The newest update number of `run_dir`; when it has no checkpoint, raises `error` (e.g. an
-    `AgentSpecError` for an agent spec) saying what needed the run (`needed`, e.g. `"--init-from needs a trained
-    run"`), why there is none, and what to do (`fix`). Each caller states its own context with this."""
+    """The newest update number of `run_dir`. Each caller states its own context with `needed` and `fix`.
+
+    Args:
+        run_dir: The run directory.
+        needed: What needed the run, e.g. `"--init-from needs a trained run"`.
+        fix: What to do about it.
+        error: The exception class raised (e.g. an `AgentSpecError` for an agent spec).
+
+    Returns:
+        The newest update number.
+
+    Raises:
+        error: The run has no checkpoint; the message says what needed the run, why there is none, and what to
+            do.
+    """
     steps = saved_steps(run_dir)
     if not steps:
         raise error(f"{needed}, but {_missing(run_dir)}; {fix}")

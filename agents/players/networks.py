@@ -33,9 +33,18 @@ def orientation_centres(env: Env) -> tuple[tuple[int, int], ...]:
 
 
 def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: int) -> tuple[np.ndarray, int]:
-    """The gather table of the policy head and the padding it needs: `(int32[O * H * W], pad)`. Entry `a` of the
-    table is the flat index, into a `[H + pad, W + pad, O]` logit tensor, of placement `a`'s orientation plane at
-    the centre cell of its bounding box."""
+    """The gather table of the policy head and the padding it needs. Entry `a` of the table is the flat index, into
+    a `[H + pad, W + pad, O]` logit tensor, of placement `a`'s orientation plane at the centre cell of its bounding
+    box.
+
+    Args:
+        centres: Each orientation's centre cell, as a `(row, col)` offset from its bounding box's top-left cell.
+        rows: The board's rows, `H`.
+        cols: The board's columns, `W`.
+
+    Returns:
+        `(int32[O * H * W], pad)`: the table and the padding, the largest offset.
+    """
     offsets = np.asarray(centres, np.int64)  # [O, 2]
     pad = int(offsets.max(initial=0))
     o, r, c = np.meshgrid(np.arange(len(offsets)), np.arange(rows), np.arange(cols), indexing="ij")
@@ -340,14 +349,28 @@ def make_network(
     head: str = "slices",
     prior: str = "none",
 ) -> PolicyValueNet:
-    """A `PolicyValueNet` for `env`'s variant with `channels` conv channels and `blocks` residual
-    blocks; returns the (unbound) flax module. `conv` ("auto", "im2col" or "native", see `Conv3x3`) is
-    resolved here, from the backend at build time; every form has the same parameters, so any checkpoint loads.
-    `value_dim` is 1 (a scalar value head) or `env.num_players` (a value per seat); `ConfigError` otherwise.
-    `precision` ("auto", "f32" or "bf16", see `resolve_precision`) is resolved here too and changes no parameter;
-    `head` is the policy head's form (`place_logits`), which changes no result. `prior` is one of
-    `NETWORK_PRIORS` ("model" and "tuned" need a registered variant with a shipped observation model, see
-    `PolicyValueNet`)."""
+    """A `PolicyValueNet` for `env`'s variant.
+
+    Args:
+        env: The environment (its variant).
+        channels: Conv channels.
+        blocks: Residual blocks.
+        value_hidden: Hidden units of the value head.
+        conv: "auto", "im2col" or "native" (see `Conv3x3`), resolved here from the backend at build time; every
+            form has the same parameters, so any checkpoint loads.
+        value_dim: 1 (a scalar value head) or `env.num_players` (a value per seat).
+        precision: "auto", "f32" or "bf16" (see `resolve_precision`), resolved here too; it changes no parameter.
+        head: The policy head's form (`place_logits`), which changes no result.
+        prior: One of `NETWORK_PRIORS` ("model" and "tuned" need a registered variant with a shipped observation
+            model, see `PolicyValueNet`).
+
+    Returns:
+        The (unbound) flax module.
+
+    Raises:
+        ConfigError: An unknown `prior`, `head`, `conv` or `precision`, a model prior on a variant that is not the
+            registered one unchanged (or has no shipped model), or another `value_dim`.
+    """
     value_dim = int(value_dim)
     if prior not in NETWORK_PRIORS:
         raise ConfigError(f"unknown network prior {prior!r}; use one of {list(NETWORK_PRIORS)}")
@@ -391,8 +414,20 @@ def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     `blokus_agents.players.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
     `value_hidden`, and the value size of its algorithm (`blokus_agents.players.configs.RunConfig.value_dim`),
     computing in its `precision` (configs saved before that field read back as "auto"), with its `prior`
-    ("none" for configs saved before that field).
-    Trainers, checkpoints and run-directory agents all build a run's network here."""
+    ("none" for configs saved before that field). Trainers, checkpoints and run-directory agents all build a run's
+    network here.
+
+    Args:
+        config: The run's config.
+        env: The environment (its variant).
+        conv: "auto", "im2col" or "native" (see `make_network`).
+
+    Returns:
+        The (unbound) flax module.
+
+    Raises:
+        ConfigError: As `make_network`, e.g. an unknown `conv`.
+    """
     value_dim = config.value_dim(env.num_players)
     return make_network(
         env,

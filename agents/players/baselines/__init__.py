@@ -211,9 +211,20 @@ def _check_params(name: str, raw: Any, abstract: Any) -> Any:
 
 def load_baseline(name: str, env: Env, directory: str | os.PathLike | None = None) -> tuple[PolicyValueNet, Any, dict]:
     """`(network, params, meta)` of baseline `name` from `directory` (default: the shipped ones), built for `env`.
-    Raises `AgentSpecError` for a name that is not there (listing those that are) and `CheckpointError` for another
-    variant (saying which `--variant` to use), a file over `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters
-    of the wrong shape."""
+
+    Args:
+        name: The baseline's name (`NAME.msgpack` and `NAME.json`).
+        env: The environment to build the network for; the baseline must play its variant.
+        directory: The folder holding the baseline; default the shipped ones.
+
+    Returns:
+        `(network, params, meta)`: the `PolicyValueNet`, its parameters and the checked metadata.
+
+    Raises:
+        AgentSpecError: A name that is not there (listing those that are).
+        CheckpointError: Another variant (saying which `--variant` to use), another observation layout, a file over
+            `MAX_FILE_BYTES`, bad metadata, a hash mismatch or parameters of the wrong shape.
+    """
     root = Path(directory) if directory is not None else PACKAGE_DIR
     names = available(root)
     if name not in names:
@@ -338,11 +349,36 @@ def write_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Write `params` of a `make_network` network as baseline `name`
-    (`NAME.msgpack` and `NAME.json`, fields as in the module doc) into `out_dir` (default: the package
-    directory), then load it back and check that it is bit-exact. Returns the path of the `.json`. Raises
-    `ValueError` for a bad name, command or metadata value, `FileExistsError` when the baseline exists and not
-    `overwrite`, and `CheckpointError` for a network over `MAX_EXPORT_BYTES`."""
+    """Write `params` of a `make_network` network as baseline `name` (`NAME.msgpack` and `NAME.json`, fields as in
+    the module doc) into `out_dir`, then load it back and check that it is bit-exact. Both files are written in full
+    before either replaces an old one.
+
+    Args:
+        params: The network's parameters.
+        name: The baseline's name: lowercase letters, digits, `_` or `-`.
+        out_dir: The folder to write into; default the package directory.
+        variant: The variant the network plays.
+        algorithm: The training algorithm, one of `ALGORITHMS`.
+        network: The network's sizes: `channels`, `blocks`, `value_hidden` and, where it has one, `prior`.
+        sims: The default search budget (0: no search).
+        command: The exact training command of the run (published with the baseline).
+        source_run: The run the network comes from.
+        step: The checkpoint's update number.
+        train_config: The run's config as a dict.
+        notes: Free text kept with the baseline.
+        mix: The default weight of playout results in its leaf values (only with a search).
+        overwrite: Replace an existing baseline of that name.
+
+    Returns:
+        The path of the `.json`.
+
+    Raises:
+        ValueError: A bad name, command or metadata value.
+        FileExistsError: The baseline exists and not `overwrite`.
+        CheckpointError: A network over `MAX_EXPORT_BYTES`, parameters that are not the network the metadata
+            describes, a folder or file that cannot be written (or is a symbolic link), or a baseline that does not
+            load back bit-exactly.
+    """
     if not _NAME.fullmatch(name):
         raise ValueError(f"baseline name {name!r} must be lowercase letters, digits, '_' or '-' (e.g. 'duo')")
     if not command.strip():
@@ -422,13 +458,30 @@ def export_baseline(
     mix: float = 0.0,
     overwrite: bool = False,
 ) -> Path:
-    """Export checkpoint `step` (default: the newest) of training run `run_dir` as baseline `name` with
-    `write_baseline` (into `out_dir`, default the package directory). `command` is the exact training
-    command of the run; `sims` the default search budget (default: the run's self-play `sims` for an
-    `alphazero` run, usually far below what it should play at, so give it; 0, no search, for `ppo`); `mix` the
-    default weight of playout results in its leaf values (only with a search); `source_run` defaults to
-    `run_dir`. Returns the path of the `.json`; raises as `write_baseline` does and `CheckpointError` for
-    a run without a usable checkpoint."""
+    """Export a checkpoint of training run `run_dir` as baseline `name` with `write_baseline`.
+
+    Args:
+        run_dir: The training run's directory.
+        name: The baseline's name: lowercase letters, digits, `_` or `-`.
+        out_dir: The folder to write into; default the package directory.
+        command: The exact training command of the run.
+        sims: The default search budget; default the run's self-play `sims` for an `alphazero` run (usually far
+            below what it should play at, so give it) and 0, no search, for `ppo`.
+        step: The checkpoint's update number; default the newest.
+        source_run: The run named in the metadata; default `run_dir`.
+        notes: Free text kept with the baseline.
+        mix: The default weight of playout results in its leaf values (only with a search).
+        overwrite: Replace an existing baseline of that name.
+
+    Returns:
+        The path of the `.json`.
+
+    Raises:
+        CheckpointError: A run without a usable checkpoint, of an algorithm baselines do not come from, or as
+            `write_baseline` raises it.
+        ValueError: As `write_baseline`.
+        FileExistsError: As `write_baseline`.
+    """
     from blokus_agents.players import checkpoint_index, checkpoint_read
 
     require_run(
