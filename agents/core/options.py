@@ -155,7 +155,17 @@ XLA_OVERHEAD = 2
 def search_bytes(env: Any, sims: int, k: int, playouts: int = 0) -> int:
     """Estimated bytes of one batched-search tree for one game: mctx holds `sims + 1` nodes, each with its
     embedding (an exact game state plus the `k` candidate slots) and six `k`-wide child arrays; the rollout
-    evaluator adds `playouts` game copies at a time."""
+    evaluator adds `playouts` game copies at a time.
+
+    Args:
+        env: The environment.
+        sims: Simulations a move.
+        k: Candidates a node.
+        playouts: Games a rollout evaluator plays out at a time (0: a network evaluator).
+
+    Returns:
+        The estimate in bytes, times `XLA_OVERHEAD`.
+    """
     node = state_bytes(env) + 5 * k + 6 * 4 * k + 64
     return XLA_OVERHEAD * ((sims + 1) * node + playouts * (state_bytes(env) + legal_bits_bytes(env)))
 

@@ -188,7 +188,16 @@ def register_prefix(
 
 def register_run_kind(algorithm: str, loader: Callable[..., Policy], *, replace: bool = False) -> None:
     """Make a run directory whose checkpoint metadata says `"algorithm": algorithm` resolve to
-    `loader(run_dir, env, **options)`."""
+    `loader(run_dir, env, **options)`.
+
+    Args:
+        algorithm: The algorithm name in the checkpoint metadata: a plain identifier.
+        loader: `loader(run_dir, env, **options) -> Policy`.
+        replace: Replace a loader already registered for `algorithm` instead of raising.
+
+    Raises:
+        ValueError: `algorithm` is not an identifier or is taken (unless `replace`).
+    """
     load_builtins()
     _register(_RUN_KINDS, algorithm, loader, replace)
 

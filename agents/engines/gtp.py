@@ -472,7 +472,21 @@ def run_engine(
     """Run a GTP engine for `agent` on `variant` over `stdin`/`stdout` (the process's by default).
 
     While it runs, anything else written to `sys.stdout` (a library's print) goes to stderr, so that the protocol stream
-    carries replies only. Raises `AgentSpecError` for a bad spec before reading any command."""
+    carries replies only.
+
+    Args:
+        agent: The agent spec that plays (see `blokus_agents.core.policies.resolve_agent`).
+        variant: The variant's name; `set_game` may change it.
+        seed: Seeds the agent's random choices (`set_random_seed` resets it).
+        stdin: The command stream; default `sys.stdin` (bytes that are not UTF-8 replaced).
+        stdout: The reply stream; default `sys.stdout`.
+
+    Returns:
+        0, the process's exit status (from `GtpEngine.serve`).
+
+    Raises:
+        AgentSpecError: A bad spec, before any command is read.
+    """
     if stdin is None:
         stdin = sys.stdin
         with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):

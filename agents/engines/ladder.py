@@ -376,8 +376,18 @@ class MatchRunner:
         return actions
 
     def game(self, engine: GtpClient, index: int, level: int | None, settings: MatchSettings, games_dir: Path | None):
-        """Play game `index` (seat `index % players`); returns its `GameResult` (an error game when the
-        engine fails)."""
+        """Play game `index` of a match, the agent in seat `index % players`.
+
+        Args:
+            engine: The running engine.
+            index: The game's number in the match; with `level` and `settings.seed` it fixes the game's keys.
+            level: The engine's level, or `None` without levels.
+            settings: The match's settings (its `seed` and `opening` moves).
+            games_dir: The folder to save the game's record in, or `None`.
+
+        Returns:
+            Its `GameResult` (an error game when the engine fails).
+        """
         players = self.env.num_players
         seat = index % players
         key = jax.random.fold_in(jax.random.key(settings.seed), (level or 0) * 1_000_003 + index // players)
@@ -541,11 +551,33 @@ def play_match(
     """Play `games` games of `agent` against the GTP engine started by `engine`, per level when `levels` is
     given (`{level}` in `engine` is replaced by each level). Results are appended to `results` (JSON lines;
     games already there are kept and skipped, so an interrupted match resumes) and games saved under
-    `games_dir`. Returns the games of each level (key `None` without levels).
+    `games_dir`.
 
-    Raises `MatchError` for bad settings and `AgentSpecError` for a bad spec, before any game is played. Interrupted
-    (Ctrl-C), it raises `KeyboardInterrupt` whose message says how many finished games were kept, where, and how to
-    continue; `log` is told when finished games of the results file are reused, and where results and games went."""
+    Args:
+        agent: The agent spec that plays.
+        engine: The command that starts the GTP engine, with `{level}` where the level goes when `levels` is given.
+        games: Games per level, 1 to `MAX_GAMES`; the agent's seat rotates.
+        variant: The variant's name (one Pentobi plays).
+        levels: The engine's levels to play, or `None`.
+        opening: Uniformly random legal placements that start each game (both seatings of a pair play the same).
+        seed: The match's seed, from 0 to `MAX_SEED - 1`.
+        results: The JSON-lines results file, or `None`.
+        games_dir: The folder to save each game's record in, or `None`.
+        timeout: The seconds every engine reply must come within, above 0 and at most `MAX_TIMEOUT`.
+        check_legal: Compare the engine's legal moves with the env's at every move (where the engine lists them).
+        progress: Show a progress bar.
+        log: Told when finished games of the results file are reused, and where results and games went.
+        engine_stderr: Where the engine's stderr goes (a file object; default discarded).
+
+    Returns:
+        The games of each level (key `None` without levels).
+
+    Raises:
+        MatchError: Bad settings, before any game is played.
+        AgentSpecError: A bad spec, before any game is played.
+        KeyboardInterrupt: Interrupted (Ctrl-C); the message says how many finished games were kept, where, and
+            how to continue.
+    """
     if not _is_int(games) or not 1 <= games <= MAX_GAMES:
         raise MatchError(f"games must be a positive number of at most {MAX_GAMES:,}, got {games!r}")
     if not _is_int(seed) or not 0 <= seed < MAX_SEED:
