@@ -26,13 +26,21 @@ def compile_cache_dir(
     off: bool = False, environ: dict[str, str] | None = None, warn: Callable[[str], None] | None = None
 ) -> str | None:
     """The folder of JAX's persistent compilation cache for a `blokus-jax` command, so that a second run of a
-    command skips most of its compiling: `None` (no cache) with `--no-compile-cache` (`off`),
-    `BLOKUS_JAX_COMPILE_CACHE=0`, or when `JAX_COMPILATION_CACHE_DIR` is set (JAX then uses that one itself);
-    else the path in `BLOKUS_JAX_COMPILE_CACHE`, else `blokus-jax/jax` under the user's cache folder
-    (`$XDG_CACHE_HOME` or `~/.cache`). Invalid values never make a folder in the working directory: a relative
+    command skips most of its compiling. Invalid values never make a folder in the working directory: a relative
     `XDG_CACHE_HOME` is ignored as the XDG spec says (`~/.cache` is used), and a `BLOKUS_JAX_COMPILE_CACHE`
-    that is relative once `~` is expanded (`~nosuchuser/cache`, `cache`) turns the cache off; each is said in
-    one line through `warn` (default: on stderr)."""
+    that is relative once `~` is expanded (`~nosuchuser/cache`, `cache`) turns the cache off; each is said
+    in one line through `warn`.
+
+    Args:
+        off: `--no-compile-cache`: no cache.
+        environ: The environment variables to read; default `os.environ`.
+        warn: Told each warning line; default printed on stderr.
+
+    Returns:
+        `None` (no cache) with `off`, `BLOKUS_JAX_COMPILE_CACHE=0`, or when `JAX_COMPILATION_CACHE_DIR` is set
+        (JAX then uses that one itself); else the path in `BLOKUS_JAX_COMPILE_CACHE`, else `blokus-jax/jax` under
+        the user's cache folder (`$XDG_CACHE_HOME` or `~/.cache`).
+    """
     environ = os.environ if environ is None else environ
     warn = say if warn is None else warn
     chosen = environ.get(COMPILE_CACHE_ENV, "").strip()
@@ -305,7 +313,13 @@ AGENTS_HELP = f"the agents, each {AGENT_SPEC}"
 
 
 def print_table(rows: list[list[str]], title: str, out: TextIO) -> None:
-    """Print `rows` (header first) as a rich table when rich is installed, else as aligned plain text."""
+    """Print `rows` (header first) as a rich table when rich is installed, else as aligned plain text.
+
+    Args:
+        rows: The table's rows of cells, the header first.
+        title: The title printed above the table.
+        out: The stream printed to.
+    """
     try:
         from rich.console import Console
         from rich.table import Table

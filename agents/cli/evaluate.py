@@ -141,7 +141,24 @@ def save_sample_games(
     env: Env, first: Policy, others: Policy, names: tuple[str, str], count: int, seed: int, directory: str, fmt: str
 ) -> list:
     """Record `count` games on device with `first` as player 0 and `others` in every other seat, and save them
-    as `.blksgf` or JSON records in `directory`; returns the written paths."""
+    as `.blksgf` or JSON records in `directory`.
+
+    Args:
+        env: The environment.
+        first: The policy of player 0.
+        others: The policy of every other player.
+        names: The names of `first` and `others` in the records.
+        count: Games recorded, played at once.
+        seed: The seed of the games' PRNG key.
+        directory: The folder to save the records in.
+        fmt: `"blksgf"` or `"json"` (see `blokus_jax.io.records.save_records`).
+
+    Returns:
+        The written paths.
+
+    Raises:
+        RecordError: As `blokus_jax.io.records.save_records`, e.g. existing files or an unknown `fmt`.
+    """
     import jax
     import jax.numpy as jnp
 

@@ -406,7 +406,20 @@ def play_game(
     env: Env, opponent: Policy, hint_bot: Policy | Deferred, seat: int, seed: int, stdin: TextIO, out: TextIO
 ) -> int:
     """Run an interactive game on text streams: the person in `seat` types moves, `opponent` plays every other
-    seat; returns 0 when the game ends or the person quits. Bad input prints a message and leaves the position."""
+    seat. Bad input prints a message and leaves the position.
+
+    Args:
+        env: The environment.
+        opponent: The policy of every other seat.
+        hint_bot: What answers `hint`: a policy, or a `Deferred` one built in the background from the first hint on.
+        seat: The person's seat.
+        seed: The seed of the game's PRNG key.
+        stdin: Where the person's commands come from.
+        out: Where the board and messages go.
+
+    Returns:
+        0, when the game ends, the input ends or the person quits.
+    """
     import jax
     import numpy as np
 

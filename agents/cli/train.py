@@ -159,7 +159,13 @@ def _argtype(name: str, option: Option) -> Any:
 def add_field_flag(parser: Any, name: str, help: str | None = None) -> None:
     """Add the flag of config field or run setting `name` to `parser`: its type, help and default in the help
     text from the field's declaration (`blokus_agents.core.options.setting`); the flag's own default is `None`
-    (the dataclass fills it in). A field only AlphaZero has says so."""
+    (the dataclass fills it in). A field only one algorithm has says which (`alphazero:` or `ppo:`).
+
+    Args:
+        parser: The `argparse` parser.
+        name: The config field or run setting.
+        help: The help text; default the field's declared doc and default.
+    """
     option, default = _option(name)
     flag = CONFIG_FLAGS.get(name, "--" + name.replace("_", "-"))
     only = "alphazero: " if name in AZConfig.options() and name not in PPOConfig.options() else ""
