@@ -398,9 +398,9 @@ def illegal_reason(tables, state, action: int) -> tuple[str, np.ndarray] | None:
 
 
 def explain_illegal(tables, state, action: int, color_names=None, cell_name=None) -> str:
-    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's piece 'L5' at
-    a1,a2,a3,a4,b1 covers occupied squares a1". The legality decision itself is always the state's mask; this only
-    explains it.
+    """One sentence saying why `action` is not legal in `state` (see `illegal_reason`), e.g. "Blue's piece 'L5'
+    at a1,a2,a3,a4,b1 covers occupied squares a1". The legality decision itself is always the state's mask;
+    this only explains it.
 
     Args:
         tables: A `Tables`, or anything with a `.tables` (an `Env`).

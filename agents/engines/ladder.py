@@ -550,8 +550,7 @@ def play_match(
 ) -> dict[int | None, list[GameResult]]:
     """Play `games` games of `agent` against the GTP engine started by `engine`, per level when `levels` is
     given (`{level}` in `engine` is replaced by each level). Results are appended to `results` (JSON lines;
-    games already there are kept and skipped, so an interrupted match resumes) and games saved under
-    `games_dir`.
+    games already there are kept and skipped, so an interrupted match resumes) and games saved under `games_dir`.
 
     Args:
         agent: The agent spec that plays.

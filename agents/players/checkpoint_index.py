@@ -114,8 +114,8 @@ def require_run(run_dir: str | os.PathLike, needed: str, fix: str, error: type[B
         The newest update number.
 
     Raises:
-        error: The run has no checkpoint; the message says what needed the run, why there is none, and what to
-            do.
+        error: The run has no checkpoint; the message says what needed the run, why there is none, and what
+            to do about it.
     """
     steps = saved_steps(run_dir)
     if not steps:

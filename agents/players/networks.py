@@ -33,9 +33,10 @@ def orientation_centres(env: Env) -> tuple[tuple[int, int], ...]:
 
 
 def centre_gather_table(centres: tuple[tuple[int, int], ...], rows: int, cols: int) -> tuple[np.ndarray, int]:
-    """The gather table of the policy head and the padding it needs. Entry `a` of the table is the flat index, into
-    a `[H + pad, W + pad, O]` logit tensor, of placement `a`'s orientation plane at the centre cell of its bounding
-    box.
+    """The gather table of the policy head and the padding it needs.
+
+    Entry `a` of the table is the flat index, into a `[H + pad, W + pad, O]` logit tensor, of placement `a`'s
+    orientation plane at the centre cell of its bounding box.
 
     Args:
         centres: Each orientation's centre cell, as a `(row, col)` offset from its bounding box's top-left cell.
@@ -414,8 +415,9 @@ def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     `blokus_agents.players.configs.AZConfig`) for `env` (its variant): its `channels`, `blocks` and
     `value_hidden`, and the value size of its algorithm (`blokus_agents.players.configs.RunConfig.value_dim`),
     computing in its `precision` (configs saved before that field read back as "auto"), with its `prior`
-    ("none" for configs saved before that field). Trainers, checkpoints and run-directory agents all build a run's
-    network here.
+    ("none" for configs saved before that field).
+
+    Trainers, checkpoints and run-directory agents all build a run's network here.
 
     Args:
         config: The run's config.

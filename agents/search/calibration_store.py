@@ -153,8 +153,8 @@ def store(key: tuple, starts: tuple[int, ...], sims: tuple[int, ...], took: floa
     newest entries; a failure to write is one `CalibrationCacheWarning`, never an error.
 
     Args:
-        key: The calibration's cache key (the variant, the agent's options, the budget); the store keys it by this
-            machine too.
+        key: The calibration's cache key (the variant, the agent's options, the budget); the store adds this
+            machine to it.
         starts: The pieces on the board at which each phase starts (`Budget.starts`).
         sims: The simulations of each phase (`Budget.sims`).
         took: The seconds the calibration took (a later one's time estimate).

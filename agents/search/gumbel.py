@@ -175,8 +175,7 @@ def finite_value(value: jax.Array) -> jax.Array:
 
 
 def full_action_weights(actions: jax.Array, valid: jax.Array, weights: jax.Array, num_actions: int) -> jax.Array:
-    """Map candidate `weights` back to full action ids (invalid slots dropped); the inverse of reading
-    `full[actions]`.
+    """Map candidate `weights` back to full action ids (invalid slots dropped), the inverse of reading `full[actions]`.
 
     Args:
         actions: The candidates' action ids, `int32[..., k]`.
@@ -278,8 +277,8 @@ def rollout_evaluator(
     centre: float = 0.0,
 ) -> Evaluator:
     """The `rollout` evaluator: logits = (`corners` move scores + `centre` times the centre-approach score of
-    `centre_move_scores`) / `temperature`; value = `playout_value` with these `playouts`, `playout` policy and
-    `margin` blend.
+    `centre_move_scores`) / `temperature`; value = `playout_value` with these `playouts`, `playout` policy
+    and `margin` blend.
 
     Args:
         env: The environment.
@@ -363,8 +362,8 @@ def mixed_evaluator(
         An `Evaluator`, `(params, key, state, root_player) -> (logits, value)`.
 
     Raises:
-        VariantError: A `mix` outside `[0, 1]`, or (with `mix` above 0) a bad playout policy or count (see
-            `playout_value`).
+        VariantError: A `mix` outside `[0, 1]`, or (with `mix` above 0) a bad playout policy or playout
+            count (see `playout_value`).
     """
     mix = float(mix)
     if not 0.0 <= mix <= 1.0:

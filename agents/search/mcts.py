@@ -473,9 +473,8 @@ def teacher_search(
     """The batched search of an AlphaZero run's `teacher` (an `mcts` agent spec, `mcts:sims=64,playouts=4`):
     `make_search` with the `rollout` evaluator and the spec's settings (the defaults of `mcts_policy`
     for those not given), `(params, key, states) -> SearchOutput` like the network's search (`params` unused).
-    The run's `k` sizes the stored targets and its `gumbel_scale`, `root_noise` and `root_alpha` explore, so
-    the spec may not set `k` or `gumbel_scale`, nor `seconds` (a time budget would make the run depend on the
-    machine).
+    The run's `k` sizes the stored targets and its `gumbel_scale`, `root_noise` and `root_alpha` explore, so the
+    spec may not set `k` or `gumbel_scale`, nor `seconds` (a time budget would make the run depend on the machine).
 
     Args:
         env: The environment.

@@ -81,8 +81,8 @@ def make_searches(config: AZConfig, env: Env, network: PolicyValueNet) -> tuple[
         network: The network whose `apply` the self-play search evaluates positions with.
 
     Returns:
-        `(search, teacher)`, each a batched `(params, key, states) -> SearchOutput`; `teacher` is `None` without
-        a teacher.
+        `(search, teacher)`, each a batched `(params, key, states) -> SearchOutput`; `teacher` is `None`
+        in a run without a teacher.
 
     Raises:
         ConfigError: A bad teacher spec, a `k` above the variant's placements (the replay buffer's targets are `k`
@@ -203,8 +203,8 @@ def make_optimise(
         reflect: The augmentation of replayed batches (`make_reflect`), or `None`.
 
     Returns:
-        `optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)`; `terms` are the loss terms of
-        every step.
+        `optimise(params, opt_state, buffer, key) -> (params, opt_state, terms)`; `terms` are the loss
+        terms of every step.
     """
     c = config
     per_env = c.batch_size // c.num_envs

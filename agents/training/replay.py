@@ -125,9 +125,8 @@ def buffer_finish(buf: Buffer, rewards: jax.Array, done: jax.Array, blend: float
     game's positions get their value targets and become sampleable, and the next slot is cleared for the next game
     (the oldest game is dropped). Unchanged when not `done`. A scalar target (a buffer of `empty_buffer` with
     `value_dim=1`) is `root_utility(rewards, player)` of each position's mover, the result as the search values
-    it; a per-seat target is `egocentric_seats(rewards, player)`, the rewards in the mover's seat order.
-    `blend > 0` makes a target `(1 - blend) * result + blend * root value` of the root values `buffer_write`
-    stored.
+    it; a per-seat target is `egocentric_seats(rewards, player)`, the rewards in the mover's seat order. `blend > 0`
+    makes a target `(1 - blend) * result + blend * root value` of the root values `buffer_write` stored.
 
     Args:
         buf: One env's buffer (no leading `N` axis; `vmap` it).

@@ -138,12 +138,11 @@ def start_distributed(
         coordinator: `HOST:PORT` of process 0, or `None`.
         num_processes: The processes of the run, or `None`.
         process_id: This process's id, or `None`.
-        timeout: The most seconds a process waits for the others, a whole number from 1 to
-            `MAX_DISTRIBUTED_TIMEOUT`.
+        timeout: The most seconds a process waits for the others (1 to `MAX_DISTRIBUTED_TIMEOUT`).
 
     Raises:
-        ConfigError: (In the CLI's words) no cluster is found, the values are inconsistent or the others do not
-            come.
+        ConfigError: (In the CLI's words) no cluster is found, the values are inconsistent, or the others
+            do not come.
     """
     if jax.distributed.is_initialized():
         return

@@ -209,8 +209,8 @@ def run(
         evals: With a time budget, also evaluate each time another `1/evals` of it has passed (0: never by time).
         keep_checkpoints: The newest checkpoints kept (0: all of them).
         until_update: Stop at this update number.
-        progress: Show the progress bar (process 0 prints its lines of text, compiling and the first evaluation,
-            either way).
+        progress: Show the progress bar (process 0 prints its lines of text, compiling and the first
+            evaluation, either way).
         mesh: `"auto"` (`default_mesh`), `None` or a `make_mesh` mesh.
         init_from: Start from the newest network of that run directory (either algorithm, same variant and
             network size), or of an `InitNetwork`, with a fresh optimiser (a new run only).

@@ -122,8 +122,8 @@ def rejection(env: Env, state: State, action: int, prefix: str = "") -> Rejected
         prefix: Put before the message, e.g. `"sub-environment 3: "`.
 
     Returns:
-        The error (not raised), with reason `game_over` when the game has ended and `illegal` (the rule broken, from
-        `blokus_jax.io.records.explain_illegal`) otherwise.
+        The error (not raised), with reason `game_over` when the game has ended, and otherwise `illegal` with
+        the rule broken (from `blokus_jax.io.records.explain_illegal`).
     """
     from blokus_jax.io.records import explain_illegal
 

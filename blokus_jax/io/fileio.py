@@ -97,8 +97,8 @@ def atomic_writer(
 
     Args:
         path: The file to write (absent or a regular file, see `check_target`).
-        overwrite: Replace an existing `path`; `False` raises `error` when it exists (checked again atomically at
-            the rename).
+        overwrite: Replace an existing `path`; `False` raises `error` when it exists (checked again
+            atomically at the rename).
         what: What the file is, named in messages (e.g. `"SVG picture"`).
         error: The exception class raised on failure (a `BlokusError` subclass).
 

@@ -170,8 +170,8 @@ def write_viewer(
         `path`, as a `Path`.
 
     Raises:
-        BlokusError: The parent folder cannot be created, `path` is a symbolic link or not a regular file, or the
-            write fails.
+        BlokusError: The parent folder cannot be created, `path` is a symbolic link or not a regular file,
+            or the write fails.
         RuntimeError: As `viewer_html`.
     """
     path = Path(path)
