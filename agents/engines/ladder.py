@@ -134,12 +134,13 @@ class LevelSummary:
                 kind = (r.error or "").split(":", 1)[0]
                 kinds[kind] = kinds.get(kind, 0) + 1
         n = len(good)
+        margins = [r.margin for r in good if r.margin is not None]  # a resigned game has none
         return LevelSummary(
             level,
             n,
             wins / n if n else float("nan"),
             wilson_interval(wins, n) if n else (0.0, 1.0),
-            float(np.mean([r.margin for r in good])) if n else float("nan"),
+            float(np.mean(margins)) if margins else float("nan"),
             _weighted([(r.agent_seconds, r.moves) for r in good]),
             _weighted([(r.engine_seconds, r.moves) for r in good]),
             len(results) - n,
@@ -409,18 +410,23 @@ class MatchRunner:
         else:
             share = float(np.asarray(rules.win_shares(np.asarray(scores)))[seat])
         others = [s for p, s in enumerate(scores) if p != seat]
-        record = self._save(game, index, level, seat, scores, games_dir, settings)
+        # A resignation ends the game before its scores are final: no margin, and the record says who won and how.
+        margin = None if resigned else scores[seat] - max(others)
+        record = self._save(game, index, level, seat, scores, games_dir, settings, resigned)
         return GameResult(
-            index, level, seat, share, scores, scores[seat] - max(others), n_moves, agent_s, engine_s,
-            None, record, resigned,
+            index, level, seat, share, scores, margin, n_moves, agent_s, engine_s, None, record, resigned,
         )  # fmt: skip
 
-    def _save(self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings) -> str | None:
+    def _save(
+        self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings, resigned: bool = False
+    ) -> str | None:
         if games_dir is None:
             return None
         names = [self.engine_name] * self.env.num_players
         names[seat] = f"blokus-jax {self.agent}"
-        result = result_value(scores) if self.env.num_players == 2 else None
+        result = None
+        if self.env.num_players == 2:  # SGF's RE: "B+R" / "W+R" for a win by resignation
+            result = ("B+R" if seat == 0 else "W+R") if resigned else result_value(scores)
         metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
         text = write(self.env.variant, names, metadata, game.moves, result, "blokus-jax")
         path = games_dir / f"{'' if level is None else f'level{level}_'}game{index:04d}.blksgf"
@@ -581,6 +587,8 @@ def play_match(
         raise MatchError(f"games must be a positive number of at most {MAX_GAMES:,}, got {games!r}")
     if not _is_int(seed) or not 0 <= seed < MAX_SEED:
         raise MatchError(f"seed must be a whole number from 0 to {MAX_SEED - 1}, got {seed!r}")
+    if not _is_int(opening) or opening < 0:
+        raise MatchError(f"opening must be a whole number of random moves, 0 or more, got {opening!r}")
     if not _is_number(timeout) or not 0 < timeout <= MAX_TIMEOUT:
         raise MatchError(f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f}, got {timeout!r}")
     if levels is not None and "{level}" not in engine:
@@ -592,7 +600,7 @@ def play_match(
     done = _read_results(results_path, settings) if results_path is not None else []
     say = log or (lambda text: None)
     runner = MatchRunner(agent, variant, timeout, check_legal, engine_stderr, log=say)
-    if opening < 0 or opening > runner.env.num_colors * runner.env.num_pieces:
+    if opening > runner.env.num_colors * runner.env.num_pieces:  # its upper bound needs the variant's env
         raise MatchError(f"opening must be 0-{runner.env.num_colors * runner.env.num_pieces} random moves")
     if games_dir is not None:
         fileio.make_dir(games_dir, what="--save-games folder", error=MatchError)

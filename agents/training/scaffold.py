@@ -97,6 +97,8 @@ def check_distributed(coordinator: str | None, num_processes: int | None, proces
     """
     if num_processes is not None and not (type(num_processes) is int and 1 <= num_processes <= MAX_PROCESSES):
         raise ConfigError(f"--num-processes {num_processes!r} must be a whole number from 1 to {MAX_PROCESSES:,}")
+    if process_id is not None and type(process_id) is not int:
+        raise ConfigError(f"--process-id {process_id!r} must be a whole number")
     if num_processes is not None and process_id is not None and not 0 <= process_id < num_processes:
         raise ConfigError(
             f"--process-id {process_id} must be in 0..{num_processes - 1} (--num-processes {num_processes})"
@@ -593,7 +595,9 @@ def check_trainable(config: RunConfig, limit: int | None = None, eval_games: int
     if isinstance(eval_games, (bool, np.bool_)) or not isinstance(eval_games, (int, np.integer)):
         raise ConfigError(f"eval_games (--eval-games) must be an int, got {_shown(eval_games)}")
     if not 0 <= eval_games <= 2**20:
-        raise ConfigError(f"eval_games (--eval-games) must be from 1 to {2**20:,} games, got {_shown(eval_games)}")
+        raise ConfigError(
+            f"eval_games (--eval-games) must be from 0 to {2**20:,} games (0: no evaluation), got {_shown(eval_games)}"
+        )
     parts = estimate_memory(config, int(eval_games))
     total = sum(size for size, _ in parts.values())
     available, what = memory_limit() if limit is None else (int(limit), "the given limit")

@@ -173,9 +173,9 @@ def run(
     `eval_every` 25, `eval_games` 64, `minutes` none: no time limit) are kept in
     `out_dir/settings.json`: with `resume` each one left at `None` keeps its saved value (`minutes=math.inf`
     drops a saved time limit), and those that change are printed. With `resume` the newest checkpoint in
-    `out_dir` is continued exactly (its config must equal `config` except for `total_steps`); records of
-    `metrics.jsonl` after that checkpoint (from a killed run) are dropped first, and the run's clock (`time_s`)
-    continues from that checkpoint's record: `minutes` is the budget of the whole run, not of each call.
+    `out_dir` is continued exactly (its config must equal `config` except for `total_steps` and `precision`);
+    records of `metrics.jsonl` after that checkpoint (from a killed run) are dropped first, and the run's clock
+    (`time_s`) continues from that checkpoint's record: `minutes` is the budget of the whole run, not of each call.
 
     The learning rate decays linearly over the run: over `config.num_updates` updates, or, in a time-limited call
     (new or resumed), over the updates it expects to reach by its deadline, fitted from the wall time of its updates

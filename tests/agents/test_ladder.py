@@ -15,7 +15,7 @@ import blokus_agents  # noqa: F401  (registers the built-in agents)
 from blokus_agents.engines import ladder
 from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
 from blokus_agents.engines.rating import ladder_elo, level_elo, parse_levels
-from blokus_jax.io import records
+from blokus_jax.io import records, sgf
 
 TINY = f"{sys.executable} {Path(__file__).parent / 'tiny_gtp_engine.py'}"
 
@@ -109,6 +109,9 @@ def test_resignation_is_a_win_and_results_resume(tmp_path) -> None:
     # the agent moved before the engine resigned in game 0 (seat 0), not in game 1 (seat 1)
     assert rows[0].moves == 1 and rows[1].moves == 0
     assert records.load(rows[0].record).actions  # the saved game opens as a record
+    # the records say the agent won by resignation; an unfinished position's scores give no margin
+    assert [sgf.read(Path(r.record).read_text()).result for r in rows] == ["B+R", "W+R"]
+    assert [r.margin for r in rows] == [None, None]
     # a longer match with the same settings plays only the missing games
     again = ladder.play_match("greedy", f"{TINY} resign", 3, results=results, games_dir=games, progress=False)
     assert [r.game for r in again[None]] == [0, 1, 2]
