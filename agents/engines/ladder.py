@@ -417,16 +417,13 @@ class MatchRunner:
             index, level, seat, share, scores, margin, n_moves, agent_s, engine_s, None, record, resigned,
         )  # fmt: skip
 
-    def _save(
-        self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings, resigned: bool = False
-    ) -> str | None:
+    def _save(self, game: _Game, index, level, seat, scores, games_dir: Path | None, settings, resigned) -> str | None:
         if games_dir is None:
             return None
         names = [self.engine_name] * self.env.num_players
         names[seat] = f"blokus-jax {self.agent}"
-        result = None
-        if self.env.num_players == 2:  # SGF's RE: "B+R" / "W+R" for a win by resignation
-            result = ("B+R" if seat == 0 else "W+R") if resigned else result_value(scores)
+        won = ("B+R" if seat == 0 else "W+R") if resigned else result_value(scores)  # SGF's RE; "+R": by resignation
+        result = won if self.env.num_players == 2 else None
         metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
         text = write(self.env.variant, names, metadata, game.moves, result, "blokus-jax")
         path = games_dir / f"{'' if level is None else f'level{level}_'}game{index:04d}.blksgf"
