@@ -82,8 +82,8 @@ def candidates(
     env, model_network, positions, slots: int = SLOTS, batch: int = 32, seed: int = 0, inputs: str = "state"
 ):
     """``(features f16[N, slots, F], legal bool[N, slots], chosen int32[N], phase int32[N])`` of ``positions``,
-    the features over ``inputs`` planes (``blokus_agents.search.move_model.INPUTS``)."""
-    from blokus_agents.search.move_model import DEFAULT_PHASES, move_features, phase_of
+    the features over ``inputs`` planes (``blokus_agents.search.move_features.INPUTS``)."""
+    from blokus_agents.search.move_features import DEFAULT_PHASES, move_features, phase_of
 
     tables = env.tables
     apply = None
@@ -160,13 +160,9 @@ def network_of(env, spec: str | None):
 def fit_command(args: argparse.Namespace) -> None:
     """Fit the move model and write it with its provenance."""
     import blokus_jax
-    from blokus_agents.search.move_model import (
-        DEFAULT_PHASES,
-        MoveModel,
-        feature_names,
-        fit,
-        recall_at,
-    )
+    from blokus_agents.search.move_features import DEFAULT_PHASES, feature_names
+    from blokus_agents.search.move_fit import fit, recall_at
+    from blokus_agents.search.move_model import MoveModel
     from blokus_agents.search.positions import labelled_positions
 
     env = blokus_jax.make(args.variant)

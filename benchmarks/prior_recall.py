@@ -43,7 +43,7 @@ def scores_of(prior, positions, batch: int = 64) -> np.ndarray:
 
 def recall_table(scores: np.ndarray, positions) -> dict[str, dict[int, float]]:
     """``{phase label or "all": {k: recall}}`` of ``scores`` against the chosen moves."""
-    from blokus_agents.search.move_model import recall_at
+    from blokus_agents.search.move_fit import recall_at
 
     table = {"all": recall_at(scores, positions.chosen, KS)}
     number = positions.move + 1

@@ -14,13 +14,8 @@ import numpy as np
 
 import blokus_jax
 from blokus_agents.core.options import MODEL_PRIORS, NETWORK_PRIORS, PRECISION_CHOICES
-from blokus_agents.search.move_model import (
-    MoveModel,
-    observation_phase,
-    observation_planes,
-    placement_scores,
-    shipped_model,
-)
+from blokus_agents.search.move_features import observation_phase, observation_planes, placement_scores
+from blokus_agents.search.move_model import MoveModel, shipped_model
 from blokus_jax.env import Env
 from blokus_jax.errors import ConfigError
 from blokus_jax.observe import Observation
@@ -238,7 +233,7 @@ class PolicyValueNet(nn.Module):
     masked softmax, losses and advantages that use them are computed in float32.
 
     `prior="model"` adds the fitted move model of `variant` over the mover's observation
-    (`blokus_agents.search.move_model.observation_planes`, the shipped `move_model_VARIANT_observation.json`) to
+    (`blokus_agents.search.move_features.observation_planes`, the shipped `move_model_VARIANT_observation.json`) to
     the placement logits, and the policy head starts at zero, so an untrained network plays the model's policy
     and learning refines it. The model's weights are the parameter `move_model` (`f32[phases, features]`),
     initialised from the fit and held fixed (no gradient reaches them: their backward pass doubles a CPU update's
@@ -313,7 +308,7 @@ def model_scores(variant: str, weights: jax.Array, obs: Observation, conv: str =
         variant: the variant's name (its shipped observation model, `observation_model`).
         weights: `f32[phases, features]`, the network's parameter `move_model`.
         obs: a batch of observations `[N, ...]`.
-        conv: the form of the correlation (`blokus_agents.search.move_model.placement_scores`): "native", or
+        conv: the form of the correlation (`blokus_agents.search.move_features.placement_scores`): "native", or
             "im2col" where the weights are trained on CPU.
 
     Returns:

@@ -16,23 +16,19 @@ from hypothesis import strategies as st
 
 import blokus_jax
 from blokus_agents import AgentSpecError, move_prior, resolve_agent
-from blokus_agents.search.move_model import (
+from blokus_agents.search.move_features import (
     DEFAULT_PHASES,
     LAST_MOVE_PLANES,
     PLANES,
-    MoveModel,
-    MoveModelError,
     cell_planes,
     feature_names,
-    fit,
     move_features,
     observation_phase,
     observation_planes,
     phase_of,
-    recall_at,
-    shipped_model,
-    softmax_loss,
 )
+from blokus_agents.search.move_fit import fit, recall_at, softmax_loss
+from blokus_agents.search.move_model import MoveModel, MoveModelError, shipped_model
 
 EDGE = ((1, 0), (-1, 0), (0, 1), (0, -1))
 DIAG = ((1, 1), (1, -1), (-1, 1), (-1, -1))

@@ -189,7 +189,7 @@ def test_auto_conv_is_im2col_on_cpu_and_native_on_accelerators():
 @pytest.mark.parametrize("prior", ["model", "tuned"])
 def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it(prior):
     from blokus_agents.players.networks import observation_model
-    from blokus_agents.search.move_model import observation_phase, observation_planes, placement_scores
+    from blokus_agents.search.move_features import observation_phase, observation_planes, placement_scores
 
     env = blokus_jax.make("duo")
     net = make_network(env, channels=4, blocks=0, value_hidden=8, prior=prior)
