@@ -422,8 +422,8 @@ class MatchRunner:
             return None
         names = [self.engine_name] * self.env.num_players
         names[seat] = f"blokus-jax {self.agent}"
-        won = ("B+R" if seat == 0 else "W+R") if resigned else result_value(scores)  # SGF's RE; "+R": by resignation
-        result = won if self.env.num_players == 2 else None
+        by_resignation = "B+R" if seat == 0 else "W+R"  # SGF's RE of the agent's win by the engine's resignation
+        result = (by_resignation if resigned else result_value(scores)) if self.env.num_players == 2 else None
         metadata = {"event": f"blokus-jax match{'' if level is None else f' level {level}'}", "round": str(index)}
         text = write(self.env.variant, names, metadata, game.moves, result, "blokus-jax")
         path = games_dir / f"{'' if level is None else f'level{level}_'}game{index:04d}.blksgf"
