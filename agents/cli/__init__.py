@@ -147,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            # orbax/TensorStore leave a coroutine unawaited when they fail to read a corrupt checkpoint; Python's
+            # note about it (said whenever it is collected) is internal noise next to the CheckpointError's message
+            warnings.filterwarnings("ignore", r"coroutine '.*' was never awaited", RuntimeWarning)
             warnings.showwarning = _show_warning
             _check_extras(args.command)
             use_compile_cache(getattr(args, "no_compile_cache", False))

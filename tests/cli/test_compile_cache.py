@@ -98,3 +98,20 @@ def test_many_cache_entries_that_cannot_be_written_are_one_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot be written (PermissionError: denied)" in err[0] and COMPILE_CACHE_ENV in err[0]
     cli._cache_warned.clear()
+
+
+def test_an_unawaited_library_coroutine_is_not_reported_but_other_warnings_are(monkeypatch, tmp_path, capsys):
+    """orbax leaves a coroutine unawaited when it fails on a corrupt checkpoint; Python's note about it (made
+    whenever the coroutine is collected) must not add a line to the command's one-line error."""
+    import warnings
+
+    def warn_twice(*args, **kwargs):
+        warnings.warn("coroutine 'Store._get_array_metadatas' was never awaited", RuntimeWarning, stacklevel=1)
+        warnings.warn("a warning users should see", UserWarning, stacklevel=1)
+
+    monkeypatch.setattr(cli, "use_compile_cache", warn_twice)
+    record = tmp_path / "missing.blksgf"
+    assert cli.main(["replay", str(record)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert not any("never awaited" in line for line in err)
+    assert any("a warning users should see" in line for line in err) and any("error" in line for line in err)
