@@ -16,6 +16,7 @@ from blokus_agents.core import policies
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, resolve_agent
 from blokus_agents.engines.arena import play_match
 from blokus_agents.players import baselines
+from blokus_agents.players.baselines import shipped
 from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import make_network
 from blokus_agents.search.settings import MAX_SIMS
@@ -52,7 +53,7 @@ def shelf(tmp_path, params, monkeypatch):
     package directory."""
     write(params, tmp_path)
     write(params, tmp_path, "tiny_az", algorithm="alphazero", sims=4)
-    monkeypatch.setattr(baselines, "PACKAGE_DIR", tmp_path)
+    monkeypatch.setattr(shipped, "PACKAGE_DIR", tmp_path)
     return tmp_path
 
 
@@ -73,7 +74,7 @@ def test_a_written_baseline_loads_back_bit_exactly(env, params, tmp_path):
     assert serialization.to_bytes(loaded) == (tmp_path / "tiny.msgpack").read_bytes()
     assert (network.channels, network.blocks, network.value_hidden) == (4, 1, 8)
     assert meta["variant"] == "simple" and meta["algorithm"] == "ppo" and meta["sims"] == 0
-    assert set(json.loads(path.read_text())) == set(baselines._FIELDS) | set(baselines._OPTIONAL_FIELDS)
+    assert set(json.loads(path.read_text())) == set(shipped._FIELDS) | set(shipped._OPTIONAL_FIELDS)
     with pytest.raises(FileExistsError, match="--force"):
         write(params, tmp_path)
     write(params, tmp_path, overwrite=True)
@@ -242,7 +243,7 @@ def test_alphazero_baselines_search_with_their_budget_unless_overridden(env, she
         calls.append(settings.options())
         return "searching policy"
 
-    monkeypatch.setattr(baselines, "network_search_policy", spy)
+    monkeypatch.setattr(shipped, "network_search_policy", spy)
     assert resolve_agent("baseline:tiny_az", env) == "searching policy"
     assert resolve_agent("baseline:tiny_az,sims=32,k=8", env) == "searching policy"
     assert resolve_agent("baseline:tiny,sims=2", env) == "searching policy"  # a ppo baseline with search
@@ -257,9 +258,7 @@ def test_a_time_budget_replaces_the_baselines_simulations(env, shelf, monkeypatc
     """``baseline:NAME,seconds=S`` searches with a time budget (also a ppo baseline, which would not search by
     default); a budget in simulations and in time at once is refused."""
     calls = []
-    monkeypatch.setattr(
-        baselines, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options())
-    )
+    monkeypatch.setattr(shipped, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options()))
     resolve_agent("baseline:tiny_az,seconds=0.5", env)
     resolve_agent("baseline:tiny,seconds=2", env)
     assert [c["seconds"] for c in calls] == [0.5, 2.0]
@@ -271,10 +270,8 @@ def test_a_time_budget_replaces_the_baselines_simulations(env, shelf, monkeypatc
 
 def test_a_baselines_own_mix_is_its_default_and_a_file_without_one_means_zero(env, params, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(
-        baselines, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options())
-    )
-    monkeypatch.setattr(baselines, "PACKAGE_DIR", tmp_path)
+    monkeypatch.setattr(shipped, "network_search_policy", lambda env, fn, p, settings: calls.append(settings.options()))
+    monkeypatch.setattr(shipped, "PACKAGE_DIR", tmp_path)
     write(params, tmp_path, "mixed", algorithm="alphazero", sims=4, mix=0.5)
     assert json.loads((tmp_path / "mixed.json").read_text())["mix"] == 0.5
     write(params, tmp_path, "old", algorithm="alphazero", sims=4)
