@@ -91,7 +91,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     _add_run_flags(parser)
 
     def run(args: argparse.Namespace) -> int:
-        from blokus_agents.training import scaffold
+        from blokus_agents.training import distributed
         from blokus_agents.training import train as trainer  # the trainer and its dependencies load only here
 
         if (args.teacher is None) != (args.teacher_updates is None):
@@ -116,7 +116,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
             init_from=init,
             **_session_settings(args, out),
         )
-        if scaffold.is_primary():
+        if distributed.is_primary():
             _print_summary(summary, config, out, args.json)
         return 130 if summary.get("interrupted") else 0
 
@@ -229,12 +229,12 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
 def _start_jax(args: argparse.Namespace) -> None:
     """Before JAX runs anything: one CPU device per core (or `--cpu-devices`), then, with `--distributed` (or
     any of its three flags), join the other processes."""
-    from blokus_agents.training import scaffold
+    from blokus_agents.training import distributed
 
-    scaffold.use_cpu_cores(args.cpu_devices)
+    distributed.use_cpu_cores(args.cpu_devices)
     flags = (args.coordinator, args.num_processes, args.process_id)
     if args.distributed or any(f is not None for f in flags):
-        scaffold.start_distributed(*flags, timeout=args.distributed_timeout)
+        distributed.start_distributed(*flags, timeout=args.distributed_timeout)
 
 
 def _default_out(algo: str | None, variant: str | None) -> str:

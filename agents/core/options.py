@@ -176,17 +176,20 @@ def lookahead_bytes(env: Any, positions: int) -> int:
     return XLA_OVERHEAD * positions * (state_bytes(env) + legal_bits_bytes(env))
 
 
-@functools.lru_cache(maxsize=1)
-def machine_memory() -> tuple[int, str]:
+@functools.lru_cache(maxsize=2)
+def machine_memory(every_device: bool = False) -> tuple[int, str]:
     """`(bytes, what)`: the memory of the device JAX computes on: an accelerator's own memory limit, else the
-    host's physical memory."""
+    host's physical memory. With `every_device`, the limits of all of this process's accelerators summed: the memory
+    a run that splits its games over them has."""
     import jax
 
-    device = jax.devices()[0]
-    if device.platform != "cpu":
-        stats = device.memory_stats() or {}
-        if stats.get("bytes_limit"):
-            return int(stats["bytes_limit"]), f"the {device.platform} device's memory"
+    devices = jax.local_devices() if every_device else jax.devices()[:1]
+    if devices[0].platform != "cpu":
+        limits = [(device.memory_stats() or {}).get("bytes_limit") for device in devices]
+        if all(limits):
+            platform, count = devices[0].platform, len(devices)
+            what = f"the {platform} device's memory" if count == 1 else f"the memory of {count} {platform} devices"
+            return sum(int(limit) for limit in limits), what
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "this machine's memory"
     except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf

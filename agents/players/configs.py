@@ -6,7 +6,7 @@ algorithm's name (the `"algorithm"` of checkpoint metadata) to its class.
 
 Every field declares its default, range and help once (`blokus_agents.core.options.setting`); `blokus-jax train`
 builds its flags from them. A leaf: it imports no implementation and no JAX (the memory estimate and the checks a run
-needs before it starts are in `blokus_agents.training.scaffold`).
+needs before it starts are in `blokus_agents.training.checks`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ MAX_SEED = 2**32 - 1
 #: The largest `total_steps` (the CLI's open-ended time-limited runs use 10**12).
 MAX_TOTAL_STEPS = 10**15
 #: The largest update count a trainer's `int32` counters hold (`teacher_updates`; the learning-rate schedule's
-#: horizon saturates there, `blokus_agents.training.scaffold.MAX_HORIZON`).
+#: horizon saturates there, `blokus_agents.training.optim.MAX_HORIZON`).
 MAX_UPDATES = int(np.iinfo(np.int32).max)
 #: The search of AlphaZero's self-play, declared once: its four search fields default to these values (and take the
 #: ranges of `SearchSettings`' fields).

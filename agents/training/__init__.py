@@ -1,6 +1,8 @@
-"""Training: `scaffold` (what both trainers share), `ppo` and `alphazero` (`make_train(config)`), `algorithms` (the
-trainer of a config), `replay`, `checkpoint` (writing and resuming orbax checkpoints), `rundir` (run directories,
-metrics, settings), `curves` (evaluation during a run) and `train` (the host loop). The settings of a run
+"""Training: `scaffold` (what both trainers share: their parts and jit wiring), `optim` (the optimiser), `mesh`
+(devices and shardings), `checks` (before a run: the config and the memory estimate), `distributed` (start-up and
+several processes), `ppo` and `alphazero` (`make_train(config)`), `algorithms` (the trainer of a config), `replay`,
+`checkpoint` (writing and resuming orbax checkpoints), `rundir` (run directories, metrics, settings), `curves`
+(evaluation during a run) and `train` (the host loop). The settings of a run
 (`blokus_agents.players.configs`) and reading checkpoints (`blokus_agents.players.checkpoint_read`) are a layer
 below, beside the network they describe.
 

@@ -22,8 +22,9 @@ from blokus_agents.players.configs import AZConfig
 from blokus_agents.players.networks import PolicyValueNet
 from blokus_agents.search.gumbel import SearchOutput, make_search, network_evaluator
 from blokus_agents.search.mcts import teacher_search
+from blokus_agents.training.checks import check_candidates
 from blokus_agents.training.replay import Buffer, Sample, buffer_finish, buffer_sample, buffer_write, empty_buffer
-from blokus_agents.training.scaffold import check_candidates, fresh_runner_fields, jit_trainer, make_parts, param_norm
+from blokus_agents.training.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm
 from blokus_jax import rules, symmetry
 from blokus_jax.env import Env, State
 from blokus_jax.errors import ConfigError

@@ -80,7 +80,7 @@ def save(run_dir: str | os.PathLike, runner: Any, config: RunConfig, keep: int |
     """
     import orbax.checkpoint as ocp
 
-    from blokus_agents.training.scaffold import is_primary
+    from blokus_agents.training.distributed import is_primary
 
     step = int(runner.update)
     items = {"params": runner.params, "state": _state_item(runner), **_newest_items(runner)}
@@ -285,8 +285,8 @@ def upgrade(run_dir: str | os.PathLike) -> list[int]:
     Returns the upgraded update numbers (empty when there was nothing to do)."""
     import optax
 
+    from blokus_agents.training.optim import LinearDecayState
     from blokus_agents.training.ppo import Runner, make_train
-    from blokus_agents.training.scaffold import LinearDecayState
 
     done = []
     for step in saved_steps(run_dir):

@@ -18,15 +18,8 @@ from jax.sharding import Mesh
 from blokus_agents.core.masking import masked_logits, sample_masked
 from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import PolicyValueNet, model_scores
-
-# the optimiser and mesh helpers live in the scaffold; they are re-exported here, where earlier versions had them
-from blokus_agents.training.scaffold import (
-    fresh_runner_fields,
-    jit_trainer,
-    lr_schedule,
-    make_parts,
-    param_norm,
-)
+from blokus_agents.training.optim import lr_schedule
+from blokus_agents.training.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm
 from blokus_jax.env import Env, State
 from blokus_jax.observe import Observation
 
@@ -178,7 +171,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     """PureJaxRL's entry point: the `PPOTrainer` of `config`; `make_train(config)(key)` trains. The nested
     functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
     `make_loss`). The environment, network, optimiser, shardings and jit wiring come from
-    `blokus_agents.training.scaffold`."""
+    `blokus_agents.training.scaffold`, `blokus_agents.training.optim` and `blokus_agents.training.mesh`."""
     c = config
     parts = make_parts(c, mesh)
     env, network, optimizer = parts

@@ -35,7 +35,7 @@ def await_coordinator(coordinator: str, process_id: int | None, num_processes: i
     to go on. Only then does JAX bind the port and connect (every process is there).
 
     Args:
-        coordinator: `HOST:PORT` of process 0, already checked (`blokus_agents.training.scaffold.check_distributed`).
+        coordinator: `HOST:PORT` of process 0, already checked (`blokus_agents.training.distributed.check_distributed`).
         process_id: This process's id.
         num_processes: The number of processes of the run.
         timeout: Seconds a process waits for the others.

@@ -29,14 +29,16 @@ from tqdm import TqdmWarning
 
 from blokus_agents.players import checkpoint_index, checkpoint_read
 from blokus_agents.players.configs import RunConfig
-from blokus_agents.training import checkpoint, rundir, scaffold
+from blokus_agents.training import checkpoint, distributed, optim, rundir
 from blokus_agents.training.algorithms import make_trainer
+from blokus_agents.training.checks import check_trainable
 from blokus_agents.training.curves import (
     PLOT_FILE,
     evaluate,
     plot_win_rates,
     win_rates_text,
 )
+from blokus_agents.training.mesh import default_mesh
 from blokus_agents.training.rundir import (
     Settings,
     _write_settings,
@@ -50,13 +52,6 @@ from blokus_jax.errors import CheckpointError, ConfigError
 with warnings.catch_warnings():  # a notebook without ipywidgets falls back to text bars quietly
     warnings.simplefilter("ignore", TqdmWarning)
     from tqdm.auto import tqdm
-
-
-def default_mesh(config: RunConfig):
-    """The mesh a run of `config` uses by default (`blokus_agents.training.scaffold.default_mesh`): every device of
-    every process with several processes, else as many local devices as `config.num_envs` splits evenly over (`None`
-    when that is one)."""
-    return scaffold.default_mesh(config.num_envs)
 
 
 @dataclass(frozen=True)
@@ -192,7 +187,7 @@ def run(
     written and the summary (`interrupted` true) is returned; the line printed says how to resume. A second signal
     stops at once (`KeyboardInterrupt`), keeping the earlier checkpoints.
 
-    With several processes (`blokus_agents.training.scaffold.start_distributed`) every process calls `run` with the
+    With several processes (`blokus_agents.training.distributed.start_distributed`) every process calls `run` with the
     same arguments; process 0 holds the lock, writes the metrics, settings and plot and prints; checkpoints are
     written and read by all together. A lock file keeps a second trainer out of `out_dir`.
 
@@ -211,7 +206,9 @@ def run(
         until_update: Stop at this update number.
         progress: Show the progress bar (process 0 prints its lines of text, compiling and the first
             evaluation, either way).
-        mesh: `"auto"` (`default_mesh`), `None` or a `make_mesh` mesh.
+        mesh: `"auto"` (`blokus_agents.training.mesh.default_mesh` of `config.num_envs`: every device of every
+            process with several processes, else as many local devices as the games split evenly over), `None`
+            or a `make_mesh` mesh.
         init_from: Start from the newest network of that run directory (either algorithm, same variant and
             network size), or of an `InitNetwork`, with a fresh optimiser (a new run only).
 
@@ -223,7 +220,7 @@ def run(
     Raises:
         CheckpointError: `out_dir` is a file, `init_from` is combined with `resume`, or the run directory, its
             lock or its checkpoints cannot be used.
-        ConfigError: A config or setting the run cannot train with (`blokus_agents.training.scaffold.check_trainable`),
+        ConfigError: A config or setting the run cannot train with (`blokus_agents.training.checks.check_trainable`),
             processes started with different settings, or a non-finite loss or parameter norm.
         KeyboardInterrupt: A second stop signal.
     """
@@ -245,7 +242,7 @@ def run(
     given = {k: v for k, v in given.items() if v is not None}
     settings, changed = resolve_settings(read_settings(out) if resume else None, given)
     # types, ranges, the replay ring and the memory estimate, before anything is written
-    scaffold.check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
+    check_trainable(config, eval_games=settings.eval_games if settings.eval_every > 0 else 0)
     checkpoint_index.check_run_dir(out)  # a `checkpoints` that is a file, a misnamed checkpoint: before any compiling
     _check_same_run(config, settings, out, resume, until_update)
     with _process_lock(out), StopSignals() as stop:
@@ -295,7 +292,7 @@ def _check_same_run(config: RunConfig, settings: Settings, out: Path, resume: bo
         return
     text = json.dumps([config.to_dict(), settings.to_dict(), str(out), resume, until_update], sort_keys=True)
     digest = int(hashlib.sha256(text.encode()).hexdigest()[:7], 16)  # 28 bits: an int32 on every device
-    if scaffold.any_process(int(scaffold.agree(digest)) != digest):
+    if distributed.any_process(int(distributed.agree(digest)) != digest):
         raise ConfigError(
             "the processes of this run were started with different settings: start every process with the same "
             "flags (--variant, --out, --num-envs, --minutes, --resume, ...) but its own --process-id"
@@ -312,12 +309,12 @@ def _process_lock(out: Path) -> Iterator[None]:
         return
     error: CheckpointError | None = None
     with ExitStack() as stack:
-        if scaffold.is_primary():
+        if distributed.is_primary():
             try:
                 stack.enter_context(rundir.claim(out))
             except CheckpointError as exc:
                 error = exc
-        if not scaffold.agree(error is None):
+        if not distributed.agree(error is None):
             raise error or CheckpointError(
                 f"process 0 could not take the lock of {str(out)!r} (another trainer uses it; see process 0's message)"
             )
@@ -345,7 +342,7 @@ class _Session:
         self.config, self.out, self.settings = config, out, settings
         self.stop = stop or StopSignals()
         self.interrupted = False
-        self.primary = scaffold.is_primary()
+        self.primary = distributed.is_primary()
         self.begin = self.clock()
         self.clock0 = 0.0  # the run's clock when this session began (seconds trained by earlier sessions)
         self.deadline = None if settings.minutes is None else self.begin + 60.0 * settings.minutes
@@ -353,7 +350,7 @@ class _Session:
         self.next_eval = math.inf  # the run's clock (seconds) at which the next evaluation by time is due
         self.verbose = self.primary  # lines of text (compiling, the first evaluation) are shown even without a bar
         self.progress = progress and self.primary
-        self.trainer = make_trainer(config, default_mesh(config) if mesh == "auto" else mesh)
+        self.trainer = make_trainer(config, default_mesh(config.num_envs) if mesh == "auto" else mesh)
         self.last = config.num_updates if until_update is None else min(config.num_updates, until_update)
         self.eval_key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
         self.name = {"ppo": "PPO", "alphazero": "AlphaZero"}[config.algorithm]
@@ -381,11 +378,11 @@ class _Session:
 
     def out_of_time(self) -> bool:
         """Whether the deadline has passed, as process 0 sees it (the same answer in every process)."""
-        return bool(scaffold.agree(self.deadline is not None and self.clock() >= self.deadline))
+        return bool(distributed.agree(self.deadline is not None and self.clock() >= self.deadline))
 
     def stopping(self) -> bool:
         """Whether a stop signal reached any process (`StopSignals`); announced once, on process 0."""
-        if not self.interrupted and scaffold.any_process(self.stop.received is not None):
+        if not self.interrupted and distributed.any_process(self.stop.received is not None):
             self.interrupted = True
             self.say(
                 f"\n{self.stop.received or 'a stop signal'} received: stopping after this update and saving a "
@@ -405,13 +402,13 @@ class _Session:
             update = int(runner.update)
             if self.primary:
                 rundir.truncate_metrics(out, update)
-            self.clock0 = float(scaffold.agree(rundir.run_clock(out, update) if self.primary else 0.0))
+            self.clock0 = float(distributed.agree(rundir.run_clock(out, update) if self.primary else 0.0))
             if self.deadline is not None:
                 self.deadline -= self.clock0
-            horizon = min(self.config.num_updates, scaffold.MAX_HORIZON)
-            if self.deadline is None and scaffold.lr_horizon(runner) != horizon:
-                changed.append(f"learning-rate horizon {horizon} updates (was {scaffold.lr_horizon(runner)})")
-                runner = scaffold.with_lr_horizon(runner, horizon)
+            horizon = min(self.config.num_updates, optim.MAX_HORIZON)
+            if self.deadline is None and optim.lr_horizon(runner) != horizon:
+                changed.append(f"learning-rate horizon {horizon} updates (was {optim.lr_horizon(runner)})")
+                runner = optim.with_lr_horizon(runner, horizon)
             self.say(f"resumed from update {update}{self.budget_text()}")
             for line in changed:
                 self.say(f"resumed with {line}")
@@ -524,7 +521,7 @@ class _Session:
         `seconds_per_update` of wall time an update."""
         update = int(runner.update)
         horizon = _estimated_horizon(self.config, update, self.deadline - self.clock(), seconds_per_update)
-        return scaffold.with_lr_horizon(runner, int(scaffold.agree(max(horizon, update))))
+        return optim.with_lr_horizon(runner, int(distributed.agree(max(horizon, update))))
 
     def eval_period(self) -> float | None:
         """Seconds of the run's clock between evaluations by time (`evals` over the budget), or `None`."""
@@ -545,7 +542,7 @@ class _Session:
             return False
         if update % s.eval_every == 0 or (done and not self.interrupted):
             return True
-        return self.eval_period() is not None and bool(scaffold.agree(self.elapsed() >= self.next_eval))
+        return self.eval_period() is not None and bool(distributed.agree(self.elapsed() >= self.next_eval))
 
     def save_due(self, update: int, done: bool) -> bool:
         """Whether update `update` is checkpointed: the last one, every `checkpoint_every` updates, or
@@ -554,7 +551,7 @@ class _Session:
         if done or (s.checkpoint_every > 0 and update % s.checkpoint_every == 0):
             return True
         late = s.checkpoint_minutes > 0 and self.clock() - self.last_save >= 60 * s.checkpoint_minutes
-        return bool(scaffold.agree(late))
+        return bool(distributed.agree(late))
 
     def train(self, runner: Any, update_fn: Any) -> Any:
         """Run updates until the last one, the deadline or a stop signal: log each, evaluate and checkpoint on

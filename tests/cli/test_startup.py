@@ -15,8 +15,9 @@ from blokus_agents import cli
 
 #: Libraries only a command's work needs, by top-level package (tensorstore, humanize and uvloop come with orbax).
 HEAVY = ("jax", "jaxlib", "flax", "orbax", "tensorstore", "humanize", "uvloop", "optax", "mctx", "chex", "matplotlib")
-#: Project modules that load optax (the trainers and their scaffold): imported by ``train``'s handler only.
+#: Project modules that load optax (the trainers, their scaffold and optimiser): imported by ``train``'s handler only.
 TRAINER_MODULES = (
+    "blokus_agents.training.optim",
     "blokus_agents.training.scaffold",
     "blokus_agents.training.ppo",
     "blokus_agents.training.alphazero",

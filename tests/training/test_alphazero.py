@@ -312,7 +312,7 @@ SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
     from blokus_agents.training.alphazero import make_train
     from blokus_agents.players.configs import AZConfig
-    from blokus_agents.training.scaffold import make_mesh
+    from blokus_agents.training.mesh import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = AZConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())

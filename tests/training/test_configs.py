@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blokus_agents.core.options import machine_memory
 from blokus_agents.players.configs import AZConfig, PPOConfig
-from blokus_agents.training import scaffold
-from blokus_agents.training.scaffold import ReplayWarning, check_trainable, estimate_memory
+from blokus_agents.training.checks import ReplayWarning, check_trainable, estimate_memory
 from blokus_jax.errors import BlokusError, CheckpointError, ConfigError
 
 INT_FIELDS = {cls: [f for f, v in cls().to_dict().items() if type(v) is int] for cls in (PPOConfig, AZConfig)}
@@ -145,7 +145,7 @@ def test_a_teacher_search_is_counted_and_a_too_large_one_refused():
 
 
 def test_memory_limit_is_the_machine():
-    limit, what = scaffold.memory_limit()
+    limit, what = machine_memory(every_device=True)
     assert limit > 2**28 and what
 
 

@@ -192,29 +192,29 @@ def test_distributed_flags_are_checked_in_the_clis_words(capsys):
 
 CORES = textwrap.dedent("""
     import os, sys
-    from blokus_agents.training import scaffold
+    from blokus_agents.training import distributed, mesh
     from blokus_jax.errors import ConfigError
     if sys.argv[1] == "default":  # one CPU device per core, set before JAX starts
-        assert scaffold.use_cpu_cores() == scaffold.cpu_cores()
+        assert distributed.use_cpu_cores() == distributed.cpu_cores()
         import jax
-        assert len(jax.devices()) == scaffold.cpu_cores()
-        assert scaffold.use_cpu_cores() is None  # JAX runs: nothing changes, and asking for another count is an error
+        assert len(jax.devices()) == distributed.cpu_cores()
+        assert distributed.use_cpu_cores() is None  # JAX runs: nothing changes, and asking for another count fails
         try:
-            scaffold.use_cpu_cores(scaffold.cpu_cores() + 1)
+            distributed.use_cpu_cores(distributed.cpu_cores() + 1)
             raise SystemExit("no error")
         except ConfigError as exc:
             assert "already started" in str(exc)
     else:  # XLA_FLAGS chose 4 devices: respected, and the default mesh takes as many as the games split over
-        assert scaffold.use_cpu_cores() is None
+        assert distributed.use_cpu_cores() is None
         try:
-            scaffold.use_cpu_cores(2)
+            distributed.use_cpu_cores(2)
             raise SystemExit("no error")
         except ConfigError as exc:
             assert "contradicts XLA_FLAGS" in str(exc)
         import jax
         assert len(jax.devices()) == 4
-        assert scaffold.default_mesh(8).size == 4 and scaffold.default_mesh(6).size == 3
-        assert scaffold.default_mesh(7) is None
+        assert mesh.default_mesh(8).size == 4 and mesh.default_mesh(6).size == 3
+        assert mesh.default_mesh(7) is None
     print("CORES-OK")
 """)
 

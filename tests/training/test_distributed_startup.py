@@ -13,7 +13,7 @@ import pytest
 
 from blokus_agents import cli
 from blokus_agents.players.configs import PPOConfig
-from blokus_agents.training import scaffold, train
+from blokus_agents.training import distributed, train
 from blokus_jax.errors import ConfigError
 
 
@@ -31,7 +31,7 @@ from blokus_jax.errors import ConfigError
 )
 def test_settings_that_could_only_hang_or_crash_are_refused_before_connecting(flags, message):
     with pytest.raises(ConfigError, match=message):
-        scaffold.check_distributed(*flags)
+        distributed.check_distributed(*flags)
 
 
 def test_the_cli_refuses_a_coordinator_alone_in_its_words(capsys):
@@ -42,10 +42,10 @@ def test_the_cli_refuses_a_coordinator_alone_in_its_words(capsys):
 
 WAIT = textwrap.dedent("""
     import sys
-    from blokus_agents.training import scaffold
+    from blokus_agents.training import distributed
     from blokus_jax.errors import ConfigError
     try:
-        scaffold.start_distributed(sys.argv[1], 2, 1, timeout=3)
+        distributed.start_distributed(sys.argv[1], 2, 1, timeout=3)
     except ConfigError as exc:
         print("REFUSED", exc)
 """)
@@ -78,21 +78,21 @@ def test_a_second_process_zero_is_refused_when_the_port_is_taken(tmp_path):
 
 def test_processes_started_with_different_settings_are_refused_in_all_of_them(tmp_path, monkeypatch):
     monkeypatch.setattr(train.jax, "process_count", lambda: 2)
-    monkeypatch.setattr(scaffold, "agree", lambda value: value + 1)  # process 0 had other settings
-    monkeypatch.setattr(scaffold, "any_process", lambda flag: bool(flag))
+    monkeypatch.setattr(distributed, "agree", lambda value: value + 1)  # process 0 had other settings
+    monkeypatch.setattr(distributed, "any_process", lambda flag: bool(flag))
     config = PPOConfig(variant="simple", num_envs=8, num_steps=8, total_steps=64)
     with pytest.raises(ConfigError, match="started with different settings"):
         train._check_same_run(config, train.Settings(), tmp_path, False, None)
-    monkeypatch.setattr(scaffold, "agree", lambda value: value)
+    monkeypatch.setattr(distributed, "agree", lambda value: value)
     train._check_same_run(config, train.Settings(), tmp_path, False, None)
 
 
 START = textwrap.dedent("""
     import sys
-    from blokus_agents.training import scaffold
+    from blokus_agents.training import distributed
     from blokus_jax.errors import ConfigError
     try:
-        scaffold.start_distributed(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), timeout=20)
+        distributed.start_distributed(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), timeout=20)
         print("STARTED")
     except ConfigError as exc:
         print("REFUSED", exc)
@@ -141,7 +141,7 @@ def test_a_process_zero_whose_peer_never_comes_stops_with_one_line(capsys):
     with pytest.raises(
         ConfigError, match=rf"process 0 waited 1 s at --coordinator 'localhost:{port}' and process 1 never"
     ):
-        scaffold.start_distributed(f"localhost:{port}", 2, 0, timeout=1)
+        distributed.start_distributed(f"localhost:{port}", 2, 0, timeout=1)
     assert "process 0 of 2: waiting up to 1 s for the other processes to join" in capsys.readouterr().err
 
 

@@ -182,7 +182,7 @@ SHARDED = textwrap.dedent("""
     import json, jax, numpy as np
     from blokus_agents.players.configs import PPOConfig
     from blokus_agents.training.ppo import make_train
-    from blokus_agents.training.scaffold import make_mesh
+    from blokus_agents.training.mesh import make_mesh
     assert jax.local_device_count() == 4, jax.devices()
     config = PPOConfig.from_dict(json.loads({config!r}))
     single, sharded = make_train(config), make_train(config, make_mesh())
@@ -267,7 +267,7 @@ def test_cli_train_writes_metrics_plot_and_a_checkpoint_the_arena_can_load(tmp_p
     assert cli.main(resume) == 0 and checkpoint_index.latest_step(out) == 3
     # the longer run's learning rate decays over its new length, and training says so
     assert "learning-rate horizon 3 updates (was 2)" in capsys.readouterr().err
-    from blokus_agents.training.scaffold import lr_horizon
+    from blokus_agents.training.optim import lr_horizon
 
     assert lr_horizon(checkpoint.restore(out, make_train(checkpoint_read.load_config(out)))) == 3
     assert (
@@ -324,7 +324,7 @@ def test_a_second_trainer_on_the_same_directory_refuses_and_stale_locks_are_take
 def test_learning_rate_schedule_lives_in_the_optimiser_state(trainer):
     runner = trainer.init(jax.random.PRNGKey(0))
     assert int(runner.lr_horizon) == TINY.num_updates
-    from blokus_agents.training.scaffold import with_lr_horizon
+    from blokus_agents.training.optim import with_lr_horizon
 
     shorter = with_lr_horizon(jax.tree.map(jnp.copy, runner), 1)  # a copy: update donates its runner
     (_, m0), (after, m1) = trainer.update(runner), trainer.update(shorter)
