@@ -49,9 +49,10 @@ def run_clock(run_dir: Path) -> dict[int, tuple[int, float]]:
 
 
 def checkpoint_agent(run_dir: Path, step: int, env, sims: int):
-    """The player of checkpoint ``step`` (0: the run's untrained network, as its seed initialises it): its
-    network's argmax, or (``sims > 0``) its network's search."""
-    if step == 0:
+    """The player of checkpoint ``step`` (0 without a checkpoint 0: the run's untrained network, as its seed
+    initialises it; a run started with ``--init-from`` saves its starting network as checkpoint 0): its network's
+    argmax, or (``sims > 0``) its network's search."""
+    if step == 0 and 0 not in checkpoint_index.saved_steps(run_dir):
         config = checkpoint_read.load_config(run_dir)
         network = config_network(config, env)
         params = network.init(jax.random.PRNGKey(config.seed), env.observe(env.init()))
@@ -120,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=50, help="games per checkpoint and level")
     parser.add_argument("--steps", help="comma-separated updates to play (default: every checkpoint)")
     parser.add_argument(
-        "--initial", action="store_true", help="also play the untrained network (update 0) as the curve's start"
+        "--initial",
+        action="store_true",
+        help="also play the untrained network (update 0, as the seed initialises it) as the curve's start; a run "
+        "started with --init-from has its start as checkpoint 0 already",
     )
     parser.add_argument("--sims", type=int, default=0, help="AlphaZero checkpoints: search with N simulations")
     parser.add_argument("--out", type=Path, required=True, help="folder of the results (resumable)")
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps:
         wanted = {int(s) for s in args.steps.split(",")}
         steps = [s for s in steps if s in wanted]
-    if args.initial:
+    if args.initial and 0 not in steps:  # a warm-started run saved its start as checkpoint 0 already
         steps = [0, *steps]
     if not steps:
         sys.exit(f"no checkpoints to play in {args.run}")

@@ -210,7 +210,8 @@ def run(
             process with several processes, else as many local devices as the games split evenly over), `None`
             or a `make_mesh` mesh.
         init_from: Start from the newest network of that run directory (either algorithm, same variant and
-            network size), or of an `InitNetwork`, with a fresh optimiser (a new run only).
+            network size), or of an `InitNetwork`, with a fresh optimiser (a new run only); that network is
+            saved as checkpoint 0.
 
     Returns:
         A summary dict: updates, env steps, seconds (this session's; `run_seconds`: the run's clock, earlier
@@ -425,6 +426,10 @@ class _Session:
                 rundir.truncate_metrics(out, -1)
         if self.primary:
             _write_settings(out, self.settings)
+        if init_from is not None:
+            # checkpoint 0 holds the network the run starts from, so that the run directory alone says where it
+            # began (a learning curve's first point) and a run stopped before its first save resumes from there
+            checkpoint.save(out, runner, self.config, keep=self.settings.keep_checkpoints or None)
         return runner
 
     def budget_text(self) -> str:

@@ -271,13 +271,13 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
     candidates, 32 at the root; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
     from blokus_agents.core.policies import load_builtins
-    from blokus_agents.players import baselines
+    from blokus_agents.players.baselines import shipped
 
     load_builtins()  # the catalog registers the real factories first; the replacements below are what they call
     built, searched = [], []
     monkeypatch.setattr(search, "mcts_policy", lambda env, **options: built.append(options) or options)
     monkeypatch.setattr(
-        baselines, "network_search_policy", lambda env, fn, p, settings: searched.append(settings.options()) or settings
+        shipped, "network_search_policy", lambda env, fn, p, settings: searched.append(settings.options()) or settings
     )
     duo, classic, junior = blokus_jax.make("duo"), blokus_jax.make("classic"), blokus_jax.make("junior")
     assert search.strong_spec(duo, 3) == "baseline:duo,k=64,considered=32,playout=local,prior=model,seconds=3.0"

@@ -385,6 +385,10 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     for x, y in zip(jax.tree.leaves(checkpoint_read.load_params(ppo_run)[1]), jax.tree.leaves(warm.params)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert int(warm.opt_state.count) == 0
+    # and the run saved that network as its checkpoint 0, where its learning curve starts
+    assert checkpoint_index.saved_steps(az_run) == [0, 2]
+    for x, y in zip(jax.tree.leaves(checkpoint_read.load_params(az_run, 0)[1]), jax.tree.leaves(warm.params)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
     env = make("simple")
     agent = resolve_agent(str(az_run), env)  # a run directory of AlphaZero plays with its search
