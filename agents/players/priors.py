@@ -12,8 +12,8 @@ import jax.numpy as jnp
 from blokus_agents.core.policies import AgentSpecError, agent_options, load_network, split_target
 from blokus_agents.players.baselines import load_baseline
 from blokus_agents.search.gumbel import finite_logits, rollout_evaluator
-from blokus_agents.search.mcts import strong_spec
-from blokus_agents.search.move_model import shipped_model
+from blokus_agents.search.mcts import network_free_model, strong_spec
+from blokus_agents.search.move_model import model_evaluator, shipped_model
 from blokus_agents.search.settings import PRIORS
 from blokus_jax.env import Env, State
 
@@ -23,7 +23,8 @@ def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
 
     For `strong` that is the agent `strong` plays on the variant; for `baseline:NAME` and `az:RUN` (and an
     AlphaZero run directory) the network's logits, or the fitted move model's scores over them when the spec says
-    `prior=model`; for `mcts` the rollout evaluator's move scores (corner and centre terms over `temperature`).
+    `prior=model`; for `mcts` the rollout evaluator's move scores (corner and centre terms over `temperature`), or
+    with `prior=model` the variant's network-free move model's.
     Building it loads a network at most: no search is compiled and no time budget calibrated.
 
     Args:
@@ -37,6 +38,7 @@ def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
 
     Raises:
         AgentSpecError: `spec` is not a search agent, or one of its options is malformed.
+        ConfigError: `prior=model` on a variant without a fitting shipped move model.
         CheckpointError: The run directory or baseline cannot be loaded.
     """
     if not isinstance(spec, str) or not spec.strip():
@@ -49,6 +51,8 @@ def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
         options = agent_options(spec, env)[1]
         chosen = {k: v for k, v in options.items() if k in ("temperature", "centre", "margin", "playout")}
         evaluate = rollout_evaluator(env, playouts=1, **chosen)
+        if options.get("prior") == "model":
+            evaluate = model_evaluator(env, evaluate, network_free_model(env))
 
         def scores(state: State) -> jax.Array:
             return evaluate(None, jax.random.key(0), state, state.current_player)[0]

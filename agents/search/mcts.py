@@ -36,7 +36,7 @@ from blokus_agents.search.gumbel import (
     mixed_evaluator,
     rollout_evaluator,
 )
-from blokus_agents.search.move_model import model_evaluator, shipped_model
+from blokus_agents.search.move_model import MoveModel, model_evaluator, shipped_model
 from blokus_agents.search.settings import (
     MAX_SIMS,
     SETTING_NAMES,
@@ -47,14 +47,15 @@ from blokus_agents.search.settings import (
     takes_settings,
 )
 from blokus_jax.env import Env, State
-from blokus_jax.errors import VariantError
+from blokus_jax.errors import ConfigError, VariantError
 
 #: The search settings of `mcts` (all but `mix`: its leaves are valued by playouts alone) and their defaults.
 MCTS_SETTINGS = SearchSettings(sims=128)
 #: The search settings of a network's search (`az:RUN_DIR`, `network_search_policy`): `SearchSettings`' defaults.
 NETWORK_SETTINGS = SearchSettings()
-#: The search settings `mcts` takes: all but the network's (`mix`, `prior`).
-MCTS_SETTING_NAMES = tuple(name for name in SETTING_NAMES if name not in ("mix", "prior"))
+#: The search settings `mcts` takes: all but the value head's `mix` (its `prior=model` is a move model without a
+#: network logit, as shipped for `classic_2p`).
+MCTS_SETTING_NAMES = tuple(name for name in SETTING_NAMES if name != "mix")
 
 
 @takes_settings(MCTS_SETTINGS, MCTS_SETTING_NAMES)
@@ -78,9 +79,11 @@ def mcts_policy(
         value_scale: Weight of Q against the prior in the tree (mctx's `value_scale`).
         centre: Prior weight of moving towards the centre, per cell; 0 turns it off.
         **settings: The search settings `MCTS_SETTING_NAMES` (`sims`, `k`, `considered`, `gumbel_scale`,
-            `playouts`, `playout`, `margin`, `seconds`), each as `SearchSettings` declares it, with the defaults of
-            `MCTS_SETTINGS`. `seconds=S > 0` is a time budget a move that replaces `sims`: in each phase of the
-            game, the simulations one batch-1 search on this machine runs in at most `S` seconds
+            `playouts`, `playout`, `margin`, `seconds`, `prior`), each as `SearchSettings` declares it, with the
+            defaults of `MCTS_SETTINGS`. `prior=model` ranks and weighs the moves by the variant's shipped move
+            model instead of its own (the `corners` score; `centre` then has no effect); the model must take no
+            network logit (`network_free_model`). `seconds=S > 0` is a time budget a move that replaces `sims`: in
+            each phase of the game, the simulations one batch-1 search on this machine runs in at most `S` seconds
             (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
 
     Returns:
@@ -88,12 +91,15 @@ def mcts_policy(
 
     Raises:
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
+        ConfigError: `prior=model` on a variant without a shipped move model that takes no network logit.
     """
     check_budget({"seconds": settings["seconds"]})  # the range; sims with seconds is checked where a spec is resolved
     o = MCTS_SETTINGS.replace(**settings)
     evaluator = rollout_evaluator(
         env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
+    if o.prior == "model":
+        evaluator = model_evaluator(env, evaluator, network_free_model(env))
 
     built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
 
@@ -117,8 +123,22 @@ def mcts_policy(
 
     if o.seconds:
         options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
-        return phased(build, calibrate_budget(env, build, o.seconds, ("mcts",) + options))
+        key = ("mcts",) + options + (("prior=model",) if o.prior == "model" else ())
+        return phased(build, calibrate_budget(env, build, o.seconds, key))
     return build(o.sims)
+
+
+def network_free_model(env: Env) -> MoveModel:
+    """The move model shipped for `env`'s variant as the prior of a network-free search (`mcts:prior=model`, a
+    teacher's): one that takes no network logit; raises `ConfigError` for a variant without one."""
+    model = shipped_model(env.variant.name)
+    if model.network:
+        raise ConfigError(
+            f"the move model shipped for {env.variant.name!r} scores moves over the logits of {model.network!r}, "
+            f"so it guides that network's search: use '{model.network},prior=model' (mcts's prior=model needs a "
+            f"model without a network, as shipped for 'classic_2p')"
+        )
+    return model
 
 
 # Declared options of the search agents (type and range, checked when a spec is resolved, see
@@ -499,6 +519,8 @@ def teacher_search(
         margin=o["margin"],
         centre=o["centre"],
     )
+    if o["prior"] == "model":
+        evaluator = model_evaluator(env, evaluator, network_free_model(env))
     return make_search(
         env,
         evaluator,
@@ -606,6 +628,7 @@ __all__ = [
     "MCTS_OPTIONS",
     "MCTS_SETTINGS",
     "MCTS_SETTING_NAMES",
+    "network_free_model",
     "NETWORK_SETTINGS",
     "SearchSettings",
     "SEARCH_OPTIONS",

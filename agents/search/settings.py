@@ -17,8 +17,9 @@ from blokus_agents.core.options import MAX_SECONDS, PLACEMENTS, Option, declared
 
 #: Playout policies of the `rollout` evaluator (see `blokus_agents.search.playouts.playout`).
 PLAYOUTS = ("greedy", "random", "block", "local", "attach")
-#: Where a network search's prior logits come from: its policy head, or the fitted move model over them
-#: (`blokus_agents.search.move_model`, the model shipped for the variant).
+#: Where a search's prior logits come from: its own (a network's policy head; `mcts`'s `corners` score), or
+#: the fitted move model shipped for the variant (`blokus_agents.search.move_model`: over a network's logits, or,
+#: for `mcts`, a model that takes none).
 PRIORS = ("network", "model")
 #: The most simulations a move of any search: the limit of `sims` (agent specs, `SearchSettings`, the AlphaZero
 #: config) and the budget a `seconds=` time limit calibrates to at most.
@@ -49,7 +50,7 @@ class SearchSettings:
     margin: float = setting(0.5, 0.0, 1.0, doc="weight of the score margin in the value")
     seconds: float = setting(0.0, 0.0, MAX_SECONDS, doc="time budget per move at batch 1 (replaces sims); 0: off")
     prior: str = setting(
-        "network", choices=PRIORS, doc="prior logits: the network's, or the fitted move model's over them (model)"
+        "network", choices=PRIORS, doc="prior logits: the search's own (network), or the variant's move model (model)"
     )
 
     def options(self) -> dict[str, Any]:

@@ -397,3 +397,36 @@ def test_search_with_the_model_prior_plays_legal_moves(duo_positions):
     actions = np.asarray(jax.jit(jax.vmap(policy))(jax.random.split(jax.random.key(0), 3), states))
     legal = np.asarray(states.legal_action_mask)
     assert all(legal[i, a] for i, a in enumerate(actions))
+
+
+@pytest.fixture
+def simple_network_free_model(monkeypatch):
+    """A move model for ``simple`` that takes no network logit (random weights), shipped for the test."""
+    from blokus_agents.search import mcts
+
+    names = feature_names(blokus_jax.make("simple").tables, False)
+    weights = np.random.default_rng(3).normal(size=(2, len(names))).round(3).tolist()
+    model = MoveModel.from_json(_model_json(weights=weights))
+    monkeypatch.setattr(mcts, "shipped_model", lambda variant, inputs="state": model)
+    return model
+
+
+def test_mcts_with_the_model_prior_ranks_by_the_model_and_plays_legal_moves(simple, simple_network_free_model):
+    env, step, sample, _ = simple
+    state = _position(env, step, sample, seed=4, moves=3)
+    legal = np.asarray(state.legal_action_mask)
+    scores = np.asarray(jax.jit(move_prior("mcts:prior=model", env))(state))
+    model = np.asarray(simple_network_free_model.scores(env.tables, state))
+    placements = legal[:-1]
+    assert placements.any()
+    np.testing.assert_allclose(scores[:-1][placements], model[: env.pass_action][placements], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(scores[legal], np.asarray(jax.jit(move_prior("mcts", env))(state))[legal])
+    policy = resolve_agent("mcts:prior=model,sims=4,k=4,considered=4,playouts=1", env)
+    assert bool(legal[int(jax.jit(policy)(jax.random.key(0), state))])
+
+
+def test_mcts_refuses_a_model_prior_that_needs_a_network():
+    with pytest.raises(AgentSpecError, match=r"use 'baseline:duo,prior=model'"):
+        resolve_agent("mcts:prior=model", blokus_jax.make("duo"))
+    with pytest.raises(AgentSpecError, match="no move model .* shipped for variant 'simple'"):
+        resolve_agent("mcts:prior=model", blokus_jax.make("simple"))

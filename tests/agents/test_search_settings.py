@@ -39,8 +39,9 @@ def test_every_search_agent_takes_the_declared_settings():
     assert list(inspect.signature(search.network_search_policy).parameters)[3:] == ["settings"]
     assert inspect.signature(search.network_search_policy).parameters["settings"].default == SearchSettings()
     mcts = inspect.signature(search.mcts_policy).parameters
-    assert set(SETTINGS) - {"mix", "prior"} <= set(mcts) and mcts["sims"].default == 128
-    assert "mix" not in mcts and "prior" not in mcts  # no network: playouts value the leaves, corner scores rank
+    assert set(SETTINGS) - {"mix"} <= set(mcts) and mcts["sims"].default == 128
+    assert "mix" not in mcts  # no value head: playouts value the leaves
+    assert mcts["prior"].default == "network"  # its own uniform prior unless prior=model
     assert set(search.AZ_OPTIONS) == set(SETTINGS)
     assert all(search.AZ_OPTIONS[name] is SETTING_OPTIONS[name] for name in SETTINGS)
     assert AZConfig(sims=3, k=5).search_settings() == SearchSettings(sims=3, k=5, considered=8, gumbel_scale=1.0)

@@ -48,7 +48,7 @@ def test_the_search_agents_keyword_lists_are_the_declared_settings():
     """`mcts`, `az:` and `baseline:` take the declared settings, in declaration order, with their agent's defaults;
     only a baseline's `sims` (0: its own budget) and `mix` (`None`: its own) differ."""
     names = [n for n in _defaults(mcts.mcts_policy) if n in SETTING_NAMES]
-    assert tuple(names) == mcts.MCTS_SETTING_NAMES == tuple(n for n in SETTING_NAMES if n not in ("mix", "prior"))
+    assert tuple(names) == mcts.MCTS_SETTING_NAMES == tuple(n for n in SETTING_NAMES if n != "mix")
     assert {n: _defaults(mcts.mcts_policy)[n] for n in names} == {n: getattr(mcts.MCTS_SETTINGS, n) for n in names}
     assert _defaults(mcts.az_policy) == mcts.NETWORK_SETTINGS.options()
     assert _defaults(baselines.baseline_policy) == {**SearchSettings().options(), "sims": 0, "mix": None}
