@@ -315,6 +315,21 @@ def test_shipped_duo_model_fits_duo():
     assert model.provenance["held_out_positions"] > 0
 
 
+def test_shipped_classic_2p_model_is_network_free_and_guides_mcts():
+    """The model shipped for Classic for two players takes no network logit, so `mcts:prior=model` uses it; its
+    provenance names the held-out games it was measured on."""
+    env = blokus_jax.make("classic_2p")
+    model = shipped_model("classic_2p")
+    model.check(env.tables)
+    assert model.network == "" and model.inputs == "state"
+    assert model.provenance["held_out_files"] == ["l6_chunk01.blksgf"]
+    assert model.provenance["held_out_recall"]["all"]["32"] > 0.85
+    state = env.init()
+    scores = np.asarray(jax.jit(move_prior("mcts:prior=model", env))(state))
+    legal = np.asarray(state.legal_action_mask)
+    assert np.all(np.isneginf(scores[~legal])) and np.all(np.isfinite(scores[legal]))
+
+
 def test_shipped_duo_observation_model_fits_duo():
     model = shipped_model("duo", "observation")
     model.check(blokus_jax.make("duo").tables)
