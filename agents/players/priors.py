@@ -11,9 +11,9 @@ import jax.numpy as jnp
 
 from blokus_agents.core.policies import AgentSpecError, agent_options, load_network, split_target
 from blokus_agents.players.baselines import load_baseline
-from blokus_agents.search.gumbel import finite_logits, rollout_evaluator
-from blokus_agents.search.mcts import network_free_model, strong_spec
-from blokus_agents.search.move_model import model_evaluator, shipped_model
+from blokus_agents.search.gumbel import finite_logits
+from blokus_agents.search.mcts import mcts_evaluator, strong_spec
+from blokus_agents.search.move_model import shipped_model
 from blokus_agents.search.settings import PRIORS
 from blokus_jax.env import Env, State
 
@@ -50,9 +50,7 @@ def move_prior(spec: str, env: Env) -> Callable[[State], jax.Array]:
     if name == "mcts":
         options = agent_options(spec, env)[1]
         chosen = {k: v for k, v in options.items() if k in ("temperature", "centre", "margin", "playout")}
-        evaluate = rollout_evaluator(env, playouts=1, **chosen)
-        if options.get("prior") == "model":
-            evaluate = model_evaluator(env, evaluate, network_free_model(env))
+        evaluate = mcts_evaluator(env, options.get("prior", "network"), playouts=1, **chosen)
 
         def scores(state: State) -> jax.Array:
             return evaluate(None, jax.random.key(0), state, state.current_player)[0]

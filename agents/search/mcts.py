@@ -95,11 +95,9 @@ def mcts_policy(
     """
     check_budget({"seconds": settings["seconds"]})  # the range; sims with seconds is checked where a spec is resolved
     o = MCTS_SETTINGS.replace(**settings)
-    evaluator = rollout_evaluator(
-        env, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
+    evaluator = mcts_evaluator(
+        env, o.prior, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
-    if o.prior == "model":
-        evaluator = model_evaluator(env, evaluator, network_free_model(env))
 
     built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
 
@@ -123,9 +121,18 @@ def mcts_policy(
 
     if o.seconds:
         options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
+        # the prior joins the key only when it is the model, so that calibrations stored before it keep their keys
         key = ("mcts",) + options + (("prior=model",) if o.prior == "model" else ())
         return phased(build, calibrate_budget(env, build, o.seconds, key))
     return build(o.sims)
+
+
+def mcts_evaluator(env: Env, prior: str = "network", **rollout: Any) -> Callable:
+    """The evaluator of the network-free search (`mcts`, a teacher's, `move_prior`'s): `rollout_evaluator` with
+    the `rollout` options, its prior logits replaced by the variant's `network_free_model` when `prior` is
+    `"model"`."""
+    evaluator = rollout_evaluator(env, **rollout)
+    return model_evaluator(env, evaluator, network_free_model(env)) if prior == "model" else evaluator
 
 
 def network_free_model(env: Env) -> MoveModel:
@@ -511,16 +518,15 @@ def teacher_search(
         AgentSpecError: Any other agent than `mcts`, an option it may not set, or a bad option.
     """
     o = _teacher_settings(env, spec)
-    evaluator = rollout_evaluator(
+    evaluator = mcts_evaluator(
         env,
+        o["prior"],
         playouts=o["playouts"],
         playout=o["playout"],
         temperature=o["temperature"],
         margin=o["margin"],
         centre=o["centre"],
     )
-    if o["prior"] == "model":
-        evaluator = model_evaluator(env, evaluator, network_free_model(env))
     return make_search(
         env,
         evaluator,
@@ -628,6 +634,7 @@ __all__ = [
     "MCTS_OPTIONS",
     "MCTS_SETTINGS",
     "MCTS_SETTING_NAMES",
+    "mcts_evaluator",
     "network_free_model",
     "NETWORK_SETTINGS",
     "SearchSettings",

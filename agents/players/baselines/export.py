@@ -16,6 +16,7 @@ from flax import serialization
 import blokus_jax
 from blokus_agents.players.baselines import shipped
 from blokus_agents.players.baselines.shipped import (
+    _NAME,
     ALGORITHMS,
     FORMAT_VERSION,
     _check_params,
@@ -30,7 +31,6 @@ from blokus_jax.observe import OBS_VERSION
 
 #: `export_baseline` refuses to write a network larger than this (baselines ship inside the package).
 MAX_EXPORT_BYTES = 2 * 1024 * 1024
-_NAME = shipped._NAME
 
 
 def write_baseline(
@@ -51,8 +51,8 @@ def write_baseline(
     overwrite: bool = False,
 ) -> Path:
     """Write `params` of a `make_network` network as baseline `name` (`NAME.msgpack` and `NAME.json`, fields as in
-    the module doc) into `out_dir`, then load it back and check that it is bit-exact. Both files are written in full
-    before either replaces an old one.
+    `shipped._FIELDS`; docs/design.md) into `out_dir`, then load it back and check that it is bit-exact. Both files
+    are written in full before either replaces an old one.
 
     Args:
         params: The network's parameters.

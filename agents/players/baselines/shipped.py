@@ -31,7 +31,7 @@ from blokus_jax.observe import OBS_VERSION
 
 #: The directory of the shipped baselines (this package).
 PACKAGE_DIR = Path(__file__).resolve().parent
-#: Version of the `.msgpack` + `.json` layout described above.
+#: Version of the `.msgpack` + `.json` layout (`_FIELDS` below; docs/design.md).
 FORMAT_VERSION = 1
 #: Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -99,7 +99,7 @@ def _read_meta_file(path: Path, name: str) -> Any:
 
 
 def check_meta(meta: Any, name: str) -> dict:
-    """`meta` (parsed `NAME.json`) checked field by field: every field of the module doc present with its type,
+    """`meta` (parsed `NAME.json`) checked field by field: every field of `_FIELDS` present with its type,
     no others, and valid values. Returns it; raises `CheckpointError` naming the field."""
     where = f"baseline {name!r}"
     if not isinstance(meta, dict):
