@@ -281,7 +281,7 @@ def network_section(p: dict) -> str:
         states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch))
         obs = jax.vmap(env.observe)(states)
         params = None
-        for conv in ("im2col", "native"):
+        for conv in ("im2col", "native", "hybrid"):
             net = make_network(env, conv=conv, **p["net"])
             params = net.init(jax.random.key(0), obs) if params is None else params
 

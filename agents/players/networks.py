@@ -106,22 +106,60 @@ _windows.defvjp(_windows_fwd, _windows_bwd)
 
 
 #: The convolution implementations of `Conv3x3` ("auto" picks one from the JAX backend at build time).
-CONV_CHOICES = ("auto", "im2col", "native")
+CONV_CHOICES = ("auto", "im2col", "native", "hybrid")
+
+_SAME = {"window_strides": (1, 1), "padding": "SAME", "dimension_numbers": ("NHWC", "HWIO", "NHWC")}
+
+
+def _patches(x: jax.Array) -> jax.Array:
+    """The nine shifted copies of `x [N, H, W, C]` ('same' padding), concatenated in row-major `(i, j)` order on
+    the channel axis: `[N, H, W, 9 * C]`, the input of a 3x3 convolution computed as one matmul (im2col)."""
+    rows, cols = x.shape[1:3]
+    padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    return jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
+
+
+@jax.custom_vjp
+def hybrid_conv(x: jax.Array, kernel: jax.Array) -> jax.Array:
+    """The 3x3 'same' convolution of `x [N, H, W, Cin]` with `kernel [3, 3, Cin, Cout]` (HWIO), computed natively,
+    with a hand-written gradient that stays fast on XLA:CPU inside `lax.scan` (the trainers' minibatch loops).
+
+    There, the transposed convolutions that JAX derives for the gradient of `lax.conv_general_dilated` run 20-50x
+    slower than outside a loop (`benchmarks/ppo_split.py`). Here the input's gradient is itself a 'same'
+    convolution in the forward layout (the kernel flipped in space, its channel axes swapped), and the kernel's
+    gradient is one matmul of the input's nine shifted copies (`_patches`) with the output's gradient.
+    """
+    return jax.lax.conv_general_dilated(x, kernel, **_SAME)
+
+
+def _hybrid_fwd(x: jax.Array, kernel: jax.Array) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    return hybrid_conv(x, kernel), (x, kernel)
+
+
+def _hybrid_bwd(residuals: tuple[jax.Array, jax.Array], cotangent: jax.Array) -> tuple[jax.Array, jax.Array]:
+    x, kernel = residuals
+    dx = jax.lax.conv_general_dilated(cotangent, jnp.flip(kernel, (0, 1)).swapaxes(2, 3), **_SAME)
+    patches = _patches(x).reshape(-1, 9 * x.shape[-1])
+    dk = (patches.T @ cotangent.reshape(-1, cotangent.shape[-1])).reshape(kernel.shape)
+    return dx.astype(x.dtype), dk.astype(kernel.dtype)
+
+
+hybrid_conv.defvjp(_hybrid_fwd, _hybrid_bwd)
 
 #: Backends on which "auto" picks the native convolution.
 NATIVE_CONV_BACKENDS = ("gpu", "cuda", "rocm", "tpu")
 
 
 def resolve_conv(conv: str = "auto", backend: str | None = None) -> str:
-    """The concrete convolution form for `conv`: "im2col" or "native" unchanged; "auto" is "native" on an
-    accelerator backend (`backend`, default `jax.default_backend()`, in `NATIVE_CONV_BACKENDS`) and
-    "im2col" on CPU. Raises `ConfigError` for any other value."""
+    """The concrete convolution form for `conv`: "im2col", "native" or "hybrid" unchanged; "auto" is "native" on
+    an accelerator backend (`backend`, default `jax.default_backend()`, in `NATIVE_CONV_BACKENDS`) and "hybrid"
+    on CPU. Raises `ConfigError` for any other value."""
     if conv not in CONV_CHOICES:
         raise ConfigError(f"unknown convolution form conv={conv!r}; use one of {list(CONV_CHOICES)}")
     if conv != "auto":
         return conv
     backend = jax.default_backend() if backend is None else backend
-    return "native" if backend.lower() in NATIVE_CONV_BACKENDS else "im2col"
+    return "native" if backend.lower() in NATIVE_CONV_BACKENDS else "hybrid"
 
 
 #: Backends on which "auto" computes in bfloat16.
@@ -173,11 +211,13 @@ class Conv3x3(nn.Module):
     """A 3x3 'same' convolution whose parameters are one dense layer `Dense_0` (`kernel [9 * Cin, Cout]`, bias)
     over the nine shifted copies of the input, concatenated in row-major `(i, j)` order.
 
-    `conv="im2col"` computes it that way (nine shifted copies and one matmul): its gradient stays fast on XLA:CPU
-    inside `lax.scan` (the trainer's minibatch loop), where the native convolution's backward pass measured ~30x
-    slower. `conv="native"` reshapes the same kernel to `[3, 3, Cin, Cout]` (HWIO) and calls
-    `lax.conv_general_dilated`, which is the fast path on GPU/TPU. Both forms compute the same function with the
-    same parameter tree, so checkpoints move freely between them; "auto" picks by backend (`resolve_conv`).
+    `conv="im2col"` computes it that way (nine shifted copies and one matmul). `conv="native"` reshapes the same
+    kernel to `[3, 3, Cin, Cout]` (HWIO) and calls `lax.conv_general_dilated`, the fast path on GPU/TPU, and on
+    XLA:CPU 4-8x faster forward than im2col; but there JAX's own gradient of it is 20-50x slower inside `lax.scan`
+    (the trainers' minibatch loops). `conv="hybrid"` is the native convolution with a gradient of native forward
+    convolutions and one im2col matmul (`hybrid_conv`), fast on CPU inside loops too. All forms compute the same
+    function with the same parameter tree, so checkpoints move freely between them; "auto" picks by backend
+    (`resolve_conv`).
     `dtype` is the compute dtype (input, kernel and output); the parameters are always float32.
     """
 
@@ -187,22 +227,16 @@ class Conv3x3(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        rows, cols, channels = x.shape[-3:]
+        channels = x.shape[-1]
         x = x.astype(self.dtype)
-        if resolve_conv(self.conv) == "im2col":
-            padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-            patches = jnp.concatenate([padded[:, i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1)
-            return nn.Dense(self.features, dtype=self.dtype, param_dtype=jnp.float32, name="Dense_0")(patches)
+        conv = resolve_conv(self.conv)
+        if conv == "im2col":
+            return nn.Dense(self.features, dtype=self.dtype, param_dtype=jnp.float32, name="Dense_0")(_patches(x))
         kernel, bias = _DenseParams(self.features, name="Dense_0")(9 * channels)
         kernel, bias = kernel.astype(self.dtype), bias.astype(self.dtype)
         # kernel row (i * 3 + j) * Cin + c is input channel c at offset (i - 1, j - 1): exactly HWIO [i, j, c, :]
-        out = jax.lax.conv_general_dilated(
-            x,
-            kernel.reshape(3, 3, channels, self.features),
-            window_strides=(1, 1),
-            padding="SAME",
-            dimension_numbers=("NHWC", "HWIO", "NHWC"),
-        )
+        kernel = kernel.reshape(3, 3, channels, self.features)
+        out = hybrid_conv(x, kernel) if conv == "hybrid" else jax.lax.conv_general_dilated(x, kernel, **_SAME)
         return out + bias
 
 
@@ -352,8 +386,8 @@ def make_network(
         channels: Conv channels.
         blocks: Residual blocks.
         value_hidden: Hidden units of the value head.
-        conv: "auto", "im2col" or "native" (see `Conv3x3`), resolved here from the backend at build time; every
-            form has the same parameters, so any checkpoint loads.
+        conv: "auto", "im2col", "native" or "hybrid" (see `Conv3x3`), resolved here from the backend at build
+            time; every form has the same parameters, so any checkpoint loads.
         value_dim: 1 (a scalar value head) or `env.num_players` (a value per seat).
         precision: "auto", "f32" or "bf16" (see `resolve_precision`), resolved here too; it changes no parameter.
         head: The policy head's form (`place_logits`), which changes no result.
@@ -417,7 +451,7 @@ def config_network(config, env: Env, conv: str = "auto") -> PolicyValueNet:
     Args:
         config: The run's config.
         env: The environment (its variant).
-        conv: "auto", "im2col" or "native" (see `make_network`).
+        conv: "auto", "im2col", "native" or "hybrid" (see `make_network`).
 
     Returns:
         The (unbound) flax module.

@@ -179,7 +179,8 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     env_step = jax.vmap(env.step_autoreset)
     loss = make_loss(c, network)  # 5. the loss
     # forward-only passes (acting, the last value) use the native convolution: the same function and parameters,
-    # and on CPU 8x faster than im2col forward; the loss keeps `network`'s form, whose gradient is fast there
+    # whatever form the loss's `network` has (on CPU "hybrid", whose forward pass is this one, or an explicit
+    # "im2col", 4-8x slower forward)
     actor = network.clone(conv="native")
 
     def init(key: jax.Array) -> Runner:

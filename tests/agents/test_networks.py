@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -11,8 +13,19 @@ import pytest
 import blokus_jax
 from blokus_agents.core.masking import MASKED_LOGIT, masked_logits, sample_masked
 from blokus_agents.core.policies import network_policy
-from blokus_agents.players.networks import Conv3x3, centre_gather_table, make_network, orientation_centres, resolve_conv
+from blokus_agents.players.networks import (
+    CONV_CHOICES,
+    Conv3x3,
+    centre_gather_table,
+    hybrid_conv,
+    make_network,
+    orientation_centres,
+    resolve_conv,
+)
 from blokus_jax.errors import ConfigError
+
+#: The concrete convolution forms (every choice but "auto").
+CONV_FORMS = tuple(form for form in CONV_CHOICES if form != "auto")
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +146,8 @@ def test_native_conv_kernel_order_matches_im2col():
     params = Conv3x3(4, "im2col").init(jax.random.key(1), x)
     params = jax.tree.map(lambda p: jax.random.normal(jax.random.key(2), p.shape), params)
     a = Conv3x3(4, "im2col").apply(params, x)
-    b = Conv3x3(4, "native").apply(params, x)
-    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    for form in ("native", "hybrid"):
+        np.testing.assert_allclose(a, Conv3x3(4, form).apply(params, x), rtol=1e-5, atol=1e-5)
     # and both equal flax's own 3x3 'same' convolution with the kernel reshaped to HWIO
     kernel = params["params"]["Dense_0"]["kernel"].reshape(3, 3, 3, 4)
     ref = nn.Conv(4, (3, 3)).apply({"params": {"kernel": kernel, "bias": params["params"]["Dense_0"]["bias"]}}, x)
@@ -143,25 +156,15 @@ def test_native_conv_kernel_order_matches_im2col():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["simple", "duo"])
-def test_native_and_im2col_networks_share_parameters_outputs_and_gradients(variant):
+def test_every_conv_form_shares_parameters_outputs_and_gradients(variant):
     env = blokus_jax.make(variant)
-    im2col = make_network(env, channels=8, blocks=2, value_hidden=16, conv="im2col")
-    native = make_network(env, channels=8, blocks=2, value_hidden=16, conv="native")
-    assert (im2col.conv, native.conv) == ("im2col", "native")
+    nets = {form: make_network(env, channels=8, blocks=2, value_hidden=16, conv=form) for form in CONV_FORMS}
+    assert {form: net.conv for form, net in nets.items()} == {form: form for form in CONV_FORMS}
     obs = _random_observations(env, jax.random.key(7), 6)
-    params = im2col.init(jax.random.key(0), obs)
-    native_params = native.init(jax.random.key(0), obs)
-    # the same tree (names and shapes) and, from the same key, the same initial values: checkpoints load in both
-    assert jax.tree.structure(params) == jax.tree.structure(native_params)
-    assert jax.tree.map(jnp.shape, params) == jax.tree.map(jnp.shape, native_params)
-    jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), params, native_params)
+    params = nets["im2col"].init(jax.random.key(0), obs)
     kernel = params["params"]["Conv3x3_0"]["Dense_0"]["kernel"]
     assert kernel.shape == (9 * obs.planes.shape[-1], 8)
-
-    logits_a, value_a = jax.jit(im2col.apply)(params, obs)
-    logits_b, value_b = jax.jit(native.apply)(params, obs)
-    np.testing.assert_allclose(logits_a, logits_b, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(value_a, value_b, rtol=1e-5, atol=1e-5)
+    logits_a, value_a = jax.jit(nets["im2col"].apply)(params, obs)
 
     def loss(net):
         def f(p):
@@ -170,14 +173,50 @@ def test_native_and_im2col_networks_share_parameters_outputs_and_gradients(varia
 
         return jax.jit(jax.grad(f))
 
-    grads_a, grads_b = loss(im2col)(params), loss(native)(params)
-    assert jax.tree.structure(grads_a) == jax.tree.structure(grads_b)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6), grads_a, grads_b)
+    grads_a = loss(nets["im2col"])(params)
+    for form in ("native", "hybrid"):
+        # the same tree (names and shapes) and, from the same key, the same initial values: checkpoints load in all
+        other = nets[form].init(jax.random.key(0), obs)
+        assert jax.tree.structure(params) == jax.tree.structure(other)
+        jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), params, other)
+        logits_b, value_b = jax.jit(nets[form].apply)(params, obs)
+        np.testing.assert_allclose(logits_a, logits_b, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(value_a, value_b, rtol=1e-5, atol=1e-5)
+        grads_b = loss(nets[form])(params)
+        assert jax.tree.structure(grads_a) == jax.tree.structure(grads_b)
+        jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6), grads_a, grads_b)
 
 
-def test_auto_conv_is_im2col_on_cpu_and_native_on_accelerators():
-    assert resolve_conv("auto", "cpu") == "im2col"
-    expected = "im2col" if jax.default_backend() == "cpu" else "native"
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])
+def test_hybrid_conv_gradient_equals_the_native_one_inside_a_scan(dtype):
+    """`hybrid_conv`'s hand-written gradient (a forward convolution for the input, an im2col matmul for the
+    kernel) is JAX's own gradient of the native convolution, in a `lax.scan` body as the trainers use it, and keeps
+    the input's and the kernel's dtypes."""
+    xs = jax.random.normal(jax.random.key(0), (3, 2, 5, 7, 3)).astype(dtype)
+    kernel = jax.random.normal(jax.random.key(1), (3, 3, 3, 4)).astype(dtype)
+    weights = jax.random.normal(jax.random.key(2), (2, 5, 7, 4)).astype(dtype)
+
+    def grads(conv):
+        def body(total, x):
+            gx, gk = jax.grad(lambda x, k: jnp.sum(conv(x, k) * weights).astype(jnp.float32), (0, 1))(x, kernel)
+            return total + gk.astype(jnp.float32), gx
+
+        return jax.jit(lambda xs: jax.lax.scan(body, jnp.zeros(kernel.shape), xs))(xs)
+
+    native = functools.partial(jax.lax.conv_general_dilated, window_strides=(1, 1), padding="SAME")
+    (dk_a, dx_a), (dk_b, dx_b) = (
+        grads(lambda x, k: native(x, k, dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+        grads(hybrid_conv),
+    )
+    assert dx_b.dtype == dtype
+    tol = 1e-5 if dtype == jnp.float32 else 5e-2
+    np.testing.assert_allclose(np.asarray(dx_a, np.float32), np.asarray(dx_b, np.float32), rtol=tol, atol=tol)
+    np.testing.assert_allclose(dk_a, dk_b, rtol=tol, atol=tol * 10)
+
+
+def test_auto_conv_is_hybrid_on_cpu_and_native_on_accelerators():
+    assert resolve_conv("auto", "cpu") == "hybrid"
+    expected = "hybrid" if jax.default_backend() == "cpu" else "native"
     assert resolve_conv("auto") == expected and make_network(blokus_jax.make("simple")).conv == expected
     for backend in ("gpu", "cuda", "rocm", "tpu"):
         assert resolve_conv("auto", backend) == "native"

@@ -70,4 +70,4 @@ def test_quick_run_writes_every_section_with_positive_numbers(tmp_path):
     ppo_rows = sections[next(t for t in sections if t.startswith("2."))]
     assert {r[3] for r in ppo_rows} == {"f32", "bf16"}
     network_rows = sections[next(t for t in sections if t.startswith("5."))]
-    assert {r[1] for r in network_rows} == {"im2col", "native"}
+    assert {r[1] for r in network_rows} == {"im2col", "native", "hybrid"}
