@@ -570,11 +570,12 @@ STRONG = {
 #: prior, the setting whose strength rises with its simulations, which beat `STRONG` at the same 2 s a move.
 #: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
 #: default settings at 2 s a move where `STRONG` with the same budget did not. Classic for two players: the
-#: same again, which measured above `STRONG` against Pentobi's `classic_2` at 2 s a move (docs/strength.md).
+#: same again, ranked and weighted by the variant's fitted move model (`prior=model`), which lifted it against
+#: Pentobi's `classic_2` level 4 from 0.19 to 0.61 of 100 games at the same 2 s a move (docs/strength.md).
 STRONG_BY_VARIANT = {
     "duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0},
     "classic": {**STRONG, "k": 64, "considered": 32},
-    "classic_2p": {**STRONG, "k": 64, "considered": 32},
+    "classic_2p": {**STRONG, "k": 64, "considered": 32, "prior": "model"},
 }
 #: Variant name -> an agent spec that `strong` plays there instead of `mcts`, with `strong`'s time budget
 #: added (`seconds=S`): a shipped network guiding the search where that beat the network-free search at the same

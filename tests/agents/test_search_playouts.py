@@ -269,7 +269,8 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     """``strong`` on Duo is the shipped network's search (:data:`search.STRONG_SPECS`: ``baseline:duo`` over 64
     candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
     search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
-    candidates, 32 at the root; on variants without a measurement, ``mcts`` with today's defaults and the budget."""
+    candidates, 32 at the root (for two players ranked by the fitted move model); on variants without a
+    measurement, ``mcts`` with today's defaults and the budget."""
     from blokus_agents.core.policies import load_builtins
     from blokus_agents.players.baselines import shipped
 
@@ -291,7 +292,7 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     assert search.strong_spec(classic).startswith("mcts:k=64,") and search.strong_spec(classic).endswith("seconds=2.0")
     assert search.strong_spec(junior).startswith("mcts:k=16,")
     assert search.strong_spec(blokus_jax.make("classic_2p"), 2) == (
-        "mcts:k=64,playouts=8,playout=greedy,considered=32,margin=0.5,gumbel_scale=0.0,seconds=2.0"
+        "mcts:k=64,playouts=8,playout=greedy,considered=32,margin=0.5,gumbel_scale=0.0,prior=model,seconds=2.0"
     )
     # the memory check sizes Duo's wide network-free search (still strong_settings there) above the default one
     assert search.search_memory(duo, {**search.strong_settings(duo), "seconds": 2}) > search.search_memory(
