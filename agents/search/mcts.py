@@ -54,7 +54,7 @@ MCTS_SETTINGS = SearchSettings(sims=128)
 #: The search settings of a network's search (`az:RUN_DIR`, `network_search_policy`): `SearchSettings`' defaults.
 NETWORK_SETTINGS = SearchSettings()
 #: The search settings `mcts` takes: all but the value head's `mix` (its `prior=model` is a move model without a
-#: network logit, as shipped for `classic_2p`).
+#: network logit, as shipped for `classic_2p` and `classic`).
 MCTS_SETTING_NAMES = tuple(name for name in SETTING_NAMES if name != "mix")
 
 
@@ -143,7 +143,7 @@ def network_free_model(env: Env) -> MoveModel:
         raise ConfigError(
             f"the move model shipped for {env.variant.name!r} scores moves over the logits of {model.network!r}, "
             f"so it guides that network's search: use '{model.network},prior=model' (mcts's prior=model needs a "
-            f"model without a network, as shipped for 'classic_2p')"
+            f"model without a network, as shipped for 'classic_2p' and 'classic')"
         )
     return model
 

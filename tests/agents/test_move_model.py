@@ -315,11 +315,12 @@ def test_shipped_duo_model_fits_duo():
     assert model.provenance["held_out_positions"] > 0
 
 
-def test_shipped_classic_2p_model_is_network_free_and_guides_mcts():
-    """The model shipped for Classic for two players takes no network logit, so `mcts:prior=model` uses it; its
-    provenance names the held-out games it was measured on."""
-    env = blokus_jax.make("classic_2p")
-    model = shipped_model("classic_2p")
+@pytest.mark.parametrize("variant", ["classic_2p", "classic"])
+def test_shipped_classic_models_are_network_free_and_guide_mcts(variant):
+    """The models shipped for Classic (two players, and four) take no network logit, so `mcts:prior=model` uses
+    them; each one's provenance names the held-out games it was measured on and their top-32 recall."""
+    env = blokus_jax.make(variant)
+    model = shipped_model(variant)
     model.check(env.tables)
     assert model.network == "" and model.inputs == "state"
     assert model.provenance["held_out_files"] == ["l6_chunk01.blksgf"]
