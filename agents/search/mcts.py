@@ -569,12 +569,13 @@ STRONG = {
 #: Variant name -> the `mcts` settings of `strong` there. Duo: 64 candidates a node, 32 at the root and the centre
 #: prior, the setting whose strength rises with its simulations, which beat `STRONG` at the same 2 s a move.
 #: Classic (4 players): the same 64 and 32 candidates (the centre prior was not measured there), which beat the
-#: default settings at 2 s a move where `STRONG` with the same budget did not. Classic for two players: the
-#: same again, ranked and weighted by the variant's fitted move model (`prior=model`), which lifted it against
-#: Pentobi's `classic_2` level 4 from 0.19 to 0.61 of 100 games at the same 2 s a move (docs/strength.md).
+#: default settings at 2 s a move where `STRONG` with the same budget did not, ranked and weighted by the
+#: variant's fitted move model (`prior=model`), which lifted its first-place share against three Pentobi level-3
+#: seats from 0.235 to 0.46 of 100 games at the same 2 s a move. Classic for two players: the same, which
+#: lifted it against Pentobi's `classic_2` level 4 from 0.19 to 0.61 of 100 games (docs/strength.md).
 STRONG_BY_VARIANT = {
     "duo": {**STRONG, "k": 64, "considered": 32, "centre": 1.0},
-    "classic": {**STRONG, "k": 64, "considered": 32},
+    "classic": {**STRONG, "k": 64, "considered": 32, "prior": "model"},
     "classic_2p": {**STRONG, "k": 64, "considered": 32, "prior": "model"},
 }
 #: Variant name -> an agent spec that `strong` plays there instead of `mcts`, with `strong`'s time budget

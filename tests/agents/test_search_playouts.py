@@ -269,8 +269,8 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     """``strong`` on Duo is the shipped network's search (:data:`search.STRONG_SPECS`: ``baseline:duo`` over 64
     candidates, 32 at the root, with ``local`` playouts) with the time budget, measured better than the network-free
     search at the same time a move; on Classic (4 players, and 2 against Pentobi's ``classic_2``) ``mcts`` over 64
-    candidates, 32 at the root (for two players ranked by the fitted move model); on variants without a
-    measurement, ``mcts`` with today's defaults and the budget."""
+    candidates, 32 at the root, ranked by the fitted move model; on variants without a measurement, ``mcts`` with
+    today's defaults and the budget."""
     from blokus_agents.core.policies import load_builtins
     from blokus_agents.players.baselines import shipped
 
@@ -288,7 +288,10 @@ def test_strong_uses_its_variants_measured_agent_and_the_default_elsewhere(monke
     assert [(o["k"], o["considered"], o["seconds"], o["mix"], o["playout"]) for o in searched] == [
         (64, 32, 3.0, 0.5, "local")
     ]
-    assert built == [{"seconds": 2.0, **search.STRONG, "k": 64, "considered": 32}, {"seconds": 2.0, **search.STRONG}]
+    assert built == [
+        {"seconds": 2.0, **search.STRONG, "k": 64, "considered": 32, "prior": "model"},
+        {"seconds": 2.0, **search.STRONG},
+    ]
     assert search.strong_spec(classic).startswith("mcts:k=64,") and search.strong_spec(classic).endswith("seconds=2.0")
     assert search.strong_spec(junior).startswith("mcts:k=16,")
     assert search.strong_spec(blokus_jax.make("classic_2p"), 2) == (
