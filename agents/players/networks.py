@@ -125,7 +125,7 @@ def hybrid_conv(x: jax.Array, kernel: jax.Array) -> jax.Array:
     with a hand-written gradient that stays fast on XLA:CPU inside `lax.scan` (the trainers' minibatch loops).
 
     There, the transposed convolutions that JAX derives for the gradient of `lax.conv_general_dilated` run 20-50x
-    slower than outside a loop (`benchmarks/ppo_split.py`). Here the input's gradient is itself a 'same'
+    slower than outside a loop (docs/benchmarks.md, "The hybrid convolution"). Here the input's gradient is a 'same'
     convolution in the forward layout (the kernel flipped in space, its channel axes swapped), and the kernel's
     gradient is one matmul of the input's nine shifted copies (`_patches`) with the output's gradient.
     """
