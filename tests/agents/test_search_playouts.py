@@ -177,7 +177,7 @@ def test_batch_of_one_path_equals_vmap(duo, duo_positions):
 
 # ----------------------------------------------------------------------------------------------- the time budget
 #: The budget of ``strong`` in the tests that play it: one calibration (and compilation) serves them all on simple.
-STRONG_TEST_SECONDS = 0.4
+STRONG_TEST_SECONDS = 0.2
 
 
 @pytest.fixture(scope="module")
