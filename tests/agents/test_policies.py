@@ -247,3 +247,34 @@ def test_spec_identity_changes_when_a_run_gains_a_checkpoint(tmp_path):
     (run / "checkpoints" / "2").mkdir()
     assert policies.spec_identity(str(run)) != first
     assert policies.spec_identity("greedy") == () and policies.spec_identity("baseline:duo") == ()
+
+
+def test_a_param_policy_called_outside_jit_runs_its_function_jitted_once():
+    """A `ParamPolicy` called eagerly runs `jax.jit(fn)`, shared by every policy of the same function: new params
+    reuse the compilation, and the move is the one the function gives under a user's `jit`."""
+    from blokus_agents.players.networks import make_network
+
+    env = blokus_jax.make("simple")
+    network = make_network(env, channels=3, blocks=0, value_hidden=5)  # sizes no other test compiles
+    state = env.init()
+    first, second = (network.init(jax.random.key(i), env.observe(state)) for i in (0, 1))
+    policy, other = policies.network_policy(env, network, first), policies.network_policy(env, network, second)
+    assert policy.fn is other.fn
+    compiles = []
+
+    def listen(event: str, seconds: float, **kwargs) -> None:
+        compiles.append(event) if event == "/jax/core/compile/backend_compile_duration" else None
+
+    key = jax.random.key(5)
+    cached = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)  # every program this test needs is compiled here
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        moves = [int(policy(key, state))]
+        first = len(compiles)
+        moves.append(int(other(key, state)))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+        jax.config.update("jax_enable_compilation_cache", cached)
+    assert first <= 1 and len(compiles) == first, compiles  # one program; the other params reused it
+    assert moves == [int(jax.jit(policy.fn)(p.params, key, state)) for p in (policy, other)]

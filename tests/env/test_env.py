@@ -531,3 +531,50 @@ def test_with_x64_a_traced_int64_is_judged_before_narrowing():
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_eager_calls_run_one_compiled_program_each_and_equal_the_jitted_ones():
+    """Outside `jit`, `step`, `step_autoreset`, `is_legal`, `observe` and `sample_action` each compile one program
+    (the env's own jit), not one per operation; their results are those of the same calls under a user's `jit`,
+    where they nest."""
+    # a board no other test uses, and no persistent cache: none of its programs, nor any of its operations one by
+    # one, can have been compiled before
+    corners = (((0, 0),), ((0, 4),), ((8, 4),), ((8, 0),))
+    env = bj.make("classic_2p", board_shape=(9, 5), start_cells=corners, pieces=bj.standard_pieces(["1", "2", "V3"]))
+    compiles = []
+
+    def listen(event: str, seconds: float, **kwargs) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    state = env.init()
+    key = jax.random.key(3)
+    action = env.sample_action(key, state)  # warms the PRNG helpers, which are not the env's
+    cached = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        calls = {
+            "sample_action": lambda: env.sample_action(key, state),
+            "is_legal": lambda: env.is_legal(state, action),
+            "step": lambda: env.step(state, action),
+            "step_autoreset": lambda: env.step_autoreset(state, action),
+            "observe": lambda: env.observe(state),
+        }
+        counts = {}
+        for name, call in calls.items():
+            before = len(compiles)
+            jax.block_until_ready(call())
+            counts[name] = len(compiles) - before
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+        jax.config.update("jax_enable_compilation_cache", cached)
+    assert all(n <= 1 for n in counts.values()), counts  # 0 where an earlier call compiled the same program
+    jitted = jax.jit(lambda k, s, a: (env.sample_action(k, s), env.is_legal(s, a), env.step(s, a), env.observe(s)))
+    for got, want in zip(
+        jax.tree.leaves((env.sample_action(key, state), env.is_legal(state, action), env.step(state, action))),
+        jax.tree.leaves(jitted(key, state, action)[:3]),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    chex.assert_trees_all_equal(env.observe(state), jitted(key, state, action)[3])
