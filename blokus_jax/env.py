@@ -456,7 +456,7 @@ class Env:
             ActionTypeError: `action` is not one integer (a bool, a float, an array of another shape); at trace
                 time under `jit`.
         """
-        return self._compiled["step"](state, action_id(action))
+        return self._run("step", state, action_id(action))
 
     def advance(self, state: State, action: jax.Array) -> State:
         """`step` without computing the new legal mask (`legal_bits` is stale until `refresh`).
@@ -528,7 +528,7 @@ class Env:
         Raises:
             ActionTypeError: `action` is not one integer.
         """
-        return self._compiled["step_autoreset"](state, action_id(action))
+        return self._run("step_autoreset", state, action_id(action))
 
     def is_legal(self, state: State, action: jax.Array) -> jax.Array:
         """Whether `action` is in range and legal for the colour to move (False once the game is over).
@@ -543,7 +543,7 @@ class Env:
         Raises:
             ActionTypeError: `action` is not one integer.
         """
-        return self._compiled["is_legal"](state, action_id(action))
+        return self._run("is_legal", state, action_id(action))
 
     def legal_action_mask(self, state: State) -> jax.Array:
         """The legal actions of the colour to move, unpacked from the state's bitboard.
@@ -567,7 +567,7 @@ class Env:
         Returns:
             An `Observation`: board planes, pieces in hand and the colour to move, in `player`'s colour order.
         """
-        return self._compiled["observe"](state, state.current_player if player is None else player)
+        return self._run("observe", state, state.current_player if player is None else player)
 
     def sample_action(self, key: jax.Array, state: State) -> jax.Array:
         """A uniformly random legal action. Cheap: it works on the packed bitboard with popcounts and never builds
@@ -580,7 +580,7 @@ class Env:
         Returns:
             An `int32` action index: a legal placement, or the pass when nothing can be placed or the game is over.
         """
-        return self._compiled["sample_action"](key, state)
+        return self._run("sample_action", key, state)
 
     def placement_bits(self, state: State, color: jax.Array | int) -> jax.Array:
         """The legal placements `color` would have if it were to move in this position, for lookahead and
@@ -622,11 +622,9 @@ class Env:
 
     # ------------------------------------------------------------------------------------------------- internals
     @functools.cached_property
-    def _compiled(self) -> dict[str, Any]:
-        """The pure functions above, each jitted once for this env, after the action's check on the host
-        (`action_id`): called outside `jit`, each runs as one compiled program instead of one program per operation
-        (a Duo step: one dispatch instead of hundreds, and one compilation instead of hundreds on the first call);
-        called inside a user's `jit`, `vmap` or `scan`, it nests there as a call that XLA inlines."""
+    def _pure(self) -> dict[str, Any]:
+        """The bodies of `step`, `step_autoreset`, `is_legal`, `observe` and `sample_action`, after the action's
+        check on the host (`action_id`)."""
         from blokus_jax.wrappers import AutoReset
 
         def sample(key: jax.Array, state: State) -> jax.Array:
@@ -634,12 +632,25 @@ class Env:
             return jnp.where(state.terminated | state.truncated, self.pass_action, action)
 
         return {
-            "step": jax.jit(lambda state, action: self.refresh(self._advance_id(state, action))),
-            "step_autoreset": jax.jit(lambda state, action: AutoReset(self).step(state, action)),
-            "is_legal": jax.jit(self._is_legal_id),
-            "observe": jax.jit(lambda state, player: observe(self.tables, state, player)),
-            "sample_action": jax.jit(sample),
+            "step": lambda state, action: self.refresh(self._advance_id(state, action)),
+            "step_autoreset": lambda state, action: AutoReset(self).step(state, action),
+            "is_legal": self._is_legal_id,
+            "observe": lambda state, player: observe(self.tables, state, player),
+            "sample_action": sample,
         }
+
+    @functools.cached_property
+    def _compiled(self) -> dict[str, Any]:
+        """`_pure`, each jitted once for this env."""
+        return {name: jax.jit(body) for name, body in self._pure.items()}
+
+    def _run(self, name: str, *args: Any) -> Any:
+        """Body `name` on `args`: traced into the caller's program inside a user's `jit`, `vmap` or `scan` (the
+        compiled code is what it always was), and as one compiled program when called outside any (a Duo step: one
+        dispatch instead of hundreds, and one compilation instead of hundreds on the first call)."""
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
+            return self._pure[name](*args)
+        return self._compiled[name](*args)
 
     def _is_legal_id(self, state: State, action: jax.Array) -> jax.Array:
         """`is_legal` for an action already converted by `action_id`."""

@@ -50,13 +50,12 @@ class ParamPolicy:
     params: Any
 
     def __call__(self, key: jax.Array, state: State) -> jax.Array:
-        # jitted once per `fn`: called outside `jit`, a search runs as one compiled program instead of operation by
-        # operation (3-4x slower for a network's search); inside a user's `jit` or `vmap` the call nests
-        try:
-            jitted = _jitted(self.fn)
-        except TypeError:  # an unhashable function object: jit it for this call
-            jitted = jax.jit(self.fn)
-        return jitted(self.params, key, state)
+        # outside any `jit`, a search runs as one compiled program (`fn` jitted once) instead of operation by
+        # operation (3-4x slower for a network's search); inside a user's `jit` or `vmap`, `fn` is traced there
+        args = (self.params, key, state)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
+            return self.fn(*args)
+        return _jitted(self.fn)(*args)
 
 
 @functools.lru_cache(maxsize=64)

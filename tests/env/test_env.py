@@ -536,7 +536,7 @@ def test_with_x64_a_traced_int64_is_judged_before_narrowing():
 def test_eager_calls_run_one_compiled_program_each_and_equal_the_jitted_ones():
     """Outside `jit`, `step`, `step_autoreset`, `is_legal`, `observe` and `sample_action` each compile one program
     (the env's own jit), not one per operation; their results are those of the same calls under a user's `jit`,
-    where they nest."""
+    where they are traced into the caller's program."""
     # a board no other test uses, and no persistent cache: none of its programs, nor any of its operations one by
     # one, can have been compiled before
     corners = (((0, 0),), ((0, 4),), ((8, 4),), ((8, 0),))
