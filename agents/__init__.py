@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         AgentSpecError,
         ParamPolicy,
         Policy,
+        one_game,
         register_agent,
         register_prefix,
         resolve_agent,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 #: Each public name and the module that defines it.
 _HOMES: dict[str, str] = {
     **dict.fromkeys(
-        ("AgentSpecError", "ParamPolicy", "Policy", "register_agent", "register_prefix", "resolve_agent"),
+        ("AgentSpecError", "ParamPolicy", "Policy", "one_game", "register_agent", "register_prefix", "resolve_agent"),
         "core.policies",
     ),
     **dict.fromkeys(("ArenaReport", "MatchResult", "play_match", "round_robin", "seat_patterns"), "engines.arena"),
@@ -70,6 +71,7 @@ __all__ = [
     "get_bot",
     "mcts_policy",
     "move_prior",
+    "one_game",
     "play_match",
     "register_agent",
     "register_prefix",

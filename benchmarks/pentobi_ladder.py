@@ -1,6 +1,6 @@
-"""Strength on Pentobi's scale at a fixed search budget: a time-budgeted agent (``strong``, ``seconds=S``) played with
-the simulations a move that its budget calibrates to on an idle core, so that the result does not depend on the
-machine's load while the match runs (``blokus-jax match`` calibrates on the spot).
+"""Strength on Pentobi's scale at a given search budget: a time-budgeted agent (``strong``, ``seconds=S``) played with
+the simulations a move that its budget calibrates to on an idle core, instead of calibrating on the spot as ``blokus-jax
+match`` does, so that a loaded core cannot change the budget while the match runs.
 
 Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; ``P`` the engine command with ``{level}``)::
 
@@ -11,7 +11,11 @@ Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; ``P`` the engine comm
         --engine "$P" --levels 4 --games 100 --results strong_L4.jsonl
 
 ``--budget STARTS:SIMS`` is a :class:`~blokus_agents.search.mcts.Budget` (phase starts in pieces on the board, then the
-simulations of each phase). Results are the JSON lines of ``blokus-jax match`` (resumable), summarised the same way.
+simulations of each phase). The agent plays one game at a time as ``match`` plays it (``blokus_agents.one_game``): on
+the clock, its search plans for what ``S`` affords at the pace of its first simulations, with a tree of
+``CLOCK_CAP`` times the budget, so keep the match's core otherwise idle. ``--no-clock`` plays the budget's fixed
+simulations instead (the ladder's rows measured before the clock). Results are the JSON lines of ``blokus-jax match``
+(resumable), summarised the same way.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", default="4", help="comma-separated levels")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--results", help="JSON lines of the games (resumable)")
+    parser.add_argument("--no-clock", action="store_true", help="play the budget's fixed simulations (no clock)")
     parser.add_argument(
         "--seed",
         type=int,
@@ -63,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --budget and --engine (or --calibrate)")
     budget = args.budget
     search.calibrate_budget = lambda *_, **__: budget  # the agent's seconds= budget resolves to this one
+    if args.no_clock:
+        ladder.one_game = lambda policy: policy  # the match plays the policy's fixed budget
     levels = [int(x) for x in args.levels.split(",")]
     games = ladder.play_match(
         args.agent, args.engine, args.games, args.variant, levels=levels, seed=args.seed, results=args.results

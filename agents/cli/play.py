@@ -271,7 +271,11 @@ def _resolve_saying_budget(spec: str, env: Env) -> Policy:
     with showing_calibration():
         policy = policies.resolve_agent(spec, env)
     if len(calibrated_budgets()) > before:
-        print(f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine", file=sys.stderr)
+        print(
+            f"{spec!r}: {calibrated_budgets()[-1].describe()} on this machine; in play its search also reads the "
+            f"clock, so a slower position or a loaded machine gets fewer simulations, not more time",
+            file=sys.stderr,
+        )
     return policy
 
 
@@ -363,7 +367,9 @@ class _Hints:
         hint answers at once instead of compiling for a minute while the game waits."""
         import jax
 
-        act = jax.jit(build())
+        from blokus_agents.core import policies
+
+        act = jax.jit(policies.one_game(build()))
         self.compiling = True
         print(f"  compiling {spec!r}'s search for hints (once a process)", file=sys.stderr)
         key = jax.random.key(0)
@@ -379,7 +385,7 @@ class _Hints:
 
         hint_bot, building = self.hint_bot, self.building
         if not self.hints and not isinstance(hint_bot, Deferred):
-            self.hints.append(jax.jit(hint_bot))
+            self.hints.append(jax.jit(policies.one_game(hint_bot)))
         if not self.hints:
             if building.thread is None:
                 print(
@@ -423,10 +429,11 @@ def play_game(
     import jax
     import numpy as np
 
+    from blokus_agents.core import policies
     from blokus_jax import rules
     from blokus_jax.io import records, render
 
-    step, bot, legal = jax.jit(env.step), jax.jit(opponent), jax.jit(env.is_legal)
+    step, bot, legal = jax.jit(env.step), jax.jit(policies.one_game(opponent)), jax.jit(env.is_legal)
     hint = _Hints(env, hint_bot)
 
     key = jax.random.key(seed)

@@ -44,10 +44,13 @@ class ParamPolicy:
     Attributes:
         fn: `fn(params, key, state) -> int32` for one unbatched state; static (hashable) so compilations are shared.
         params: The parameters `fn` is called with (any pytree).
+        timed: `fn`'s form for play one game at a time where that differs (`one_game`): a time-budgeted search
+            that stops its simulations on the clock. `None`: `fn` plays everywhere.
     """
 
     fn: Callable[[Any, jax.Array, State], jax.Array]
     params: Any
+    timed: Callable[[Any, jax.Array, State], jax.Array] | None = None
 
     def __call__(self, key: jax.Array, state: State) -> jax.Array:
         # outside any `jit`, a search runs as one compiled program (`fn` jitted once) instead of operation by
@@ -56,6 +59,23 @@ class ParamPolicy:
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
             return self.fn(*args)
         return _jitted(self.fn)(*args)
+
+
+def one_game(policy: Policy) -> Policy:
+    """The form of `policy` to play one game at a time (a match against an outside engine, GTP, `play`): for a
+    time-budgeted search (`seconds=S`), the search that checks the clock while it runs and stops once its budget
+    is spent, so that it uses the time each position allows; else `policy` itself. Batched play (the arena) keeps
+    `policy`, whose calibrated simulations do not depend on the clock.
+
+    Args:
+        policy: Any policy.
+
+    Returns:
+        The policy to `jax.jit` and call on one unbatched state at a time.
+    """
+    if isinstance(policy, ParamPolicy) and policy.timed is not None:
+        return ParamPolicy(policy.timed, policy.params)
+    return policy
 
 
 @functools.lru_cache(maxsize=64)
@@ -686,6 +706,7 @@ __all__ = [
     "load_policy",
     "load_run",
     "network_policy",
+    "one_game",
     "register_agent",
     "register_prefix",
     "register_run_kind",

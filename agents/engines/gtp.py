@@ -27,7 +27,7 @@ import jax
 import numpy as np
 
 from blokus_agents.core.messages import brief, first_line
-from blokus_agents.core.policies import resolve_agent
+from blokus_agents.core.policies import one_game, resolve_agent
 from blokus_jax import __version__
 from blokus_jax.env import Env, State, make
 from blokus_jax.errors import BlokusError
@@ -223,7 +223,7 @@ class GtpEngine:
         self._log(f"building agent {self.agent!r} for {env.variant.name} ...")
         policy = resolve_agent(self.agent, env)
         self.env = env
-        self._policy = jax.jit(policy)
+        self._policy = jax.jit(one_game(policy))  # one game at a time: a time budget runs on the clock
         self._step = jax.jit(env.step)
         self._legal = jax.jit(lambda s, c: env.legal_action_mask(s.replace(legal_bits=env.placement_bits(s, c))))
         self._key = jax.random.key(self._seed)

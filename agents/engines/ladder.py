@@ -33,7 +33,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from blokus_agents.core.policies import resolve_agent
+from blokus_agents.core.policies import one_game, resolve_agent
 from blokus_agents.engines.arena import wilson_interval
 from blokus_agents.engines.gtp import GtpError, color_text, move_text, parse_move
 from blokus_agents.engines.gtp_client import EngineError, GtpClient, MatchError
@@ -326,7 +326,7 @@ class MatchRunner:
         self.check_legal = check_legal
         self.engine_stderr = engine_stderr
         self.log = log or (lambda text: None)
-        self.policy = jax.jit(resolve_agent(agent, self.env))
+        self.policy = jax.jit(one_game(resolve_agent(agent, self.env)))  # a time budget runs on the clock
         self.step = jax.jit(self.env.step)
         self.engine_has_all_legal = False
         self.engine_name = "engine"

@@ -1,6 +1,7 @@
 """Tree search over the exact environment. `settings` (the search settings and their declared options), `gumbel`
-(batched Gumbel MuZero search with mctx, its evaluators), `mcts` (the `mcts`, `strong` and `az:` players, time
-budgets), `calibration_store` (calibrated time budgets kept per machine between runs).
+(batched Gumbel MuZero search with mctx, its evaluators), `anytime` (the search on the clock that a time budget
+plays one game at a time), `mcts` (the `mcts`, `strong` and `az:` players, time budgets), `calibration_store`
+(calibrated time budgets kept per machine between runs).
 
 The names below load on first use (the package imports none of its modules itself).
 """

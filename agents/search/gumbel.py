@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from blokus_agents.core.masking import MASKED_LOGIT
+from blokus_agents.search.anytime import gumbel_on_the_clock
 from blokus_agents.search.playouts import PlayoutPolicy, centre_move_scores, corner_move_scores
 from blokus_agents.search.playouts import playout as bitboard_playout
 from blokus_agents.search.settings import PLAYOUTS, VALUE_SCALE, SearchSettings, takes_settings
@@ -394,6 +395,7 @@ def make_search(
     root_noise: float = 0.0,
     root_alpha: float = 0.3,
     value_scale: float = VALUE_SCALE,
+    stop_after: float = 0.0,
     **settings: Any,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search `(params, key, states) -> SearchOutput` (`states` with a leading batch axis) running
@@ -414,6 +416,9 @@ def make_search(
             a child's Q enters the improved policy as `(50 + max visits) * value_scale * Q` (Q rescaled to [0, 1]
             among the node's children) against the prior logits, so larger values let the values overrule the
             prior after fewer visits.
+        stop_after: A clock for play one game at a time, 0 to run all `sims`: the search plans its sequential
+            halving for the simulations this many seconds afford (at most `sims`) and stops once they have passed
+            (`blokus_agents.search.anytime`). The move then depends on the machine's speed and load.
         **settings: The search settings `TREE_SETTINGS` (`sims`, `k`, `considered`, `gumbel_scale`), each
             defaulting to `SearchSettings`' declaration.
 
@@ -463,7 +468,10 @@ def make_search(
         root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=nodes)
 
         def tree_search(_):
-            out = mctx.gumbel_muzero_policy(
+            policy = mctx.gumbel_muzero_policy
+            if stop_after > 0:
+                policy = functools.partial(gumbel_on_the_clock, seconds=stop_after)
+            out = policy(
                 params,
                 k_search,
                 root,

@@ -84,10 +84,12 @@ def mcts_policy(
             model instead of its own (the `corners` score; `centre` then has no effect); the model must take no
             network logit (`network_free_model`). `seconds=S > 0` is a time budget a move that replaces `sims`: in
             each phase of the game, the simulations one batch-1 search on this machine runs in at most `S` seconds
-            (`calibrate_budget`); the policy then plays that fixed budget, also batched in the arena.
+            (`calibrate_budget`). Batched (the arena), the policy plays that fixed budget; its `one_game` form
+            (matches, GTP, `play`) reads the clock as it searches and stops at `CLOCK_SHARE` of the budget.
 
     Returns:
-        A pure `policy(key, state) -> int32` for one unbatched state.
+        A pure `policy(key, state) -> int32` for one unbatched state; with `seconds`, a `ParamPolicy` of no
+        parameters whose `timed` function is the search on the clock.
 
     Raises:
         ValueError: `seconds` is neither 0 nor from `MIN_SECONDS` to `MAX_SECONDS`.
@@ -99,12 +101,11 @@ def mcts_policy(
         env, o.prior, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
 
-    built: dict[int, Callable[[jax.Array, State], jax.Array]] = {}
+    built: dict[tuple[int, float], Callable[[jax.Array, State], jax.Array]] = {}
 
-    def build(n: int) -> Callable[[jax.Array, State], jax.Array]:
-        # One policy object per budget: the calibration's compiled search of the chosen budget is the one the caller
-        # jits again (JAX shares the compilation of a function object), so a seconds= agent compiles it once.
-        if n not in built:
+    def build(n: int, stop_after: float = 0.0) -> Callable[[jax.Array, State], jax.Array]:
+        # One policy object per budget (and clock), so that every caller shares its compilation.
+        if (n, stop_after) not in built:
             act = _single(
                 make_search(
                     env,
@@ -114,17 +115,27 @@ def mcts_policy(
                     considered=o.considered,
                     gumbel_scale=o.gumbel_scale,
                     value_scale=value_scale,
+                    stop_after=stop_after,
                 )
             )
-            built[n] = lambda key, state: act(None, key, state)
-        return built[n]
+            built[n, stop_after] = lambda key, state: act(None, key, state)
+        return built[n, stop_after]
 
     if o.seconds:
         options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
         # the prior joins the key only when it is the model, so that calibrations stored before it keep their keys
         key = ("mcts",) + options + (("prior=model",) if o.prior == "model" else ())
-        return phased(build, calibrate_budget(env, build, o.seconds, key))
+        budget = calibrate_budget(env, build, o.seconds, key)
+        fixed, timed = phased(build, budget), phased(clocked(build, o.seconds), on_the_clock(budget))
+        return ParamPolicy(_without_params(fixed), None, timed=_without_params(timed))
     return build(o.sims)
+
+
+@functools.lru_cache(maxsize=64)
+def _without_params(policy: Callable[[jax.Array, State], jax.Array]) -> Callable[[None, jax.Array, State], jax.Array]:
+    """`policy(key, state)` as a `ParamPolicy` function of no parameters (one object per policy, so compilations
+    are shared)."""
+    return lambda params, key, state: policy(key, state)
 
 
 def mcts_evaluator(env: Env, prior: str = "network", **rollout: Any) -> Callable:
@@ -191,6 +202,33 @@ class Budget:
         return f"simulations a move by phase: {phases}"
 
 
+#: A time-budgeted search played one game at a time (`one_game`) stops starting simulations once this share of
+#: its `seconds=` budget has passed since they started; the root's evaluation, the last chunk of simulations and
+#: the call come on top.
+CLOCK_SHARE = 0.85
+#: On the clock, a phase searches at most this multiple of its calibrated simulations (its tree holds them). At 1 the
+#: clock only lowers the calibrated count, where a position or a loaded machine is slower than calibrated: on Duo,
+#: planning for up to 3 times it (a mean of 1.43 s a move instead of 1.01 s) won 0.355 of 100 games against Pentobi
+#: level 5, and 1.5 times it fixed won 0.370, where the calibrated count won 0.425 of the same 100: more simulations
+#: are not what `strong` lacks (docs/strength.md).
+CLOCK_CAP = 1.0
+
+
+def on_the_clock(budget: Budget) -> Budget:
+    """The most simulations of each phase of `budget` when the search runs on the clock (`CLOCK_CAP` times the
+    calibrated ones): the calibration's counts fit its slowest positions at `BUDGET_SHARE` of the time, and on the
+    clock the search plans for what `CLOCK_SHARE` of it affords, up to these."""
+    return Budget(budget.starts, tuple(min(MAX_SIMS, int(n * CLOCK_CAP)) for n in budget.sims))
+
+
+def clocked(build: Callable[..., Callable], seconds: float) -> Callable[[int], Callable]:
+    """`build(sims, stop_after)` as the builder of the searches that stop on the clock at `CLOCK_SHARE` of
+    `seconds` (one object per builder and budget, so `phased` builds and compiles them once)."""
+    return _CLOCKED.setdefault((build, seconds), functools.partial(build, stop_after=CLOCK_SHARE * seconds))
+
+
+_CLOCKED: dict[tuple[Callable, float], Callable] = {}
+
 #: Calibrated budgets, by (variant, agent options, seconds, machine); calibrating costs a few compilations.
 _CALIBRATED: dict[tuple, Budget] = {}
 
@@ -211,7 +249,7 @@ def calibrated_budgets() -> list[Budget]:
     return list(_CALIBRATED.values())
 
 
-#: The phased searches built so far, by (builder, budget), so that a policy and its calibration share one function.
+#: The phased searches built so far, by (builder, budget), so that the policies of one budget share one function.
 _PHASED: dict[tuple[Callable, Budget], Callable] = {}
 
 
@@ -219,7 +257,7 @@ def phased(build: Callable[[int], Callable], budget: Budget) -> Callable:
     """The search of `budget`: `build(sims)` is a search function whose last argument is the (unbatched) state;
     the result calls the one of the state's phase (`jax.lax.switch`: at batch 1 only that branch runs; under
     `vmap`, as in the arena, every branch runs and the phase's result is kept)."""
-    if (build, budget) in _PHASED:  # the same function object: its compilation (by the calibration) is reused
+    if (build, budget) in _PHASED:  # the same function object, so that its compilations are shared
         return _PHASED[build, budget]
     branches = [build(n) for n in budget.sims]
     if len(set(budget.sims)) == 1:
@@ -303,14 +341,15 @@ def calibrate_budget(
     max_sims: int = MAX_SIMS,
     phases: int = BUDGET_PHASES,
 ) -> Budget:
-    """The `Budget` of `phases` phases whose batch-1 search (`phased` over `build(sims) ->
-    policy`) takes at most `BUDGET_SHARE * seconds` a move on this machine in each phase, measured after
-    compilation on positions of every phase of a game (the slowest position of a phase or next to it counts; forced
-    moves return at once): a probe search of `probe` simulations gives the time per simulation at each position,
-    each phase's count is extrapolated from its slowest one, then the phased search is timed and a phase that still
-    overruns is shrunk once more. Cached per `cache_key`, variant, budget, `probe`, `max_sims` and `phases`
-    in this process and, with a store (`use_calibration_store`, as `blokus-jax` commands set one), also on this
-    machine across processes (JAX version, device and CPU in the key); each step is logged on `calibration_log`
+    """The `Budget` of `phases` phases whose batch-1 search (`phased` over `build(sims) -> policy`) takes at most
+    `BUDGET_SHARE * seconds` a move on this machine in each phase, measured after compilation on positions of every
+    phase of a game (the slowest position of a phase or next to it counts; forced moves return at once): a probe
+    search of `probe` simulations gives the time per simulation at each position, and each phase's count is
+    extrapolated from its slowest one. Played one game at a time (`one_game`), the search also reads the clock and
+    stops at `CLOCK_SHARE` of the budget, with up to `CLOCK_CAP` times these counts. Cached per `cache_key`,
+    variant, budget, `probe`, `max_sims` and `phases` in this process and, with a store (`use_calibration_store`,
+    as `blokus-jax` commands set one), also on this machine across processes (JAX version, device and CPU in the
+    key); each step is logged on `calibration_log`
     with the time so far and, once known, an estimate of the time left (`calibration_remaining`).
 
     Args:
@@ -349,7 +388,7 @@ def calibrate_budget(
         calibration_log.info("%s (%.0f s so far%s)", message, time.perf_counter() - started, estimate)
 
     try:
-        budget = _calibrate(env, build, seconds, probe, max_sims, phases, started, step)
+        budget = _calibrate(env, build, seconds, probe, max_sims, phases, step)
     finally:
         _PROGRESS.update(started=None, expected=None)
     _CALIBRATED[key] = budget
@@ -365,13 +404,11 @@ def _calibrate(
     probe: int,
     max_sims: int,
     phases: int,
-    started: float,
     step: Callable[[str], None],
 ) -> Budget:
     """The measurement of `calibrate_budget` (not cached)."""
     step(f"calibrating a {seconds:g} s budget on {env.variant.name}: playing a game for positions to time")
     states = _calibration_positions(env)
-    positions_s = time.perf_counter() - started
     target = BUDGET_SHARE * seconds
     groups = [g for g in np.array_split(np.arange(len(states)), min(phases, len(states))) if len(g)]
     starts = tuple(int(states[g[0]].pieces_placed.sum()) for g in groups)
@@ -385,15 +422,9 @@ def _calibrate(
         return tuple(int(min(max_sims, max(1, n * target / t))) if t > 0 else n for n, t in zip(sims, slowest))
 
     step(f"compiling a {probe}-simulation probe search and timing it on {len(states)} positions")
-    sims = fit(_move_times(build(probe), states), (probe,) * len(groups))
-    # the fitted search compiles as the probe did (its larger tree costs more) and is timed at about the target
-    probe_s = time.perf_counter() - started - positions_s
-    _PROGRESS["expected"] = time.perf_counter() - started + 1.5 * probe_s + 3 * len(states) * target
-    step(f"compiling the search at the fitted budget and timing it ({Budget(starts, sims).describe()})")
-    spent = _move_times(phased(build, Budget(starts, sims)), states)
-    slowest = [max(spent[i] for i in g) for g in fitted]
-    sims = tuple(int(max(1, n * target / t)) if t > target else n for n, t in zip(sims, slowest))
-    return Budget(starts, sims)
+    # The fitted counts extrapolate the probe's time a simulation and are not timed again: a search played one game
+    # at a time also reads the clock (`one_game`), which ends every move in time whatever the extrapolation's error.
+    return Budget(starts, fit(_move_times(build(probe), states), (probe,) * len(groups)))
 
 
 def network_search_policy(
@@ -406,7 +437,7 @@ def network_search_policy(
     (`mixed_evaluator` with `playouts`, `playout` and `margin`; unused at `mix=0`). `seconds=S > 0` replaces
     `sims` by a time budget, as for `mcts_policy`: the simulations one batch-1 search with these `params` runs
     in at most `S` seconds on this machine in each phase of the game (`calibrate_budget`, cached per network
-    architecture and options).
+    architecture and options), and its `one_game` form reads the clock as it searches (`ParamPolicy.timed`).
 
     Args:
         env: The environment.
@@ -428,24 +459,29 @@ def network_search_policy(
     if o.prior == "model":
         evaluator = model_evaluator(env, evaluator, shipped_model(env.variant.name))
 
-    def build(n: int) -> Callable[[Any, jax.Array, State], jax.Array]:
-        return _single(make_search(env, evaluator, sims=n, k=o.k, considered=o.considered, gumbel_scale=o.gumbel_scale))
+    def build(n: int, stop_after: float = 0.0) -> Callable[[Any, jax.Array, State], jax.Array]:
+        settings = {"sims": n, "k": o.k, "considered": o.considered, "gumbel_scale": o.gumbel_scale}
+        return _single(make_search(env, evaluator, stop_after=stop_after, **settings))
 
     if o.seconds:
         # The cost of a simulation depends on the network's architecture (its repr names every layer size), not on
         # the values of its weights.
         network = repr(getattr(apply_fn, "__self__", apply_fn))
         options = (network, o.k, o.considered, o.gumbel_scale, o.mix, o.playouts, o.playout, o.margin, o.prior)
-        built: dict[int, Callable[[Any, jax.Array, State], jax.Array]] = {}
+        built: dict[tuple[int, float], Callable[[Any, jax.Array, State], jax.Array]] = {}
+
+        def build_search(n: int, stop_after: float = 0.0) -> Callable[[Any, jax.Array, State], jax.Array]:
+            # One search function per budget, so the calibration's compilation of the chosen one is reused.
+            if (n, stop_after) not in built:
+                built[n, stop_after] = build(n, stop_after)
+            return built[n, stop_after]
 
         def build_policy(n: int) -> Callable[[jax.Array, State], jax.Array]:
-            # One search function per budget, so the calibration's compilation of the chosen one is reused.
-            if n not in built:
-                built[n] = build(n)
-            return functools.partial(built[n], params)
+            return functools.partial(build_search(n), params)
 
         budget = calibrate_budget(env, build_policy, o.seconds, ("network",) + options)
-        return ParamPolicy(phased(lambda n: built[n] if n in built else build(n), budget), params)
+        timed = phased(clocked(build_search, o.seconds), on_the_clock(budget))
+        return ParamPolicy(phased(build_search, budget), params, timed=timed)
     return ParamPolicy(build(o.sims), params)
 
 
@@ -653,6 +689,10 @@ __all__ = [
     "calibrate_budget",
     "calibrate_sims",
     "calibrated_budgets",
+    "CLOCK_CAP",
+    "CLOCK_SHARE",
+    "clocked",
+    "on_the_clock",
     "phased",
     "make_search",
     "mcts_policy",

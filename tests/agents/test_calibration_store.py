@@ -84,7 +84,7 @@ def test_the_remaining_time_is_estimated_from_the_last_calibration_here(simple, 
     path, calls = store
     seen = []
 
-    def calibrate(env, build, seconds, probe, max_sims, phases, started, step):
+    def calibrate(env, build, seconds, probe, max_sims, phases, step):
         seen.append(calibration_store.calibration_remaining())
         return Budget((0,), (9,))
 

@@ -79,29 +79,20 @@ def test_calibration_fits_each_phase_to_its_slowest_position(simple, game, monke
     for n, g in zip(budget.sims, groups):
         near = slice(max(0, g[0] - 1), g[-1] + 2)  # the phase's positions and the nearest of each neighbour
         assert n == int(BUDGET_SHARE * 1.0 / cost[near].max())
-    assert calls == [len(game), len(game)]  # the probe, then the phased search once
+    assert calls == [len(game)]  # the probe alone: the clock (one_game) ends each move in time, not a second timing
     assert calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 1), phases=3) is budget  # cached
     assert search.calibrated_budgets()[-1] == budget
     assert search.calibrated_sims()[-1] == max(budget.sims)
 
 
-def test_a_phase_that_still_overruns_is_shrunk(simple, game, monkeypatch):
-    """When the phased search is slower than the probe predicted (a larger tree costs more per simulation), the
-    overrunning phase is shrunk in proportion; the others keep their counts."""
-    cost = np.full(len(game), 1e-3)
-    state = {"probe": True}
-
-    def clock(policy, states):
-        times = [float(policy(None, s)) * c for s, c in zip(states, cost)]
-        if not state.pop("probe", False):
-            times[0] *= 2.0  # the first phase runs twice as slow at its full budget
-        return times
-
-    monkeypatch.setattr(search, "_move_times", clock)
-    monkeypatch.setattr(search, "_calibration_positions", lambda env: game)
-    budget = calibrate_budget(simple, _constant_search, 1.0, ("synthetic", 2), phases=2)
-    fitted = int(BUDGET_SHARE / 1e-3)
-    assert budget.sims == (fitted // 2, fitted)
+def test_on_the_clock_a_phase_searches_at_most_its_calibrated_simulations_times_the_cap(monkeypatch):
+    """The search played one game at a time plans on the clock; its tree holds ``CLOCK_CAP`` times each phase's
+    calibrated simulations (never more than ``MAX_SIMS``), and the phases start where they did. The shipped cap is 1:
+    on an idle machine the clock plays the calibrated count, and only lowers it."""
+    budget = search.Budget((0, 12, 24), (100, 250, search.MAX_SIMS - 1))
+    assert search.CLOCK_CAP == 1.0 and 0 < search.CLOCK_SHARE < 1 and search.on_the_clock(budget) == budget
+    monkeypatch.setattr(search, "CLOCK_CAP", 3.0)
+    assert search.on_the_clock(budget) == search.Budget((0, 12, 24), (300, 750, search.MAX_SIMS))
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), 1e9])
@@ -116,8 +107,7 @@ def test_calibration_logs_each_step_so_a_program_can_show_progress(simple, game,
     with caplog.at_level("INFO", logger=search.calibration_log.name):
         budget = calibrate_budget(simple, _constant_search, 0.5, ("synthetic", 3), phases=3)
     lines = [r.getMessage() for r in caplog.records if r.name == search.calibration_log.name]
-    assert len(lines) == 4, lines
+    assert len(lines) == 3, lines
     assert "playing a game for positions" in lines[0] and "0.5 s budget on simple" in lines[0]
     assert f"32-simulation probe search and timing it on {len(game)} positions" in lines[1]
-    assert lines[2].startswith("compiling the search at the fitted budget and timing it (")
-    assert lines[3].startswith(f"calibrated: {budget.describe()}") and lines[3].endswith("s so far)")
+    assert lines[2].startswith(f"calibrated: {budget.describe()}") and lines[2].endswith("s so far)")
