@@ -55,6 +55,7 @@ CONFIG_FLAGS: dict[str, str] = {
     "num_minibatches": "--num-minibatches",
     "ent_coef": "--ent-coef",
     "kl_coef": "--kl-coef",
+    "opponent": "--opponent",
 }
 #: The host-loop settings `blokus-jax train` sets from flags (`Settings`' fields, flags `--FIELD-NAME`).
 SETTINGS_FLAGS = ("eval_every", "evals", "eval_games", "checkpoint_every", "checkpoint_minutes", "keep_checkpoints")
@@ -86,7 +87,7 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
     add_field_flag(budget, "total_steps", help="train for this many environment steps instead")
     for name in ("num_envs", "num_steps", "sims", "batch_size", "teacher", "teacher_updates", "root_value", "reflect"):
         add_field_flag(parser, name)
-    for name in ("update_epochs", "num_minibatches", "ent_coef", "kl_coef"):
+    for name in ("update_epochs", "num_minibatches", "ent_coef", "kl_coef", "opponent"):
         add_field_flag(parser, name)
     _add_run_flags(parser)
 

@@ -244,9 +244,24 @@ class PPOConfig(_SharedFields):
         doc="weight of the KL divergence from the starting policy (the --init-from network, or the initial one) "
         "in the loss: keeps self-play from drifting below where it started (0: off)",
     )
+    opponent: str = setting(
+        "",
+        doc="an agent spec (e.g. minimax, mobility, mcts:sims=16) that plays the other seats of every game instead of "
+        "the network, which then learns from its own moves only and plays each seat in turn (empty: self-play)",
+    )
 
     def __post_init__(self):
         self._check()
+        if self.opponent != self.opponent.strip():
+            raise ConfigError(
+                f"PPOConfig.opponent {_shown(self.opponent)} has spaces around it; give the agent spec alone, e.g. "
+                f"'minimax' or 'mcts:sims=16' (empty: self-play)"
+            )
+        if "seconds=" in self.opponent:
+            raise ConfigError(
+                f"PPOConfig.opponent {_shown(self.opponent)}: an opponent plays a fixed budget (give sims), since a "
+                f"time budget would make the run depend on the machine"
+            )
         if self.num_steps % self.num_minibatches:
             raise ConfigError(
                 f"num_steps ({self.num_steps}) must be a multiple of num_minibatches "

@@ -148,15 +148,20 @@ def mcts_evaluator(env: Env, prior: str = "network", **rollout: Any) -> Callable
 
 def network_free_model(env: Env) -> MoveModel:
     """The move model shipped for `env`'s variant as the prior of a network-free search (`mcts:prior=model`, a
-    teacher's): one that takes no network logit; raises `ConfigError` for a variant without one."""
+    teacher's): one that takes no network logit. Where the search's model takes one (Duo's, over the logits of
+    `baseline:duo`), the model over the mover's observation planes shipped for policy networks
+    (`move_model_duo_observation.json`); raises `ConfigError` for a variant without either."""
     model = shipped_model(env.variant.name)
-    if model.network:
+    if not model.network:
+        return model
+    try:
+        return shipped_model(env.variant.name, "observation")
+    except ConfigError:
         raise ConfigError(
             f"the move model shipped for {env.variant.name!r} scores moves over the logits of {model.network!r}, "
             f"so it guides that network's search: use '{model.network},prior=model' (mcts's prior=model needs a "
             f"model without a network, as shipped for 'classic_2p' and 'classic')"
-        )
-    return model
+        ) from None
 
 
 # Declared options of the search agents (type and range, checked when a spec is resolved, see

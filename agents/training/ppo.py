@@ -16,11 +16,13 @@ from flax import struct
 from jax.sharding import Mesh
 
 from blokus_agents.core.masking import masked_logits, sample_masked
+from blokus_agents.core.policies import resolve_agent
 from blokus_agents.players.configs import PPOConfig
 from blokus_agents.players.networks import PolicyValueNet, model_scores
 from blokus_agents.training.optim import lr_schedule
 from blokus_agents.training.scaffold import fresh_runner_fields, jit_trainer, make_parts, param_norm
 from blokus_jax.env import Env, State
+from blokus_jax.errors import BlokusError, ConfigError
 from blokus_jax.observe import Observation
 
 
@@ -182,6 +184,15 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     # whatever form the loss's `network` has (on CPU "hybrid", whose forward pass is this one, or an explicit
     # "im2col", 4-8x slower forward)
     actor = network.clone(conv="native")
+    opponent = opponent_policy(c, env)
+
+    def learning(player: jax.Array) -> jax.Array:
+        """Whether the network plays seat `player` (`[..., N]`): every seat in self-play; against an opponent, game
+        `i`'s seat `i % num_players`, so the network plays each seat in as many games (its seat stays its own when a
+        game restarts)."""
+        if opponent is None:
+            return jnp.ones(player.shape, bool)
+        return player == jnp.arange(c.num_envs, dtype=player.dtype) % env.num_players
 
     def init(key: jax.Array) -> Runner:
         fields = fresh_runner_fields(parts, c.num_envs, key)
@@ -189,7 +200,8 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
 
     # 1. rollout
     def rollout(params: Any, env_state: State, key: jax.Array) -> tuple[State, Transition]:
-        """Play `num_steps` self-play steps in every game; returns the final states and the `[T, N]` batch."""
+        """Play `num_steps` steps in every game (the network's own moves, and the opponent's at its seats);
+        returns the final states and the `[T, N]` batch."""
 
         def one(states, step_key):
             obs = observe(states)
@@ -198,6 +210,9 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
             prior = model_scores(c.variant, params["params"]["move_model"], obs) if c.prior == "model" else None
             logits, value = actor.apply(params, obs, prior)
             action, log_prob = sample_masked(step_key, logits, mask)
+            if opponent is not None:  # the opponent's moves where the network does not play (masked out of the loss)
+                theirs = jax.vmap(opponent)(jax.random.split(jax.random.fold_in(step_key, 1), c.num_envs), states)
+                action = jnp.where(learning(states.current_player), action, theirs)
             next_states, rewards, done = env_step(states, action)
             player = states.current_player
             return next_states, Transition(obs, mask, action, log_prob, value, player, rewards, done, prior)
@@ -223,6 +238,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
             c.gae_lambda,
         )
         targets = advantages + traj.value
+        valid = valid & learning(traj.player)  # against an opponent, the network learns from its own moves only
 
         # 3. epochs: each reshuffles the rollout into minibatches. Game-major layout [N, T, ...]: minibatches index
         # the time axis only, so the games' split across devices is kept.
@@ -272,6 +288,27 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
         train=jitted.train,
         shardings=jitted.shardings,
     )
+
+
+def opponent_policy(config: PPOConfig, env: Env) -> Callable[[jax.Array, State], jax.Array] | None:
+    """The policy `(key, state) -> action` of `config.opponent` on `env` (`None` in self-play).
+
+    Args:
+        config: The run's config.
+        env: Its environment.
+
+    Returns:
+        The opponent's policy (a bot, a search, a network: any agent spec `resolve_agent` takes), or `None`.
+
+    Raises:
+        ConfigError: A spec `resolve_agent` refuses, said as the config's.
+    """
+    if not config.opponent:
+        return None
+    try:
+        return resolve_agent(config.opponent, env)
+    except BlokusError as exc:
+        raise ConfigError(f"PPOConfig.opponent: {exc}") from exc
 
 
 # ------------------------------------------------------------------------------------------- per-seat GAE
@@ -337,5 +374,6 @@ __all__ = [
     "Runner",
     "Transition",
     "make_train",
+    "opponent_policy",
     "seat_gae",
 ]

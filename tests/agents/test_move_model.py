@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import blokus_jax
 from blokus_agents import AgentSpecError, move_prior, resolve_agent
+from blokus_agents.search import mcts
 from blokus_agents.search.move_features import (
     DEFAULT_PHASES,
     LAST_MOVE_PLANES,
@@ -29,6 +30,7 @@ from blokus_agents.search.move_features import (
 )
 from blokus_agents.search.move_fit import fit, recall_at, softmax_loss
 from blokus_agents.search.move_model import MoveModel, MoveModelError, shipped_model
+from blokus_jax.errors import ConfigError
 
 EDGE = ((1, 0), (-1, 0), (0, 1), (0, -1))
 DIAG = ((1, 1), (1, -1), (-1, 1), (-1, -1))
@@ -418,8 +420,6 @@ def test_search_with_the_model_prior_plays_legal_moves(duo_positions):
 @pytest.fixture
 def simple_network_free_model(monkeypatch):
     """A move model for ``simple`` that takes no network logit (random weights), shipped for the test."""
-    from blokus_agents.search import mcts
-
     names = feature_names(blokus_jax.make("simple").tables, False)
     weights = np.random.default_rng(3).normal(size=(2, len(names))).round(3).tolist()
     model = MoveModel.from_json(_model_json(weights=weights))
@@ -441,8 +441,28 @@ def test_mcts_with_the_model_prior_ranks_by_the_model_and_plays_legal_moves(simp
     assert bool(legal[int(jax.jit(policy)(jax.random.key(0), state))])
 
 
-def test_mcts_refuses_a_model_prior_that_needs_a_network():
+def test_mcts_on_duo_takes_the_network_free_observation_model(monkeypatch):
+    """Duo's search model reads `baseline:duo`'s logits, so the network-free search (`mcts:prior=model`, a
+    teacher's) takes the model shipped over the mover's observation; without one it is refused."""
+    env = blokus_jax.make("duo")
+    assert mcts.network_free_model(env).inputs == "observation"
+    state = env.init()
+    scores = np.asarray(jax.jit(move_prior("mcts:prior=model", env))(state))
+    expected = np.asarray(shipped_model("duo", "observation").scores(env.tables, state))
+    legal = np.asarray(state.legal_action_mask)
+    np.testing.assert_allclose(scores[legal], expected[legal], rtol=1e-5, atol=1e-5)
+    state_model = shipped_model("duo")
+
+    def without_observation_model(variant, inputs="state"):
+        if inputs != "state":
+            raise ConfigError("none shipped")
+        return state_model
+
+    monkeypatch.setattr(mcts, "shipped_model", without_observation_model)
     with pytest.raises(AgentSpecError, match=r"use 'baseline:duo,prior=model'"):
-        resolve_agent("mcts:prior=model", blokus_jax.make("duo"))
+        resolve_agent("mcts:prior=model", env)
+
+
+def test_mcts_refuses_a_model_prior_where_none_is_shipped():
     with pytest.raises(AgentSpecError, match="no move model .* shipped for variant 'simple'"):
         resolve_agent("mcts:prior=model", blokus_jax.make("simple"))
