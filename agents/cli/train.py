@@ -38,7 +38,10 @@ CONFIG_FLAGS: dict[str, str] = {
     "num_envs": "--num-envs",
     "num_steps": "--num-steps",
     "sims": "--sims",
+    "k": "--k",
+    "considered": "--considered",
     "batch_size": "--batch-size",
+    "train_steps": "--train-steps",
     "teacher": "--teacher",
     "teacher_updates": "--teacher-updates",
     "root_value": "--root-value",
@@ -85,7 +88,9 @@ def setup(parser: argparse.ArgumentParser) -> Handler:
         "resumed run continues its clock, so give a larger --minutes with --resume to train longer",
     )
     add_field_flag(budget, "total_steps", help="train for this many environment steps instead")
-    for name in ("num_envs", "num_steps", "sims", "batch_size", "teacher", "teacher_updates", "root_value", "reflect"):
+    for name in ("num_envs", "num_steps", "sims", "k", "considered", "batch_size", "teacher", "teacher_updates"):
+        add_field_flag(parser, name)
+    for name in ("train_steps", "root_value", "reflect"):
         add_field_flag(parser, name)
     for name in ("update_epochs", "num_minibatches", "ent_coef", "kl_coef", "opponent"):
         add_field_flag(parser, name)

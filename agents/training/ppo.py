@@ -169,6 +169,44 @@ def _update_metrics(
     return metrics
 
 
+def network_seats(player: jax.Array, num_players: int, *, against_opponent: bool) -> jax.Array:
+    """Whether the network plays seat `player` (`[..., N]`, game `i` last): every seat in self-play; against an
+    opponent, game `i`'s seat `i % num_players`, so the network plays each seat in as many games (its seat stays its
+    own when a game restarts).
+
+    Args:
+        player: Seats, `[..., N]` int, the games on the last axis.
+        num_players: The variant's number of seats.
+        against_opponent: Whether the run has an opponent (`PPOConfig.opponent`).
+
+    Returns:
+        `[..., N]` bool.
+    """
+    if not against_opponent:
+        return jnp.ones(player.shape, bool)
+    return player == jnp.arange(player.shape[-1], dtype=player.dtype) % num_players
+
+
+def batch_seat_gae(
+    traj: Transition, last_player: jax.Array, last_value: jax.Array, gamma: float, gae_lambda: float
+) -> tuple[jax.Array, jax.Array]:
+    """`seat_gae` over the games of a `[T, N]` rollout.
+
+    Args:
+        traj: The rollout.
+        last_player: `[N]`, the seat to move after it.
+        last_value: `[N]`, the value of the position after it (for that seat).
+        gamma: Discount.
+        gae_lambda: GAE's lambda.
+
+    Returns:
+        `(advantages, valid)`, each `[T, N]`.
+    """
+    return jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
+        traj.player, traj.rewards, traj.done, traj.value, last_player, last_value, gamma, gae_lambda
+    )
+
+
 def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     """PureJaxRL's entry point: the `PPOTrainer` of `config`; `make_train(config)(key)` trains. The nested
     functions below are one update in order: rollout, per-seat GAE, epochs, minibatches (the loss is
@@ -187,12 +225,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
     opponent = opponent_policy(c, env)
 
     def learning(player: jax.Array) -> jax.Array:
-        """Whether the network plays seat `player` (`[..., N]`): every seat in self-play; against an opponent, game
-        `i`'s seat `i % num_players`, so the network plays each seat in as many games (its seat stays its own when a
-        game restarts)."""
-        if opponent is None:
-            return jnp.ones(player.shape, bool)
-        return player == jnp.arange(c.num_envs, dtype=player.dtype) % env.num_players
+        return network_seats(player, env.num_players, against_opponent=opponent is not None)
 
     def init(key: jax.Array) -> Runner:
         fields = fresh_runner_fields(parts, c.num_envs, key)
@@ -227,16 +260,7 @@ def make_train(config: PPOConfig, mesh: Mesh | None = None) -> PPOTrainer:
 
         # 2. per-seat GAE (see seat_gae below)
         _, last_value = actor.apply(runner.params, observe(env_state))
-        advantages, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
-            traj.player,
-            traj.rewards,
-            traj.done,
-            traj.value,
-            env_state.current_player,
-            last_value,
-            c.gamma,
-            c.gae_lambda,
-        )
+        advantages, valid = batch_seat_gae(traj, env_state.current_player, last_value, c.gamma, c.gae_lambda)
         targets = advantages + traj.value
         valid = valid & learning(traj.player)  # against an opponent, the network learns from its own moves only
 

@@ -119,6 +119,12 @@ def test_generated_flags_refuse_what_the_fields_refuse(capsys):
         if option.kind is not int:
             continue
         flag = train_command.CONFIG_FLAGS.get(name, "--" + name.replace("_", "-"))
+        if not isinstance(option.high, int):  # a bound of the variant's (k, considered), checked when the run starts
+            assert getattr(parser.parse_args(["train", flag, str(option.low)]), name) == option.low, name
+            with pytest.raises(SystemExit):
+                parser.parse_args(["train", flag, str(option.low - 1)])
+            assert f"argument {flag}:" in capsys.readouterr().err, name
+            continue
         assert getattr(parser.parse_args(["train", flag, str(option.high)]), name) == option.high, name
         with pytest.raises(SystemExit):
             parser.parse_args(["train", flag, str(option.high + 1)])
