@@ -41,10 +41,12 @@ class ClockData(NamedTuple):
     Attributes:
         root_gumbel: `float32[num_actions]` the root's Gumbel noise (mctx's `GumbelMuZeroExtraData`).
         planned: `int32` the simulations the sequential halving is planned for.
+        cap: `int32` the most simulations this search may plan and run (at most the tree's size).
     """
 
     root_gumbel: jax.Array
     planned: jax.Array
+    cap: jax.Array
 
 
 def considered_visit(num_considered: jax.Array, simulation_index: jax.Array, num_simulations: jax.Array) -> jax.Array:
@@ -120,7 +122,7 @@ def clock_loop(seconds: float, chunk: int = CLOCK_CHUNK) -> Callable:
     of `chunk` iterations and stops after the first chunk that ends `seconds` or more after the loop started (or
     at `upper`). Over mctx's search loop (`init` is `(key, tree)` with `ClockData` as the tree's `extra_data`), it
     also plans the search: once `PLAN_AFTER` simulations are timed, the tree's `planned` simulations become those
-    that `seconds` affords at that pace (from `MIN_PLAN` to `upper`), and the loop ends there.
+    that `seconds` affords at that pace (from `MIN_PLAN` to the tree's `cap`), and the loop ends there.
 
     Args:
         seconds: The time after which no new chunk starts (the first chunk always runs).
@@ -134,21 +136,25 @@ def clock_loop(seconds: float, chunk: int = CLOCK_CHUNK) -> Callable:
     def loop(lower: int, upper: int, body: Callable, init: Any) -> Any:
         start = _clock(jnp.int32(lower))
 
+        def last(state: Any) -> jax.Array:
+            """The loop's end: `upper`, or the most simulations planned in the batch."""
+            extra = _clock_data(state)
+            return upper if extra is None else jnp.minimum(upper, jnp.max(extra.planned))
+
         def more(carry: tuple[jax.Array, Any]) -> jax.Array:
             i, state = carry
-            extra = _clock_data(state)
-            last = upper if extra is None else jnp.minimum(upper, jnp.max(extra.planned))
-            return (i < last) & ((i == lower) | (_clock(i) - start < limit))
+            return (i < last(state)) & ((i == lower) | (_clock(i) - start < limit))
 
         def run(carry: tuple[jax.Array, Any]) -> tuple[jax.Array, Any]:
             i, state = carry
-            end = jnp.minimum(i + chunk, upper)
+            end = jnp.minimum(i + chunk, last(state))
             state = jax.lax.fori_loop(i, end, body, state)
             extra = _clock_data(state)
             if extra is not None:  # plan once the first PLAN_AFTER simulations are timed
                 done = jnp.sum(state[-1].node_visits[..., 0])  # read the clock after the chunk, not before it
                 spent = jnp.maximum(_clock(done) - start, 1).astype(jnp.float32)
-                plan = jnp.clip(end * (limit / spent), MIN_PLAN, upper).astype(jnp.int32)
+                pace = jnp.maximum(end * (limit / spent), MIN_PLAN)
+                plan = jnp.minimum(pace, jnp.minimum(extra.cap, upper)).astype(jnp.int32)
                 extra = extra._replace(planned=jnp.where(end == PLAN_AFTER, plan, extra.planned))
                 state = (*state[:-1], state[-1].replace(extra_data=extra))
             return end, state
@@ -176,10 +182,12 @@ def gumbel_on_the_clock(
     gumbel_scale: float,
     qtransform: Callable,
     seconds: float,
+    cap: jax.Array | None = None,
 ) -> Any:
     """`mctx.gumbel_muzero_policy` (same arguments, same output) on the clock: the tree holds `num_simulations`,
-    the halving is planned after `PLAN_AFTER` timed simulations for what `seconds` affords, and no chunk of
-    `CLOCK_CHUNK` simulations starts after `seconds`. With time to spare it is `gumbel_muzero_policy` exactly.
+    the halving is planned after `PLAN_AFTER` timed simulations for what `seconds` affords (at most `cap`), and no
+    chunk of `CLOCK_CHUNK` simulations starts after `seconds`. With time to spare it is `gumbel_muzero_policy` of
+    `cap` simulations exactly, so one compiled search serves every phase of a phased budget.
 
     Args:
         params: Passed to `recurrent_fn`.
@@ -192,6 +200,8 @@ def gumbel_on_the_clock(
         gumbel_scale: The scale of the root's Gumbel noise.
         qtransform: mctx's Q transform.
         seconds: The time after which the search stops, counted from its first simulation.
+        cap: `int32[B]`, the most simulations of each search of the batch (a traced value, at most
+            `num_simulations`); `None`: `num_simulations`.
 
     Returns:
         An `mctx.PolicyOutput`.
@@ -204,7 +214,9 @@ def gumbel_on_the_clock(
     rng_key, gumbel_rng = jax.random.split(rng_key)
     gumbel = gumbel_scale * jax.random.gumbel(gumbel_rng, root.prior_logits.shape, root.prior_logits.dtype)
     batch = root.prior_logits.shape[0]
-    extra = ClockData(gumbel, jnp.full((batch,), num_simulations, jnp.int32))
+    full = jnp.full((batch,), num_simulations, jnp.int32)
+    cap = full if cap is None else jnp.minimum(jnp.asarray(cap, jnp.int32), full)
+    extra = ClockData(gumbel, cap, cap)
     tree = mctx.search(
         params=params,
         rng_key=rng_key,

@@ -396,6 +396,7 @@ def make_search(
     root_alpha: float = 0.3,
     value_scale: float = VALUE_SCALE,
     stop_after: float = 0.0,
+    cap: Callable[[State], jax.Array] | None = None,
     **settings: Any,
 ) -> Callable[[Any, jax.Array, State], SearchOutput]:
     """A batched search `(params, key, states) -> SearchOutput` (`states` with a leading batch axis) running
@@ -419,6 +420,9 @@ def make_search(
         stop_after: A clock for play one game at a time, 0 to run all `sims`: the search plans its sequential
             halving for the simulations this many seconds afford (at most `sims`) and stops once they have passed
             (`blokus_agents.search.anytime`). The move then depends on the machine's speed and load.
+        cap: With `stop_after`, `cap(state) -> int32` the most simulations at an unbatched state (at most `sims`,
+            which then only sizes the tree): the searches of every phase of a phased budget in one program.
+            `None`: `sims`.
         **settings: The search settings `TREE_SETTINGS` (`sims`, `k`, `considered`, `gumbel_scale`), each
             defaulting to `SearchSettings`' declaration.
 
@@ -470,7 +474,8 @@ def make_search(
         def tree_search(_):
             policy = mctx.gumbel_muzero_policy
             if stop_after > 0:
-                policy = functools.partial(gumbel_on_the_clock, seconds=stop_after)
+                caps = None if cap is None else jax.vmap(cap)(states)
+                policy = functools.partial(gumbel_on_the_clock, seconds=stop_after, cap=caps)
             out = policy(
                 params,
                 k_search,

@@ -101,11 +101,11 @@ def mcts_policy(
         env, o.prior, playouts=o.playouts, playout=o.playout, temperature=temperature, margin=o.margin, centre=centre
     )
 
-    built: dict[tuple[int, float], Callable[[jax.Array, State], jax.Array]] = {}
+    built: dict[tuple[int, float, Budget | None], Callable[[jax.Array, State], jax.Array]] = {}
 
-    def build(n: int, stop_after: float = 0.0) -> Callable[[jax.Array, State], jax.Array]:
+    def build(n: int, stop_after: float = 0.0, cap: Budget | None = None) -> Callable[[jax.Array, State], jax.Array]:
         # One policy object per budget (and clock), so that every caller shares its compilation.
-        if (n, stop_after) not in built:
+        if (n, stop_after, cap) not in built:
             act = _single(
                 make_search(
                     env,
@@ -116,17 +116,18 @@ def mcts_policy(
                     gumbel_scale=o.gumbel_scale,
                     value_scale=value_scale,
                     stop_after=stop_after,
+                    cap=None if cap is None else cap.sims_at,
                 )
             )
-            built[n, stop_after] = lambda key, state: act(None, key, state)
-        return built[n, stop_after]
+            built[n, stop_after, cap] = lambda key, state: act(None, key, state)
+        return built[n, stop_after, cap]
 
     if o.seconds:
         options = (o.k, o.playouts, o.playout, o.considered, temperature, o.margin, o.gumbel_scale, value_scale, centre)
         # the prior joins the key only when it is the model, so that calibrations stored before it keep their keys
         key = ("mcts",) + options + (("prior=model",) if o.prior == "model" else ())
         budget = calibrate_budget(env, build, o.seconds, key)
-        fixed, timed = phased(build, budget), phased(clocked(build, o.seconds), on_the_clock(budget))
+        fixed, timed = phased(build, budget), clocked(build, o.seconds, on_the_clock(budget))
         return ParamPolicy(_without_params(fixed), None, timed=_without_params(timed))
     return build(o.sims)
 
@@ -199,6 +200,10 @@ class Budget:
         placed = state.pieces_placed.sum()
         return sum((placed >= start).astype(jnp.int32) for start in self.starts[1:]) + jnp.int32(0)
 
+    def sims_at(self, state: State) -> jax.Array:
+        """`int32`: the simulations of `state`'s phase (unbatched)."""
+        return jnp.asarray(self.sims, jnp.int32)[self.phase(state)]
+
     def describe(self) -> str:
         """The budget in words (`"312 simulations a move"`, or one figure per phase)."""
         if len(set(self.sims)) == 1:
@@ -226,13 +231,23 @@ def on_the_clock(budget: Budget) -> Budget:
     return Budget(budget.starts, tuple(min(MAX_SIMS, int(n * CLOCK_CAP)) for n in budget.sims))
 
 
-def clocked(build: Callable[..., Callable], seconds: float) -> Callable[[int], Callable]:
-    """`build(sims, stop_after)` as the builder of the searches that stop on the clock at `CLOCK_SHARE` of
-    `seconds` (one object per builder and budget, so `phased` builds and compiles them once)."""
-    return _CLOCKED.setdefault((build, seconds), functools.partial(build, stop_after=CLOCK_SHARE * seconds))
+def clocked(build: Callable[..., Callable], seconds: float, budget: Budget) -> Callable:
+    """The search of `budget` on the clock: `build(sims, stop_after, cap)` built once, its tree sized for the
+    largest phase and each phase's count a traced cap (`Budget.sims_at`), so one program serves every phase where
+    `phased` compiles a search per phase; it stops starting simulations at `CLOCK_SHARE` of `seconds`.
 
+    Args:
+        build: `build(sims, stop_after=..., cap=...)`, a builder that returns one object per arguments (so that
+            callers share its compilation).
+        seconds: The time budget a move.
+        budget: The most simulations of each phase (`on_the_clock` of the calibrated budget).
 
-_CLOCKED: dict[tuple[Callable, float], Callable] = {}
+    Returns:
+        The search function of `build`.
+    """
+    cap = None if len(set(budget.sims)) == 1 else budget
+    return build(max(budget.sims), stop_after=CLOCK_SHARE * seconds, cap=cap)
+
 
 #: Calibrated budgets, by (variant, agent options, seconds, machine); calibrating costs a few compilations.
 _CALIBRATED: dict[tuple, Budget] = {}
@@ -464,28 +479,33 @@ def network_search_policy(
     if o.prior == "model":
         evaluator = model_evaluator(env, evaluator, shipped_model(env.variant.name))
 
-    def build(n: int, stop_after: float = 0.0) -> Callable[[Any, jax.Array, State], jax.Array]:
+    def build(
+        n: int, stop_after: float = 0.0, cap: Budget | None = None
+    ) -> Callable[[Any, jax.Array, State], jax.Array]:
         settings = {"sims": n, "k": o.k, "considered": o.considered, "gumbel_scale": o.gumbel_scale}
-        return _single(make_search(env, evaluator, stop_after=stop_after, **settings))
+        cap_fn = None if cap is None else cap.sims_at
+        return _single(make_search(env, evaluator, stop_after=stop_after, cap=cap_fn, **settings))
 
     if o.seconds:
         # The cost of a simulation depends on the network's architecture (its repr names every layer size), not on
         # the values of its weights.
         network = repr(getattr(apply_fn, "__self__", apply_fn))
         options = (network, o.k, o.considered, o.gumbel_scale, o.mix, o.playouts, o.playout, o.margin, o.prior)
-        built: dict[tuple[int, float], Callable[[Any, jax.Array, State], jax.Array]] = {}
+        built: dict[tuple[int, float, Budget | None], Callable[[Any, jax.Array, State], jax.Array]] = {}
 
-        def build_search(n: int, stop_after: float = 0.0) -> Callable[[Any, jax.Array, State], jax.Array]:
+        def build_search(
+            n: int, stop_after: float = 0.0, cap: Budget | None = None
+        ) -> Callable[[Any, jax.Array, State], jax.Array]:
             # One search function per budget, so the calibration's compilation of the chosen one is reused.
-            if (n, stop_after) not in built:
-                built[n, stop_after] = build(n, stop_after)
-            return built[n, stop_after]
+            if (n, stop_after, cap) not in built:
+                built[n, stop_after, cap] = build(n, stop_after, cap)
+            return built[n, stop_after, cap]
 
         def build_policy(n: int) -> Callable[[jax.Array, State], jax.Array]:
             return functools.partial(build_search(n), params)
 
         budget = calibrate_budget(env, build_policy, o.seconds, ("network",) + options)
-        timed = phased(clocked(build_search, o.seconds), on_the_clock(budget))
+        timed = clocked(build_search, o.seconds, on_the_clock(budget))
         return ParamPolicy(phased(build_search, budget), params, timed=timed)
     return ParamPolicy(build(o.sims), params)
 

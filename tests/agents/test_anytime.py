@@ -59,6 +59,11 @@ def test_the_clock_loop_runs_whole_chunks_and_stops_once_its_time_is_spent():
             np.testing.assert_array_equal(total, jax.lax.fori_loop(0, upper, body, init)[1])
 
 
+def _cap(n):
+    """A phase's cap of ``n`` simulations at every position."""
+    return lambda state: jnp.int32(n)
+
+
 def _counting(env, calls):
     """The rollout evaluator of ``env`` that appends to ``calls`` on the host at every evaluation."""
     rollout = rollout_evaluator(env, playouts=1)
@@ -82,26 +87,37 @@ def _search(env, evaluator, state, **settings):
 def test_a_search_on_the_clock_stops_after_a_chunk_and_with_time_to_spare_is_the_full_search(simple):
     """``make_search(stop_after=...)``: with its time spent at once, a search of 64 simulations evaluates the root and
     one chunk of ``CLOCK_CHUNK`` simulations and plays a legal move; with time to spare it is mctx's search of all
-    64, move and improved policy alike, for the same key (each evaluation counted on the host)."""
+    64, move and improved policy alike, for the same key (each evaluation counted on the host). With a ``cap`` of 44
+    (a phase's count, in a tree sized for a larger phase) it is mctx's search of 44."""
     calls = []
     evaluator = _counting(simple, calls)
     state = simple.init(jax.random.key(0))
     outputs = {}
-    for stop_after in (1e-6, 3600.0, 0.0):
+    for name, options in {
+        "spent": dict(sims=64, stop_after=1e-6),
+        "spare": dict(sims=64, stop_after=3600.0),
+        "mctx": dict(sims=64),
+        "capped": dict(sims=64, stop_after=3600.0, cap=lambda s: jnp.int32(44)),
+        "mctx 44": dict(sims=44),
+    }.items():
         calls.clear()
-        outputs[stop_after] = (_search(simple, evaluator, state, sims=64, stop_after=stop_after), len(calls))
-    assert outputs[1e-6][1] == 1 + anytime.CLOCK_CHUNK and bool(simple.is_legal(state, outputs[1e-6][0].action[0]))
-    assert outputs[3600.0][1] == outputs[0.0][1] == 1 + 64
-    for a, b in zip(outputs[3600.0][0], outputs[0.0][0], strict=True):
-        np.testing.assert_array_equal(a, b)
+        outputs[name] = (_search(simple, evaluator, state, **options), len(calls))
+    spent, evaluations = outputs["spent"]
+    assert evaluations == 1 + anytime.CLOCK_CHUNK and bool(simple.is_legal(state, spent.action[0]))
+    assert outputs["spare"][1] == outputs["mctx"][1] == 1 + 64
+    assert outputs["capped"][1] == outputs["mctx 44"][1] == 1 + 44
+    for clocked, plain in (("spare", "mctx"), ("capped", "mctx 44")):
+        for a, b in zip(outputs[clocked][0], outputs[plain][0], strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.slow
 def test_the_plan_is_what_the_pace_of_the_first_simulations_affords(simple, monkeypatch):
     """With a stubbed clock that advances ``tick`` milliseconds at every reading (two a chunk), the first
     ``PLAN_AFTER`` simulations take ``8 * tick`` ms, so a 1 s budget plans ``32 * 1000 / (8 * tick)`` simulations:
-    the search runs exactly those (5 ms: 800), no more than its tree holds (a tree of 500), and when the plan is below
-    ``MIN_PLAN`` the clock ends the search (50 ms: the 10 chunks that start within the second)."""
+    the search runs exactly those (5 ms: 800), no more than its cap (a phase of 500 in a tree of 1000) or its tree
+    (a tree of 700), and when the plan is below ``MIN_PLAN`` the clock ends the search (50 ms: the 10 chunks that
+    start within the second)."""
     readings = []
 
     def clock(_):
@@ -113,11 +129,13 @@ def test_the_plan_is_what_the_pace_of_the_first_simulations_affords(simple, monk
     evaluator = _counting(simple, calls)
     state = simple.init(jax.random.key(0))
     tick = [5]
+    search = jax.jit(make_search(simple, evaluator, k=4, considered=4, sims=1000, stop_after=1.0))
     searches = {
-        sims: jax.jit(make_search(simple, evaluator, k=4, considered=4, sims=sims, stop_after=1.0))
-        for sims in (1000, 500)
+        1000: search,
+        500: jax.jit(make_search(simple, evaluator, k=4, considered=4, sims=1000, stop_after=1.0, cap=_cap(500))),
+        700: jax.jit(make_search(simple, evaluator, k=4, considered=4, sims=700, stop_after=1.0, cap=_cap(900))),
     }
-    for ms, sims, expected in ((5, 1000, 800), (5, 500, 500), (50, 1000, 80)):
+    for ms, sims, expected in ((5, 1000, 800), (5, 500, 500), (5, 700, 700), (50, 1000, 80)):
         tick[0] = ms
         readings.clear()
         calls.clear()

@@ -51,6 +51,25 @@ def test_phased_search_under_jit_and_vmap(game):
     assert got.tolist() == [7.0, 7.0] + [9.0] * (len(game) - 2)
 
 
+def test_sims_at_is_the_phases_count_and_the_clocked_search_is_one_function_for_all_phases(game):
+    """On the clock a phased budget is one search: its tree sized for the largest phase, each phase's count the
+    traced cap ``Budget.sims_at`` (under ``jit`` too); a budget of one count needs no cap."""
+    placed = [int(s.pieces_placed.sum()) for s in game]
+    budget = Budget((0, placed[1], placed[2]), (10, 30, 20))
+    expected = [10, 30] + [20] * (len(game) - 2)
+    assert [int(budget.sims_at(s)) for s in game] == expected
+    assert [int(jax.jit(budget.sims_at)(s)) for s in game] == expected
+    built = []
+
+    def build(n, stop_after=0.0, cap=None):
+        built.append((n, stop_after, cap))
+        return n
+
+    assert search.clocked(build, 2.0, budget) == 30
+    assert search.clocked(build, 2.0, Budget((0, 5), (8, 8))) == 8
+    assert built == [(30, search.CLOCK_SHARE * 2.0, budget), (8, search.CLOCK_SHARE * 2.0, None)]
+
+
 def test_one_simulation_count_is_one_search():
     budget = Budget((0, 5, 9), (4, 4, 4))
     assert phased(_constant_search, budget)(None, None) == 4.0
