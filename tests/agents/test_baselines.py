@@ -347,6 +347,25 @@ def test_every_shipped_baseline_loads_and_is_small(name):
     assert bool(env.is_legal(state, policy(jax.random.key(0), state)))
 
 
+@pytest.mark.slow
+def test_the_shipped_ppo_baseline_plays_its_network_alone():
+    """`baseline:duo_ppo` is a network trained by the project's PPO that plays without search: its metadata says so,
+    its provenance names the PPO command, and its move is the argmax of its masked policy, move after move."""
+    from blokus_agents.core.masking import masked_logits
+
+    env = blokus_jax.make("duo")
+    network, params, meta = baselines.load_baseline("duo_ppo", env)
+    assert (meta["algorithm"], meta["sims"], meta["variant"]) == ("ppo", 0, "duo")
+    assert "blokus-jax train --variant duo --init-from" in meta["command"] and "--kl-coef" in meta["command"]
+    policy = resolve_agent("baseline:duo_ppo", env)
+    state = env.init()
+    for i in range(4):
+        logits, _ = network.apply(params, env.observe(state))
+        want = int(np.argmax(np.asarray(masked_logits(logits, state.legal_action_mask))))
+        assert int(policy(jax.random.key(i), state)) == want
+        state = env.step(state, want)
+
+
 def test_export_script_reports_a_missing_run_as_an_error(tmp_path, capsys):
     import importlib.util
 
