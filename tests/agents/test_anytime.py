@@ -97,7 +97,7 @@ def test_a_search_on_the_clock_stops_after_a_chunk_and_with_time_to_spare_is_the
         "spent": dict(sims=64, stop_after=1e-6),
         "spare": dict(sims=64, stop_after=3600.0),
         "mctx": dict(sims=64),
-        "capped": dict(sims=64, stop_after=3600.0, cap=lambda s: jnp.int32(44)),
+        "capped": dict(sims=64, stop_after=3600.0, cap=_cap(44)),
         "mctx 44": dict(sims=44),
     }.items():
         calls.clear()

@@ -13,6 +13,7 @@ from flax import serialization
 
 import blokus_jax
 from blokus_agents.core import policies
+from blokus_agents.core.masking import masked_logits
 from blokus_agents.core.policies import AgentSpecError, ParamPolicy, resolve_agent
 from blokus_agents.engines.arena import play_match
 from blokus_agents.players import baselines
@@ -351,8 +352,6 @@ def test_every_shipped_baseline_loads_and_is_small(name):
 def test_the_shipped_ppo_baseline_plays_its_network_alone():
     """`baseline:duo_ppo` is a network trained by the project's PPO that plays without search: its metadata says so,
     its provenance names the PPO command, and its move is the argmax of its masked policy, move after move."""
-    from blokus_agents.core.masking import masked_logits
-
     env = blokus_jax.make("duo")
     network, params, meta = baselines.load_baseline("duo_ppo", env)
     assert (meta["algorithm"], meta["sims"], meta["variant"]) == ("ppo", 0, "duo")
