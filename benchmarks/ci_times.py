@@ -6,7 +6,9 @@
     python benchmarks/ci_times.py /tmp/times.jsonl --folders          # per folder of tests/ instead of per file
 
 CPU seconds (the pytest process's threads plus the subprocesses a test waited for) hardly depend on how loaded the
-machine is; wall seconds do. Set-up and teardown count towards the test that ran them, so a module fixture's
+machine is; wall seconds do. The JAX columns are the test process's own tracing, lowering and XLA compiling (a
+persistent-cache hit included) as JAX's monitoring events report them; what is left of the CPU seconds is running
+programs, Python and the subprocesses. Set-up and teardown count towards the test that ran them, so a module fixture's
 compilation shows up in the first test of its file.
 """
 
@@ -23,29 +25,48 @@ def read_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def per_file(rows: list[dict], folders: bool = False) -> list[tuple[str, int, float, float]]:
-    """``(file, tests, wall seconds, CPU seconds)`` per test file (or per folder of files), the most CPU first."""
-    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+JAX_COLUMNS = ("trace_s", "lower_s", "compile_s")
+
+
+def per_file(rows: list[dict], folders: bool = False) -> list[tuple]:
+    """``(file, tests, wall s, CPU s, trace s, lower s, compile s, compilations)`` per test file (or per folder of
+    files), the most CPU first; the JAX columns are 0 in timing files written before they were recorded."""
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0])
     for row in rows:
         path = row["test"].split("::")[0]
         total = totals[path.rsplit("/", 1)[0] + "/" if folders else path]
         total[0] += 1
         total[1] += row["wall_s"]
         total[2] += row["cpu_s"] + row["child_cpu_s"]
-    return sorted(((f, int(n), w, c) for f, (n, w, c) in totals.items()), key=lambda r: -r[3])
+        for i, column in enumerate(JAX_COLUMNS, start=3):
+            total[i] += row.get(column, 0.0)
+        total[6] += row.get("compiles", 0)
+    return sorted(((f, int(t[0]), *t[1:6], int(t[6])) for f, t in totals.items()), key=lambda r: -r[3])
 
 
 def markdown(rows: list[dict], top: int, folders: bool = False) -> str:
     """The per-file (or per-folder) table, its totals, and the ``top`` slowest tests by CPU seconds."""
     files = per_file(rows, folders)
-    lines = [f"| {'folder' if folders else 'file'} | tests | wall s | CPU s |", "|---|---:|---:|---:|"]
-    lines += [f"| {f} | {n} | {w:,.0f} | {c:,.0f} |" for f, n, w, c in files]
-    wall, cpu = sum(r[2] for r in files), sum(r[3] for r in files)
-    lines.append(f"| **all** | {sum(r[1] for r in files)} | {wall:,.0f} | {cpu:,.0f} |")
+    head = (
+        f"| {'folder' if folders else 'file'} | tests | wall s | CPU s | trace s | lower s | compile s | compilations |"
+    )
+    lines = [head, "|---|" + "---:|" * 7]
+    lines += [
+        f"| {f} | {n} | {w:,.0f} | {c:,.0f} | {t:,.0f} | {lo:,.0f} | {x:,.0f} | {k:,} |"
+        for f, n, w, c, t, lo, x, k in files
+    ]
+    sums = [sum(r[i] for r in files) for i in range(1, 8)]
+    lines.append(
+        "| **all** | {:,} | {:,.0f} | {:,.0f} | {:,.0f} | {:,.0f} | {:,.0f} | {:,} |".format(
+            *map(int, sums[:1]), *sums[1:6], int(sums[6])
+        )
+    )
     if top:
         slow = sorted(rows, key=lambda r: -(r["cpu_s"] + r["child_cpu_s"]))[:top]
-        lines += ["", "| test | wall s | CPU s |", "|---|---:|---:|"]
-        lines += [f"| {r['test']} | {r['wall_s']:,.1f} | {r['cpu_s'] + r['child_cpu_s']:,.1f} |" for r in slow]
+        lines += ["", "| test | wall s | CPU s | compile s |", "|---|---:|---:|---:|"]
+        for r in slow:
+            cpu, compiling = r["cpu_s"] + r["child_cpu_s"], r.get("compile_s", 0.0)
+            lines.append(f"| {r['test']} | {r['wall_s']:,.1f} | {cpu:,.1f} | {compiling:,.1f} |")
     return "\n".join(lines)
 
 

@@ -61,6 +61,27 @@ jax.config.update("jax_disable_most_optimizations", _FAST_COMPILE)
 #: ``python benchmarks/ci_times.py path.jsonl`` sums them per file.
 _TIMES_PATH = os.environ.get("BLOKUS_TEST_TIMES")
 
+#: JAX's own compile-time events, summed per test while timing: tracing to a jaxpr, lowering to MLIR, and the
+#: backend's compilation (a persistent-cache hit included), as seconds and counts.
+_JAX_EVENTS = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "compile",
+}
+_jax_seconds: dict[str, float] = {}
+
+
+def _on_jax_event(event: str, duration: float, **_) -> None:
+    """Add one JAX compile-time event to this test's sums (a ``jax.monitoring`` duration listener)."""
+    name = _JAX_EVENTS.get(event)
+    if name is not None:
+        _jax_seconds[name + "_s"] = _jax_seconds.get(name + "_s", 0.0) + duration
+        _jax_seconds[name + "s"] = _jax_seconds.get(name + "s", 0) + 1
+
+
+if _TIMES_PATH:
+    jax.monitoring.register_event_duration_secs_listener(_on_jax_event)
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
@@ -70,11 +91,13 @@ def pytest_runtest_protocol(item, nextitem):
         return
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, cpu = time.perf_counter(), time.process_time()
+    _jax_seconds.clear()
     yield
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     child_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     row = {"test": item.nodeid, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "child_cpu_s": round(child_cpu, 3)}
+    row.update({key: round(value, 3) for key, value in sorted(_jax_seconds.items())})
     with open(_TIMES_PATH, "a") as handle:  # one short append per test: safe from several xdist workers
         handle.write(json.dumps(row) + "\n")
 
