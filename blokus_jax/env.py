@@ -335,12 +335,29 @@ def action_id(action: Any) -> jax.Array:
     return jnp.clip(action, low, jnp.asarray(_INT32.max, dtype)).astype(jnp.int32)
 
 
+@functools.lru_cache(maxsize=64)
+def game_of(variant: Variant) -> Game:
+    """The `Game` of a variant, one per process: its tables and its starting position are computed once, however
+    many `Env` share the variant.
+
+    Args:
+        variant: The rules.
+
+    Returns:
+        The variant's `Game`.
+    """
+    return Game(Tables(variant))
+
+
 class Env:
     """A Blokus variant as an RL environment: the `Game` plus the bookkeeping around it. Build one with
     `blokus_jax.make`.
 
     `init`, `step`, `observe`, `sample_action` and `legal_action_mask` are pure and work under
     `jax.jit` and `jax.vmap`; the action codec helpers (`action_cells` and friends) are host-side NumPy.
+
+    An `Env` holds no game state (that is the `State` pytree) and is immutable: two built with the same arguments
+    are equal, hash alike, and share the variant's tables and the programs compiled for calls outside `jit`.
 
     Args:
         variant: The rules: board, colours, players, start cells, pieces and scoring.
@@ -378,12 +395,34 @@ class Env:
             or not math.isfinite(illegal_action_penalty)
         ):
             raise VariantError(f"illegal_action_penalty must be a finite number, got {illegal_action_penalty!r}")
-        self.variant = variant
-        self.tables = Tables(variant)
-        self.game = Game(self.tables)
-        self.reward = reward
-        self.illegal_action_penalty = float(illegal_action_penalty)
-        self.max_steps = None if max_steps is None else int(max_steps)
+        game = game_of(variant)
+        fields = {
+            "variant": variant,
+            "tables": game.tables,
+            "game": game,
+            "reward": reward,
+            "illegal_action_penalty": float(illegal_action_penalty),
+            "max_steps": None if max_steps is None else int(max_steps),
+        }
+        self.__dict__.update(fields)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(
+            f"an Env is immutable (it cannot set {name!r}); build another with blokus_jax.make(...) and the "
+            "arguments you want"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
+
+    def _key(self) -> tuple:
+        return (self.variant, self.reward, self.illegal_action_penalty, self.max_steps)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Env) and type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"Env({self.variant.name!r}, reward={self.reward!r}, num_actions={self.num_actions})"
@@ -641,8 +680,8 @@ class Env:
 
     @functools.cached_property
     def _compiled(self) -> dict[str, Any]:
-        """`_pure`, each jitted once for this env."""
-        return {name: jax.jit(body) for name, body in self._pure.items()}
+        """`_pure`, each jitted once for every env equal to this one."""
+        return _jitted_bodies(self)
 
     def _run(self, name: str, *args: Any) -> Any:
         """Body `name` on `args`: traced into the caller's program inside a user's `jit`, `vmap` or `scan` (the
@@ -741,6 +780,13 @@ class Env:
             IllegalActionError: `piece` or `orientation` is out of range, or the anchor is off the board.
         """
         return self.tables.encode(piece, orientation, row, col)
+
+
+@functools.lru_cache(maxsize=64)
+def _jitted_bodies(env: Env) -> dict[str, Any]:
+    """`env._pure`, each jitted: one set per distinct env (equal envs share it, so a test suite or a notebook that
+    builds the same env again compiles its eager calls once)."""
+    return {name: jax.jit(body) for name, body in env._pure.items()}
 
 
 def make(

@@ -451,7 +451,7 @@ class _BatchedEnv:
         return jax.vmap(lambda _: self.env.init())(jnp.arange(3))
 
     def step(self, states, actions):
-        return jax.vmap(self.env.step)(states, actions)
+        return jax.jit(jax.vmap(self.env.step))(states, actions)
 
 
 @pytest.mark.slow
@@ -460,13 +460,13 @@ def test_auto_reset_wrapper_is_generic_and_handles_leading_batch_axes():
     assert bj.AutoReset(env).num_actions == env.num_actions  # attributes pass through to the env
     wrapped = bj.AutoReset(_BatchedEnv(env))
     step = jax.jit(jax.vmap(env.step))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 3))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 3))
     key = jax.random.key(1)
     for _ in range(60):
         key, sub = jax.random.split(key)
-        actions = jax.vmap(env.sample_action)(jax.random.split(sub, 3), states)
+        actions = jax.jit(jax.vmap(env.sample_action))(jax.random.split(sub, 3), states)
         batched, rewards, done = jax.jit(wrapped.step)(states, actions)  # the wrapper itself is not vmapped
-        expected = jax.vmap(env.step_autoreset)(states, actions)
+        expected = jax.jit(jax.vmap(env.step_autoreset))(states, actions)
         chex.assert_trees_all_equal((batched, rewards, done), expected)
         np.testing.assert_array_equal(done, np.asarray(step(states, actions).terminated))
         states = batched
@@ -578,3 +578,36 @@ def test_eager_calls_run_one_compiled_program_each_and_equal_the_jitted_ones():
     ):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     chex.assert_trees_all_equal(env.observe(state), jitted(key, state, action)[3])
+
+
+def test_envs_built_alike_are_equal_immutable_and_share_their_tables_and_compiled_calls():
+    """An `Env` holds no game state: two built with the same arguments are equal and hash alike, share the variant's
+    tables, and a call outside `jit` compiled for one serves the other; any other argument makes another env."""
+    a, b = bj.make("simple", max_steps=40), bj.make("simple", max_steps=40)
+    assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a.tables is b.tables and a.game is b.game
+    for other in (bj.make("simple"), bj.make("simple", max_steps=40, reward="score"), bj.make("duo", max_steps=40)):
+        assert other != a
+    assert a != "simple"
+    with pytest.raises(AttributeError, match="immutable"):
+        a.reward = "score"
+    with pytest.raises(AttributeError, match="immutable"):
+        del a.max_steps
+    assert a.reward == "winloss" and a.max_steps == 40
+
+    compiled = []
+
+    def count(event, duration, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        state = a.init()
+        first = a.step(state, a.sample_action(jax.random.key(0), state))
+        after_a = len(compiled)
+        second = b.step(b.init(), b.sample_action(jax.random.key(0), b.init()))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert after_a > 0 and len(compiled) == after_a  # b compiled nothing
+    chex.assert_trees_all_equal(first, second)
