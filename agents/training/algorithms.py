@@ -9,6 +9,7 @@ only what the players' layer must not import: each algorithm's `make_train`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,11 @@ if set(ALGORITHMS) != set(CONFIGS):  # pragma: no cover - a new algorithm regist
 def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
     """The trainer of a run's config, by its algorithm.
 
+    A trainer is pure functions (its runner is separate), so one built for a config that reads nothing from outside
+    the package (no PPO `opponent`, no AlphaZero `teacher`: an agent spec may name a run directory, whose files can
+    change) is kept and shared by later calls with an equal config and mesh: a second run in the same process (a
+    resume, a notebook's next cell, a test) reuses its compiled update instead of tracing and compiling it again.
+
     Args:
         config: A `PPOConfig` or `AZConfig`.
         mesh: The device mesh to split the trainer over, or `None`.
@@ -31,6 +37,14 @@ def make_trainer(config: RunConfig, mesh: Any = None) -> Any:
     Returns:
         The algorithm's trainer (`make_train(config, mesh)`).
     """
+    if getattr(config, "opponent", "") or getattr(config, "teacher", ""):
+        return ALGORITHMS[config.algorithm](config, mesh)
+    return _shared_trainer(config, mesh)
+
+
+@functools.lru_cache(maxsize=4)
+def _shared_trainer(config: RunConfig, mesh: Any) -> Any:
+    """`make_train(config, mesh)` of the config's algorithm, built once per process for each (config, mesh)."""
     return ALGORITHMS[config.algorithm](config, mesh)
 
 

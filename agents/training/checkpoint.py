@@ -249,6 +249,10 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     runner = type(target)(params=items["params"], **items["state"], **newest)
     if int(runner.update) != step:  # a checkpoint saved before its metadata recorded the update
         raise _misnamed(run_dir, step, int(runner.update))
+    if trainer.mesh is None:
+        # As `trainer.init` leaves them: on the default device but not committed to it, so that the update compiled
+        # for a fresh runner takes the resumed one as it is (a committed argument is another program to compile).
+        runner = jax.tree.map(lambda x: jax.device_put(np.asarray(x)), runner)
     return runner
 
 

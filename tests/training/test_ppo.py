@@ -17,6 +17,7 @@ from helpers import ROOT
 from blokus_agents.players import checkpoint_index, checkpoint_read
 from blokus_agents.players.configs import PPOConfig
 from blokus_agents.training import checkpoint
+from blokus_agents.training.algorithms import make_trainer
 from blokus_agents.training.ppo import make_train, seat_gae
 from blokus_agents.training.rundir import Settings, read_metrics
 from blokus_agents.training.train import run
@@ -37,7 +38,7 @@ TINY = PPOConfig(
 
 @pytest.fixture(scope="module")
 def trainer():
-    return make_train(TINY)
+    return make_trainer(TINY)
 
 
 # ------------------------------------------------------------------------------------------ credit assignment
@@ -91,7 +92,7 @@ def test_real_rollout_targets_equal_each_movers_final_reward(trainer):
     config = TINY.replace(num_steps=48, num_minibatches=1)
     long = make_train(config)
     env_state, traj = jax.jit(long.rollout)(runner.params, runner.env_state, jax.random.PRNGKey(2))
-    _, last_value = long.network.apply(runner.params, jax.vmap(long.env.observe)(env_state))
+    _, last_value = long.network.apply(runner.params, jax.jit(jax.vmap(long.env.observe))(env_state))
     adv, valid = jax.vmap(seat_gae, in_axes=(1, 1, 1, 1, 0, 0, None, None), out_axes=1)(
         traj.player, traj.rewards, traj.done, traj.value, env_state.current_player, last_value, 1.0, 1.0
     )
@@ -136,7 +137,7 @@ def test_one_jitted_update_changes_params_and_reports_metrics(trainer):
 
 @pytest.mark.slow
 def test_make_train_runs_every_update_in_one_call_like_the_host_loop(trainer):
-    train = make_train(TINY)
+    train = make_trainer(TINY)
     runner, metrics = train(jax.random.PRNGKey(0))
     assert int(runner.update) == TINY.num_updates and metrics["policy_loss"].shape == (TINY.num_updates,)
     host = trainer.init(jax.random.PRNGKey(0))
@@ -165,9 +166,20 @@ def test_config_rejects_bad_values():
 def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
     whole, split = tmp_path / "whole", tmp_path / "split"
     run(TINY, whole, eval_every=0, progress=False, mesh=None)
-    run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
-    assert checkpoint_index.latest_step(split) == 1
-    summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
+    compiled = []
+
+    def count(event, duration, fun_name=None, **_):
+        if event == "/jax/core/compile/backend_compile_duration" and fun_name == "jit(update)":
+            compiled.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:  # the same config in the same process: the runs share one trainer and its compiled update
+        run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
+        assert checkpoint_index.latest_step(split) == 1
+        summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert compiled == []
     assert summary["updates"] == TINY.num_updates
     a, b = checkpoint_read.load_params(whole)[1], checkpoint_read.load_params(split)[1]
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
@@ -176,6 +188,13 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(tmp_path):
     assert losses(whole) == losses(split)
     with pytest.raises(CheckpointError, match="already holds checkpoints"):
         run(TINY, whole, eval_every=0, progress=False, mesh=None)
+
+
+def test_a_config_that_reads_no_files_shares_its_trainer_and_one_with_an_opponent_is_built_again():
+    assert make_trainer(TINY) is make_trainer(TINY.replace())  # equal configs, one trainer
+    assert make_trainer(TINY.replace(seed=TINY.seed + 1)) is not make_trainer(TINY)
+    with_opponent = TINY.replace(opponent="greedy")  # an agent spec may name a run directory: built each time
+    assert make_trainer(with_opponent) is not make_trainer(with_opponent)
 
 
 SHARDED = textwrap.dedent("""
