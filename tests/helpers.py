@@ -80,3 +80,31 @@ TINY_AZ = AZConfig(
     blocks=1,
     value_hidden=16,
 )
+
+
+#: The colour and player structures of the 20x20 Classic variants, each on an 8x8 board with ``simple``'s nine
+#: pieces (start cells in the corners): what depends on players, colours and a shared colour is tested on these in
+#: seconds; what depends on the board's size keeps the full boards.
+SMALL_BOARD_VARIANTS = ("classic_8x8", "classic_2p_8x8", "classic_3p_8x8")
+
+
+def small_board(name: str):
+    """The `Env` of one of :data:`SMALL_BOARD_VARIANTS` (the registered variant it names, on an 8x8 board)."""
+    import blokus_jax
+
+    assert name in SMALL_BOARD_VARIANTS, name
+    corners = (((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),))
+    return blokus_jax.make(
+        name.removesuffix("_8x8"),
+        name=name,
+        board_shape=(8, 8),
+        start_cells=corners,
+        pieces=blokus_jax.get_variant("simple").pieces,
+    )
+
+
+def make_env(name: str):
+    """`blokus_jax.make(name)`, or :func:`small_board` for a name of :data:`SMALL_BOARD_VARIANTS`."""
+    import blokus_jax
+
+    return small_board(name) if name in SMALL_BOARD_VARIANTS else blokus_jax.make(name)

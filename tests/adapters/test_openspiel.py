@@ -150,7 +150,7 @@ def test_100_random_duo_games_score_the_same_through_openspiel_and_the_core():
 
         def move(carry, a):
             state, total = carry
-            state = jax.vmap(env.step)(state, a)
+            state = jax.jit(jax.vmap(env.step))(state, a)
             return (state, total + state.rewards), None
 
         return jax.lax.scan(move, (start, jnp.zeros((100, env.num_players))), actions.T)[0]

@@ -58,7 +58,7 @@ def test_a_batched_state_stepped_without_vmap_is_refused(simple):
             call()
     with pytest.raises(bj.ConfigError, match="jax.vmap"):
         simple.observe(batch)
-    assert jax.vmap(simple.step)(batch, actions).current_player.shape == (3,)
+    assert jax.jit(jax.vmap(simple.step))(batch, actions).current_player.shape == (3,)
 
 
 @pytest.mark.parametrize("other", ["duo", dict(board_shape=(8, 8))])

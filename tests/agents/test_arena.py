@@ -155,7 +155,7 @@ def test_random_openings_are_shared_by_both_seat_orders_and_make_deterministic_a
     def first_legal(key, state):  # a deterministic agent
         return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
 
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 8))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 8))
     opened = jax.device_get(_opening_runner(env, 2, 2)(states, jax.random.key(1)))
     boards = [opened.board[i].tobytes() for i in range(8)]
     assert all(boards[2 * i] == boards[2 * i + 1] for i in range(4)), "a rotation must share its opening"

@@ -37,7 +37,7 @@ def env():
 @pytest.fixture(scope="module")
 def params(env):
     network = make_network(env, **NETWORK)
-    return network.init(jax.random.key(1), jax.tree.map(lambda x: x[None], env.observe(env.init())))
+    return jax.jit(network.init)(jax.random.key(1), jax.tree.map(lambda x: x[None], env.observe(env.init())))
 
 
 def write(params, directory, name="tiny", **overrides):
@@ -359,7 +359,7 @@ def test_the_shipped_ppo_baseline_plays_its_network_alone():
     policy = resolve_agent("baseline:duo_ppo", env)
     state = env.init()
     for i in range(4):
-        logits, _ = network.apply(params, env.observe(state))
+        logits, _ = jax.jit(network.apply)(params, env.observe(state))
         want = int(np.argmax(np.asarray(masked_logits(logits, state.legal_action_mask))))
         assert int(policy(jax.random.key(i), state)) == want
         state = env.step(state, want)

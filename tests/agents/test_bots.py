@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import SMALL_BOARD_VARIANTS, make_env
 
 import blokus_jax
 from blokus_agents.players.bots import BOTS, get_bot
@@ -21,7 +22,7 @@ def random_positions(env, seed: int = 0):
     """States after ``DEPTHS`` uniformly random steps of ``BATCH`` games, stacked into one batch."""
     step = jax.jit(jax.vmap(env.step))
     sample = jax.jit(jax.vmap(env.sample_action))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(seed), BATCH))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(seed), BATCH))
     collected = []
     for t in range(max(DEPTHS) + 1):
         if t in DEPTHS:
@@ -36,12 +37,17 @@ _CACHE: dict[str, tuple] = {}
 def env_and_positions(name: str):
     """One env and its random positions per variant for the whole module (jit caches live on the env)."""
     if name not in _CACHE:
-        env = blokus_jax.make(name)
+        env = make_env(name)
         _CACHE[name] = (env, random_positions(env))
     return _CACHE[name]
 
 
-@pytest.fixture(scope="module", params=list(blokus_jax.variant_names()))
+#: Every colour and player structure: the registered variants but the two- and three-player Classic boards, whose
+#: structures are played on 8x8 boards (``classic`` keeps its full board, whose positions the score tests use).
+VARIANTS = [n for n in blokus_jax.variant_names() if n not in ("classic_2p", "classic_3p")] + list(SMALL_BOARD_VARIANTS)
+
+
+@pytest.fixture(scope="module", params=VARIANTS)
 def env_positions(request):
     return env_and_positions(request.param)
 

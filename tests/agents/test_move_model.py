@@ -393,7 +393,7 @@ def test_move_prior_of_a_network_search_is_its_networks_logits_and_strong_ranks_
     env, states = duo_positions
     network, params, _ = load_baseline("duo", env)
     state = jax.tree.map(lambda x: x[1], states)
-    logits = np.asarray(network.apply(params, env.observe(state))[0])
+    logits = np.asarray(jax.jit(network.apply)(params, env.observe(state))[0])
     legal = np.asarray(state.legal_action_mask)
     scores = np.asarray(jax.jit(move_prior("baseline:duo", env))(state))
     np.testing.assert_allclose(scores[legal], logits[legal], rtol=1e-5, atol=1e-5)

@@ -34,7 +34,7 @@ def simple_states():
     env = blokus_jax.make("simple")
     step = jax.jit(jax.vmap(env.step_autoreset))
     sample = jax.jit(jax.vmap(env.sample_action))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 64))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 64))
     key = jax.random.key(1)
     for i in range(int(jax.random.randint(key, (), 5, 9))):
         states, _, _ = step(states, sample(jax.random.split(jax.random.fold_in(key, i), 64), states))
@@ -49,11 +49,11 @@ def test_network_outputs_one_logit_per_action_and_a_value(variant):
     env = blokus_jax.make(variant)
     net = make_network(env, channels=4, blocks=1, value_hidden=8)
     obs = env.observe(env.init())
-    params = net.init(jax.random.key(0), obs)
-    logits, value = net.apply(params, obs)
+    params = jax.jit(net.init)(jax.random.key(0), obs)
+    logits, value = jax.jit(net.apply)(params, obs)
     assert logits.shape == (env.num_actions,) and value.shape == ()
     batched = jax.tree.map(lambda x: jnp.stack([x, x, x]), obs)
-    logits3, value3 = net.apply(params, batched)
+    logits3, value3 = jax.jit(net.apply)(params, batched)
     assert logits3.shape == (3, env.num_actions) and value3.shape == (3,)
     np.testing.assert_allclose(logits3[1], logits, rtol=1e-5, atol=1e-5)
     assert bool(jnp.all(logits[-1] == 0.0))  # the pass never competes with a placement
@@ -88,7 +88,7 @@ def test_masked_sampling_never_picks_an_illegal_action(simple_states):
     logits = jnp.where(mask, -30.0, 30.0) + jax.random.normal(jax.random.key(3), mask.shape)
     keys = jax.random.split(jax.random.key(4), 200)
     actions, log_probs = jax.vmap(lambda k: sample_masked(k, logits, mask))(keys)
-    legal = jax.vmap(lambda a: jax.vmap(env.is_legal)(states, a))(actions)
+    legal = jax.vmap(lambda a: jax.jit(jax.vmap(env.is_legal))(states, a))(actions)
     assert bool(jnp.all(legal))
     assert bool(jnp.all(log_probs <= 0.0)) and bool(jnp.all(jnp.isfinite(log_probs)))
     # states with one legal action (forced passes) sample it with log-probability 0
@@ -113,7 +113,7 @@ def test_masked_logits_remove_illegal_actions_from_the_distribution(simple_state
 def test_network_policy_plays_only_legal_moves_through_a_whole_game(greedy):
     env = blokus_jax.make("simple")
     net = make_network(env, channels=4, blocks=1, value_hidden=8)
-    params = net.init(jax.random.key(0), env.observe(env.init()))
+    params = jax.jit(net.init)(jax.random.key(0), env.observe(env.init()))
     policy = network_policy(env, net, params, greedy)
 
     @jax.jit
@@ -132,11 +132,11 @@ def test_network_policy_plays_only_legal_moves_through_a_whole_game(greedy):
 def _random_observations(env, key, batch):
     """Observations of ``batch`` random positions, with the feature planes replaced by random reals so that every
     input channel and every cell (edges included) carries a different value."""
-    states = jax.vmap(env.init)(jax.random.split(key, batch))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(key, batch))
     sample, step = jax.jit(jax.vmap(env.sample_action)), jax.jit(jax.vmap(env.step_autoreset))
     for i in range(3):
         states, _, _ = step(states, sample(jax.random.split(jax.random.fold_in(key, i), batch), states))
-    obs = jax.vmap(env.observe)(states)
+    obs = jax.jit(jax.vmap(env.observe))(states)
     noise = jax.random.normal(jax.random.fold_in(key, 99), obs.planes.shape)
     return obs.replace(planes=obs.planes.astype(jnp.float32) + noise)
 
@@ -161,7 +161,7 @@ def test_every_conv_form_shares_parameters_outputs_and_gradients(variant):
     nets = {form: make_network(env, channels=8, blocks=2, value_hidden=16, conv=form) for form in CONV_FORMS}
     assert {form: net.conv for form, net in nets.items()} == {form: form for form in CONV_FORMS}
     obs = _random_observations(env, jax.random.key(7), 6)
-    params = nets["im2col"].init(jax.random.key(0), obs)
+    params = jax.jit(nets["im2col"].init)(jax.random.key(0), obs)
     kernel = params["params"]["Conv3x3_0"]["Dense_0"]["kernel"]
     assert kernel.shape == (9 * obs.planes.shape[-1], 8)
     logits_a, value_a = jax.jit(nets["im2col"].apply)(params, obs)
@@ -176,7 +176,7 @@ def test_every_conv_form_shares_parameters_outputs_and_gradients(variant):
     grads_a = loss(nets["im2col"])(params)
     for form in ("native", "hybrid"):
         # the same tree (names and shapes) and, from the same key, the same initial values: checkpoints load in all
-        other = nets[form].init(jax.random.key(0), obs)
+        other = jax.jit(nets[form].init)(jax.random.key(0), obs)
         assert jax.tree.structure(params) == jax.tree.structure(other)
         jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), params, other)
         logits_b, value_b = jax.jit(nets[form].apply)(params, obs)
@@ -237,23 +237,27 @@ def test_a_network_with_the_model_prior_starts_as_the_model_and_learns_around_it
     for t in range(9):
         states.append(step(states[-1], sample(jax.random.key(t), states[-1])))
     batch = jax.tree.map(lambda *x: jnp.stack(x), *states[::3])
-    obs = jax.vmap(env.observe)(batch)
-    params = net.init(jax.random.key(0), jax.tree.map(lambda x: x[0], obs))
+    obs = jax.jit(jax.vmap(env.observe))(batch)
+    params = jax.jit(net.init)(jax.random.key(0), jax.tree.map(lambda x: x[0], obs))
     model = observation_model("duo")
     np.testing.assert_array_equal(np.asarray(params["params"]["move_model"]), np.asarray(model.weights, np.float32))
-    logits, _ = net.apply(params, obs)
+    logits, _ = jax.jit(net.apply)(params, obs)
     host = jax.device_get(params)  # the players close over host parameters: the model's weights are constants
     np.testing.assert_allclose(jax.jit(lambda o: net.apply(host, o)[0])(obs), logits, rtol=1e-5, atol=1e-4)
-    for i in range(len(states[::3])):
-        o = jax.tree.map(lambda x: x[i], obs)
+
+    @jax.jit
+    def model_scores(o):
         row = jnp.asarray(model.weights, jnp.float32)[observation_phase(env.tables, model.phases, o)]
-        expected = placement_scores(env.tables, observation_planes(env.tables, o), row)
+        return placement_scores(env.tables, observation_planes(env.tables, o), row)
+
+    for i in range(len(states[::3])):
+        expected = model_scores(jax.tree.map(lambda x: x[i], obs))
         np.testing.assert_allclose(logits[i, :-1], expected, rtol=1e-5, atol=1e-4)  # the head starts at zero
 
     def loss(p):
         return jax.nn.log_softmax(masked_logits(net.apply(p, obs)[0], batch.legal_action_mask))[:, 0].sum()
 
-    grads = jax.grad(loss)(params)["params"]
+    grads = jax.jit(jax.grad(loss))(params)["params"]
     tuned = np.any(np.asarray(grads["move_model"]))
     assert tuned == (prior == "tuned")  # "model" holds the prior fixed, "tuned" trains it
     head = [k for k in grads if k.startswith("Dense")]

@@ -257,7 +257,7 @@ def test_a_param_policy_called_outside_jit_runs_its_function_jitted_once():
     env = blokus_jax.make("simple")
     network = make_network(env, channels=3, blocks=0, value_hidden=5)  # sizes no other test compiles
     state = env.init()
-    first, second = (network.init(jax.random.key(i), env.observe(state)) for i in (0, 1))
+    first, second = (jax.jit(network.init)(jax.random.key(i), env.observe(state)) for i in (0, 1))
     policy, other = policies.network_policy(env, network, first), policies.network_policy(env, network, second)
     assert policy.fn is other.fn
     compiles = []

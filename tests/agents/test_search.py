@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import SMALL_BOARD_VARIANTS, make_env
 
 import blokus_jax
 from blokus_agents.players.bots import greedy_bot
@@ -28,6 +29,7 @@ from blokus_jax import rules
 SMALL = {"sims": 4, "k": 4, "playouts": 1}
 BATCH = 4
 DEPTHS = (0, 9, 30, 60)
+FULL_BOARDS = ("classic", "classic_2p", "classic_3p")
 
 
 def random_positions(env, seed: int = 0):
@@ -35,7 +37,7 @@ def random_positions(env, seed: int = 0):
     the pass-only positions met on the way, stacked into one batch."""
     step = jax.jit(jax.vmap(env.step))
     sample = jax.jit(jax.vmap(env.sample_action))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(seed), BATCH))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(seed), BATCH))
     collected, pass_only = [], []
     for t in range(max(DEPTHS) + 1):
         if t in DEPTHS:
@@ -48,13 +50,18 @@ def random_positions(env, seed: int = 0):
     return jax.tree.map(lambda *xs: jnp.concatenate(xs), *collected, *pass_only), len(pass_only)
 
 
-#: Every variant; the quick lane (``-m "not slow"``) searches the smallest one.
-VARIANTS = [n if n == "simple" else pytest.param(n, marks=pytest.mark.slow) for n in blokus_jax.variant_names()]
+#: Every colour and player structure: the registered small boards, and the Classic variants' structures on 8x8
+#: boards (the search does not depend on the board's size; `test_search_finds_the_winning_move` keeps a full
+#: board); the quick lane (``-m "not slow"``) searches the smallest one.
+VARIANTS = [
+    n if n == "simple" else pytest.param(n, marks=pytest.mark.slow)
+    for n in (*(v for v in blokus_jax.variant_names() if v not in FULL_BOARDS), *SMALL_BOARD_VARIANTS)
+]
 
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_search_returns_legal_actions_on_every_variant(name):
-    env = blokus_jax.make(name)
+    env = make_env(name)
     states, pass_only = random_positions(env)
     assert pass_only >= 1, "random play should meet a pass-only position"
     search = jax.jit(make_search(env, rollout_evaluator(env, playouts=1), sims=4, k=4))
@@ -62,7 +69,7 @@ def test_search_returns_legal_actions_on_every_variant(name):
     actions = np.asarray(out.action)
     assert actions.dtype == np.int32
     live = ~np.asarray(states.terminated | states.truncated)
-    legal = np.asarray(jax.vmap(env.is_legal)(states, out.action))
+    legal = np.asarray(jax.jit(jax.vmap(env.is_legal))(states, out.action))
     assert legal[live].all()
     assert (actions[~live] == env.pass_action).all()
     mask = np.asarray(states.legal_action_mask)
@@ -264,11 +271,11 @@ def test_network_search_plays_legal_moves(duo):
 
     env, states = duo
     network = make_network(env, channels=4, blocks=0, value_hidden=8)
-    params = network.init(jax.random.key(0), env.observe(env.init()))
+    params = jax.jit(network.init)(jax.random.key(0), env.observe(env.init()))
     policy = network_search_policy(env, network.apply, params, SearchSettings(sims=4, k=4))
     keys = jax.random.split(jax.random.key(3), states.board.shape[0])
     actions = jax.jit(jax.vmap(policy))(keys, states)
-    assert np.asarray(jax.vmap(env.is_legal)(states, actions)).all()
+    assert np.asarray(jax.jit(jax.vmap(env.is_legal))(states, actions)).all()
 
 
 @pytest.mark.slow

@@ -25,9 +25,9 @@ def tiny():
     """``simple``, an untrained tiny network with its params, and a batch of positions a few random moves apart."""
     env = blokus_jax.make("simple")
     network = make_network(env, channels=4, blocks=0, value_hidden=8)
-    params = network.init(jax.random.key(0), jax.tree.map(lambda x: x[None], env.observe(env.init())))
+    params = jax.jit(network.init)(jax.random.key(0), jax.tree.map(lambda x: x[None], env.observe(env.init())))
     step, sample = jax.jit(jax.vmap(env.step)), jax.jit(jax.vmap(env.sample_action))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(1), 2))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(1), 2))
     batches = []
     for t in range(9):
         if t % 4 == 0:

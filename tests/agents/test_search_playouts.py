@@ -33,7 +33,7 @@ def duo():
 def duo_positions(duo):
     """16 Duo positions after 0-30 random moves (some with few placements left)."""
     step, sample = jax.jit(jax.vmap(duo.step)), jax.jit(jax.vmap(duo.sample_action))
-    states = jax.vmap(duo.init)(jax.random.split(jax.random.key(0), 16))
+    states = jax.jit(jax.vmap(duo.init))(jax.random.split(jax.random.key(0), 16))
     depth = np.arange(16) * 2
     for t in range(int(depth.max())):
         moved = step(states, sample(jax.random.split(jax.random.key(100 + t), 16), states))
@@ -140,7 +140,7 @@ def test_search_plays_legal_moves_whatever_the_network_says(duo, duo_positions, 
     pass while placements are legal: legality comes from the mask alone."""
     out = diverged_search(jnp.float32(bad), jax.random.key(0), duo_positions)
     live = ~np.asarray(duo_positions.terminated)
-    legal = np.asarray(jax.vmap(duo.is_legal)(duo_positions, out.action))
+    legal = np.asarray(jax.jit(jax.vmap(duo.is_legal))(duo_positions, out.action))
     assert legal[live].all()
     can_place = np.asarray(duo_positions.legal_action_mask)[:, :-1].any(1)
     assert (np.asarray(out.action)[can_place] != duo.pass_action).all()
@@ -154,7 +154,9 @@ def test_underflowing_temperature_still_plays_legal_moves(duo, duo_positions):
     can_place = np.asarray(duo_positions.legal_action_mask)[:, :-1].any(1)
     actions = np.asarray(out.action)
     assert (actions[can_place] != duo.pass_action).all()
-    assert np.asarray(jax.vmap(duo.is_legal)(duo_positions, out.action))[~np.asarray(duo_positions.terminated)].all()
+    assert np.asarray(jax.jit(jax.vmap(duo.is_legal))(duo_positions, out.action))[
+        ~np.asarray(duo_positions.terminated)
+    ].all()
 
 
 @pytest.mark.slow
@@ -243,12 +245,12 @@ def test_a_network_search_with_a_time_budget_calibrates_once_and_plays_legal_mov
     from blokus_agents.players.networks import make_network
 
     network = make_network(simple, channels=4, blocks=0, value_hidden=8)
-    params = network.init(jax.random.key(0), simple.observe(simple.init()))
+    params = jax.jit(network.init)(jax.random.key(0), simple.observe(simple.init()))
     measured = []
     real = search._calibration_positions
     monkeypatch.setattr(search, "_calibration_positions", lambda env: measured.append(env) or real(env))
     policy = search.network_search_policy(simple, network.apply, params, SearchSettings(seconds=0.1, k=4, considered=4))
-    other = network.init(jax.random.key(1), simple.observe(simple.init()))
+    other = jax.jit(network.init)(jax.random.key(1), simple.observe(simple.init()))
     again = search.network_search_policy(simple, network.apply, other, SearchSettings(seconds=0.1, k=4, considered=4))
     assert len(measured) == 1  # the second policy reused the first one's calibration
     assert again.params is other

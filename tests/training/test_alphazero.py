@@ -21,6 +21,7 @@ from blokus_agents.players.configs import AZConfig, PPOConfig
 from blokus_agents.search.gumbel import full_action_weights
 from blokus_agents.search.settings import SearchSettings
 from blokus_agents.training import checkpoint
+from blokus_agents.training.algorithms import make_trainer
 from blokus_agents.training.alphazero import make_train
 from blokus_agents.training.replay import Buffer, buffer_finish, buffer_sample, buffer_write, empty_buffer
 from blokus_agents.training.rundir import read_metrics
@@ -34,7 +35,7 @@ TINY = TINY_AZ
 
 @pytest.fixture(scope="module")
 def trainer():
-    return make_train(TINY)
+    return make_trainer(TINY)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,9 @@ def test_search_targets_are_legal_candidate_ids_whose_weights_map_back_to_the_fu
     runner = trainer.init(jax.random.PRNGKey(1))
     states = runner.env_state
     for _ in range(3):  # a few moves in, so positions have many legal placements
-        states = jax.vmap(env.step)(states, jax.vmap(env.sample_action)(jax.random.split(jax.random.key(3), 4), states))
+        states = jax.jit(jax.vmap(env.step))(
+            states, jax.jit(jax.vmap(env.sample_action))(jax.random.split(jax.random.key(3), 4), states)
+        )
     out = jax.jit(trainer.search)(runner.params, jax.random.PRNGKey(2), states)
     mask = np.asarray(states.legal_action_mask)
     cands, weights = np.asarray(out.candidates), np.asarray(out.candidate_weights)
@@ -210,7 +213,7 @@ def test_loss_is_the_cross_entropy_of_the_search_weights_plus_the_value_error(tr
         jax.random.split(jax.random.PRNGKey(5), TINY.num_envs), runner.buffer, 2
     )
     total, terms = trainer.loss(runner.params, batch)
-    logits, value = trainer.network.apply(runner.params, batch.obs)
+    logits, value = jax.jit(trainer.network.apply)(runner.params, batch.obs)
     mask = np.asarray(rules.legal_mask(batch.legal_bits, trainer.env.board_shape[1]))
     logits, value, b = np.asarray(logits, np.float64), np.asarray(value), jax.device_get(batch)
     cross, choices = [], []
@@ -294,7 +297,7 @@ def test_resume_is_bit_exact_including_the_replay_buffer(tmp_path):
     run(TINY, split, eval_every=0, progress=False, mesh=None, until_update=1)
     summary = run(TINY, split, eval_every=0, progress=False, mesh=None, resume=True)
     assert summary["updates"] == TINY.num_updates
-    trainer = make_train(TINY)
+    trainer = make_trainer(TINY)
     a, b = checkpoint.restore(whole, trainer), checkpoint.restore(split, trainer)
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -456,7 +459,7 @@ def test_a_checkpoint_saved_before_a_config_field_existed_still_verifies_and_rea
     old_config = {k: v for k, v in meta["config"].items() if k not in ("root_noise", "root_alpha")}
     params = checkpoint_read.load_params(out)[1]
     # rewrite the metadata as a version without root noise would have saved it (hashes over that config)
-    trainer = make_train(TINY)
+    trainer = make_trainer(TINY)
     state = checkpoint._state_item(checkpoint.restore(out, trainer))
     meta["config"] = old_config
     meta["sha256"] = {

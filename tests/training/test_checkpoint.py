@@ -15,6 +15,7 @@ from blokus_agents.core.policies import load_policy
 from blokus_agents.players import checkpoint_index, checkpoint_read
 from blokus_agents.players.configs import PPOConfig
 from blokus_agents.training import checkpoint
+from blokus_agents.training.algorithms import make_trainer
 from blokus_agents.training.ppo import make_train
 from blokus_jax.errors import CheckpointError
 
@@ -34,7 +35,7 @@ TINY = PPOConfig(
 @pytest.fixture(scope="module")
 def trained():
     """A trainer and its runner after one update."""
-    trainer = make_train(TINY)
+    trainer = make_trainer(TINY)
     runner, _ = trainer.update(trainer.init(jax.random.PRNGKey(0)))
     return trainer, runner
 
@@ -62,7 +63,7 @@ def test_round_trip_restores_every_field_exactly(saved, trained):
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint in"):
-        checkpoint.restore(tmp_path / "nowhere", make_train(TINY))
+        checkpoint.restore(tmp_path / "nowhere", make_trainer(TINY))
     assert checkpoint_index.latest_step(tmp_path) is None
 
 
@@ -326,7 +327,7 @@ def test_each_missing_run_context_says_what_it_needed(tmp_path, capsys):
     empty.mkdir()
     env = blokus_jax.make("simple")
     with pytest.raises(CheckpointError, match="--resume .*needs a checkpoint.*start a new run without --resume"):
-        checkpoint.restore(empty, make_train(TINY))
+        checkpoint.restore(empty, make_trainer(TINY))
     for spec, needed in ((str(empty), f"agent '{empty}' needs"), (f"az:{empty}", f"agent 'az:{empty}' needs")):
         with pytest.raises(AgentSpecError, match=f"{needed} a trained run directory, but no checkpoint") as err:
             resolve_agent(spec, env)

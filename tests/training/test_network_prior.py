@@ -61,8 +61,8 @@ def test_the_prior_travels_with_checkpoints_run_agents_and_baselines(trained, tm
     network, params = checkpoint_read.load_network(tmp_path / "run", env)
     assert network.prior == "model" and checkpoint_read.load_config(tmp_path / "run").prior == "model"
     state = env.init()
-    expected, _ = trainer.network.apply(runner.params, env.observe(state))
-    got, _ = network.apply(params, env.observe(state))
+    expected, _ = jax.jit(trainer.network.apply)(runner.params, env.observe(state))
+    got, _ = jax.jit(network.apply)(params, env.observe(state))
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
     agent = resolve_agent(str(tmp_path / "run"), env)  # a PPO run directory plays its network's argmax
     assert bool(env.is_legal(state, agent(jax.random.key(0), state)))

@@ -32,12 +32,12 @@ TINY_PPO = PPOConfig(
 
 
 def _observations(env, batch: int = 16):
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), batch))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), batch))
     step = jax.jit(jax.vmap(env.step_autoreset))
     for i in range(4):
         logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
         states, _, _ = step(states, jax.random.categorical(jax.random.key(i + 1), logits))
-    return jax.vmap(env.observe)(states)
+    return jax.jit(jax.vmap(env.observe))(states)
 
 
 def _leaf_specs(tree):
@@ -81,10 +81,10 @@ def test_both_policy_head_forms_read_the_same_logits_and_gradients(variant):
     centres = orientation_centres(env)
     planes = jax.random.normal(jax.random.key(0), (3, *env.board_shape, len(centres)))
     cotangent = jax.random.normal(jax.random.key(1), (3, env.num_actions - 1))
-    out = {form: place_logits(planes, centres, form) for form in networks.HEAD_FORMS}
+    out = {form: jax.jit(lambda p, form=form: place_logits(p, centres, form))(planes) for form in networks.HEAD_FORMS}
     np.testing.assert_array_equal(out["gather"], out["slices"])
     grads = {
-        form: jax.grad(lambda p, form=form: jnp.sum(place_logits(p, centres, form) * cotangent))(planes)
+        form: jax.jit(jax.grad(lambda p, form=form: jnp.sum(place_logits(p, centres, form) * cotangent)))(planes)
         for form in networks.HEAD_FORMS
     }
     np.testing.assert_array_equal(grads["gather"], grads["slices"])
@@ -122,7 +122,7 @@ def test_an_alphazero_update_in_bf16_keeps_float32_parameters_and_a_bf16_checkpo
     f32 = alphazero.make_train(TINY_AZ.replace(precision="f32"))
     restored = checkpoint.restore(tmp_path, f32)  # a resumed run may change its precision
     jax.tree.map(np.testing.assert_array_equal, restored.params, saved)
-    logits, _ = f32.network.apply(restored.params, _observations(f32.env, 2))
+    logits, _ = jax.jit(f32.network.apply)(restored.params, _observations(f32.env, 2))
     assert logits.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(logits)))
     with pytest.raises(Exception, match="different config"):
         checkpoint.restore(tmp_path, alphazero.make_train(TINY_AZ.replace(precision="f32", seed=1)))

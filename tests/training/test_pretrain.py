@@ -34,7 +34,7 @@ def _teacher_positions(games: int, seed: int) -> tuple[Positions, object, object
     env = blokus_jax.make("simple")
     network = config_network(SMALL, env)
     obs = jax.tree.map(lambda x: x[None], env.observe(env.init()))
-    teacher = network.init(jax.random.key(1000), obs)
+    teacher = jax.jit(network.init)(jax.random.key(1000), obs)
 
     @jax.jit
     def play(key):
@@ -43,11 +43,11 @@ def _teacher_positions(games: int, seed: int) -> tuple[Positions, object, object
 
         return jax.lax.scan(one, env.init(), jax.random.split(key, 20))[1]
 
-    states = jax.vmap(play)(jax.random.split(jax.random.key(seed), games))  # [G, 20]
+    states = jax.jit(jax.vmap(play))(jax.random.split(jax.random.key(seed), games))  # [G, 20]
     flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), states)
     mask = flat.legal_action_mask
     keep = np.asarray((mask.sum(-1) > 1) & ~flat.terminated)
-    logits, _ = network.apply(teacher, jax.vmap(env.observe)(flat))
+    logits, _ = network.apply(teacher, jax.jit(jax.vmap(env.observe))(flat))
     chosen = np.asarray(jnp.argmax(masked_logits(logits, mask), -1), np.int32)
     game = np.repeat(np.arange(games), 20).astype(np.int32)
     move = np.tile(np.arange(20), games).astype(np.int32)
@@ -67,12 +67,12 @@ def test_pretraining_learns_a_teachers_moves_on_held_out_games():
     held_mask = held_states.legal_action_mask
 
     def top1(params):
-        logits, _ = network.apply(params, jax.vmap(env.observe)(held_states))
+        logits, _ = network.apply(params, jax.jit(jax.vmap(env.observe))(held_states))
         return float(np.mean(np.asarray(jnp.argmax(masked_logits(logits, held_mask), -1)) == held_out.chosen))
 
     settings = PretrainSettings(epochs=5, batch_size=64, learning_rate=3e-3, reflect=0.0, seed=3)
     obs = jax.tree.map(lambda x: x[None], env.observe(env.init()))
-    untrained = top1(network.init(jax.random.key(settings.seed), obs))
+    untrained = top1(jax.jit(network.init)(jax.random.key(settings.seed), obs))
     params, report = pretrain(SMALL, train, held_out, settings, progress=False, verbose=False)
     after = report[-1]
     assert after["held_out_top1"] == pytest.approx(top1(params), abs=1e-6)
@@ -145,7 +145,7 @@ def test_the_kl_term_holds_ppo_near_its_starting_policy():
         assert (runner.ref_params is None) == (coef == 0.0)
         for _ in range(base.num_updates):
             runner, metrics = trainer.update(runner)
-        obs = jax.vmap(trainer.env.observe)(runner.env_state)
+        obs = jax.jit(jax.vmap(trainer.env.observe))(runner.env_state)
         mask = runner.env_state.legal_action_mask
         logp, ref = (
             jax.nn.log_softmax(masked_logits(trainer.network.apply(p, obs)[0], mask), -1)

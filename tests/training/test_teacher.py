@@ -17,7 +17,8 @@ from blokus_jax.errors import ConfigError
 
 TEACHER = "mcts:sims=2,playouts=1,considered=4"
 # The settings of the CLI run below (the CLI's defaults for the rest), so that it loads the compiled update from the
-# suite's compilation cache; the root-value blend of the value targets is on, so that its wiring is tested too.
+# suite's compilation cache; the root-value blend of the value targets is on, so that its wiring is tested too. The
+# runners below start from raw `PRNGKey`s, as `blokus-jax train` does: a typed key is another program to compile.
 TAUGHT = AZConfig(
     variant="simple",
     num_envs=4,
@@ -56,7 +57,7 @@ def _same(a: tuple, b: tuple) -> bool:
 
 @pytest.mark.slow
 def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
-    a = trainer.init(jax.random.key(0))
+    a = trainer.init(jax.random.PRNGKey(0))
     b = _with_other_params(a)
     # update 0: the teacher plays, so two different networks leave the same games and targets
     a1, metrics_a = trainer.update(a)
@@ -74,7 +75,7 @@ def test_the_teacher_plays_and_sets_the_targets_until_the_hand_over(trainer):
 def test_the_first_stored_targets_are_the_teachers_search_output(trainer):
     """Policy targets, and (``root_value > 0``) the root value each position's value target will blend in once its
     game ends."""
-    runner = trainer.init(jax.random.key(1))
+    runner = trainer.init(jax.random.PRNGKey(1))
     states = runner.env_state
     # the update's key schedule: (next key, self-play key, training key), then one key per self-play move
     _, play_key, _ = jax.random.split(runner.key, 3)
@@ -93,7 +94,7 @@ def test_finished_games_get_the_blended_targets_from_the_trainer(trainer):
     """The trainer passes ``root_value`` to the game-end blend: a finished game's targets are ``0.5 * result + 0.5 *
     root value``, so the result they imply from the root values stored before the game ended is one number in
     [-1, 1] per mover, the other mover's negated (a dropped blend would imply a different number at every position)."""
-    runner, checked = trainer.init(jax.random.key(2)), 0
+    runner, checked = trainer.init(jax.random.PRNGKey(2)), 0
     for _ in range(16):
         before = jax.tree.map(np.asarray, (runner.buffer.value, runner.buffer.player, runner.buffer.games))
         before_t = np.asarray(runner.buffer.t)
