@@ -70,14 +70,41 @@ def markdown(rows: list[dict], top: int, folders: bool = False) -> str:
     return "\n".join(lines)
 
 
+def timeline(rows: list[dict]) -> str:
+    """Per pytest-xdist worker: its units of work (a file, or a test of a split file) in the order it ran them, with
+    the wall seconds of each, and the seconds it sat idle after its last test while another worker still ran."""
+    runs: dict[str, list[list]] = defaultdict(list)
+    for row in sorted((r for r in rows if "end" in r), key=lambda r: r["end"]):
+        unit = row["test"].split("::")[0].rsplit("/", 1)[-1]
+        units = runs[row.get("worker", "main")]
+        if units and units[-1][0] == unit:
+            units[-1][1] += row["wall_s"]
+        else:
+            units.append([unit, row["wall_s"]])
+    if not runs:
+        return "no worker timeline in this file (its rows have no 'end' time)"
+    last = max(r["end"] for r in rows if "end" in r)
+    lines = ["| worker | idle at the end s | units in order (wall s) |", "|---|---:|---|"]
+    for worker in sorted(runs):
+        ended = max(r["end"] for r in rows if r.get("worker", "main") == worker and "end" in r)
+        order = ", ".join(f"{u} {s:,.0f}" for u, s in runs[worker] if s >= 5)
+        lines.append(f"| {worker} | {last - ended:,.0f} | {order} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the tables for the timing file given on the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("times", type=Path, help="the BLOKUS_TEST_TIMES file of a pytest run")
     parser.add_argument("--top", type=int, default=0, help="also list this many slowest tests")
     parser.add_argument("--folders", action="store_true", help="sum per folder of tests/ rather than per file")
+    parser.add_argument("--workers", action="store_true", help="also show what each xdist worker ran, in order")
     args = parser.parse_args(argv)
-    print(markdown(read_rows(args.times), args.top, args.folders))
+    rows = read_rows(args.times)
+    print(markdown(rows, args.top, args.folders))
+    if args.workers:
+        print()
+        print(timeline(rows))
 
 
 if __name__ == "__main__":

@@ -57,8 +57,9 @@ _FAST_COMPILE = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].lower() in ("1", "t
 jax.config.update("jax_disable_most_optimizations", _FAST_COMPILE)
 
 #: ``BLOKUS_TEST_TIMES=path.jsonl python -m pytest ...`` appends one JSON line per test: wall seconds, CPU seconds
-#: of the pytest process (all its threads) and of the subprocesses it waited for, set-up and teardown included.
-#: ``python benchmarks/ci_times.py path.jsonl`` sums them per file.
+#: of the pytest process (all its threads) and of the subprocesses it waited for, set-up and teardown included, the
+#: pytest-xdist worker and the wall-clock time it ended. ``python benchmarks/ci_times.py path.jsonl`` sums them per
+#: file (``--workers``: what each worker ran, in order, and how long it waited at the end).
 _TIMES_PATH = os.environ.get("BLOKUS_TEST_TIMES")
 
 #: JAX's own compile-time events, summed per test while timing: tracing to a jaxpr, lowering to MLIR, and the
@@ -97,6 +98,7 @@ def pytest_runtest_protocol(item, nextitem):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     child_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     row = {"test": item.nodeid, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "child_cpu_s": round(child_cpu, 3)}
+    row.update(worker=os.environ.get("PYTEST_XDIST_WORKER", "main"), end=round(time.time(), 3))
     row.update({key: round(value, 3) for key, value in sorted(_jax_seconds.items())})
     with open(_TIMES_PATH, "a") as handle:  # one short append per test: safe from several xdist workers
         handle.write(json.dumps(row) + "\n")

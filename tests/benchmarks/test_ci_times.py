@@ -52,3 +52,38 @@ def test_files_and_folders_are_summed_most_cpu_first(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| tests/env/ | 4 | 10 | 8 | 0 | 0 | 2 | 4 |" in out and "| **all** | 5 | 19 | 16 | 0 | 0 | 2 | 4 |" in out
     assert "| tests/agents/test_c.py::test_four | 9.0 | 8.0 | 0.0 |" in out and "test_three" not in out
+
+
+def test_the_worker_timeline_lists_each_workers_units_in_order_and_its_idle_tail():
+    ci_times = _load()
+    rows = [
+        {"test": "tests/a/test_x.py::t1", "wall_s": 6.0, "cpu_s": 6.0, "child_cpu_s": 0.0, "worker": "gw0", "end": 6.0},
+        {
+            "test": "tests/a/test_x.py::t2",
+            "wall_s": 4.0,
+            "cpu_s": 4.0,
+            "child_cpu_s": 0.0,
+            "worker": "gw0",
+            "end": 10.0,
+        },
+        {
+            "test": "tests/a/test_y.py::t3",
+            "wall_s": 30.0,
+            "cpu_s": 30.0,
+            "child_cpu_s": 0.0,
+            "worker": "gw1",
+            "end": 30,
+        },
+        {
+            "test": "tests/a/test_z.py::t4",
+            "wall_s": 7.0,
+            "cpu_s": 7.0,
+            "child_cpu_s": 0.0,
+            "worker": "gw0",
+            "end": 17.0,
+        },
+    ]
+    table = ci_times.timeline(rows)
+    assert "| gw0 | 13 | test_x.py 10, test_z.py 7 |" in table
+    assert "| gw1 | 0 | test_y.py 30 |" in table
+    assert "no worker timeline" in ci_times.timeline(ROWS)  # rows written before the timeline was recorded
