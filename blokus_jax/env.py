@@ -90,9 +90,19 @@ class State:
     def legal_action_mask(self) -> jax.Array:
         """`bool[num_actions]` legal actions of the colour to move (pass is legal exactly when nothing else is).
 
-        Computed from the packed bitboard on access, so the state stays small; works on batched states too.
+        Computed from the packed bitboard on access, so the state stays small; works on batched states too. Outside
+        `jit` it runs as one compiled program (per shape) rather than operation by operation.
         """
-        return rules.legal_mask(self.legal_bits, self.board.shape[-1], self.terminated | self.truncated)
+        fields = (self.legal_bits, self.terminated, self.truncated)
+        if any(isinstance(x, jax.core.Tracer) for x in fields):
+            return rules.legal_mask(self.legal_bits, self.board.shape[-1], self.terminated | self.truncated)
+        return _legal_mask_compiled(*fields, width=self.board.shape[-1])
+
+
+@functools.partial(jax.jit, static_argnames="width")
+def _legal_mask_compiled(bits: jax.Array, terminated: jax.Array, truncated: jax.Array, *, width: int) -> jax.Array:
+    """`State.legal_action_mask` for concrete fields, compiled once per shape."""
+    return rules.legal_mask(bits, width, terminated | truncated)
 
 
 class Game:

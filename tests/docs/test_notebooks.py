@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 #: Smaller run lengths for the suite, by notebook: each name must be assigned in the notebook's ``parameters`` cell.
 SUITE_PARAMETERS: dict[str, dict[str, object]] = {
-    "02_training.ipynb": {"UPDATES": 2, "EVAL_EVERY": 2, "EVAL_GAMES": 8, "ARENA_GAMES": 8},
+    "02_training.ipynb": {"UPDATES": 2, "GAMES": 16, "STEPS": 8, "EVAL_EVERY": 2, "EVAL_GAMES": 8, "ARENA_GAMES": 8},
     "07_alphazero.ipynb": {"MINUTES": 0.1, "ARENA_GAMES": 8},
 }
 

@@ -89,8 +89,12 @@ def test_stored_positions_hold_the_movers_observation_and_legal_moves(trainer, p
 # ------------------------------------------------------------------------------------------------ value targets
 def _tiny_buffer(slots: int = 2, length: int = 8) -> Buffer:
     env = make("simple")
-    buf = empty_buffer(env, 1, slots, 3)
+    buf = jax.jit(lambda: empty_buffer(env, 1, slots, 3))()
     return jax.tree.map(lambda x: x[0, :, :length] if x.ndim > 2 else x[0], buf)
+
+
+# The ring's two writes, each one compiled program (called outside `jit` they would run operation by operation).
+_write, _finish = jax.jit(buffer_write), jax.jit(buffer_finish)
 
 
 def _play(buf: Buffer, movers: list[int], rewards: list[float], env=None) -> Buffer:
@@ -99,10 +103,10 @@ def _play(buf: Buffer, movers: list[int], rewards: list[float], env=None) -> Buf
     obs = env.observe(env.init())
     bits = jnp.zeros(buf.legal_bits.shape[-2:], jnp.uint32)
     for i, p in enumerate(movers):
-        buf = buffer_write(buf, obs, bits, jnp.asarray([0, 1, 2]), jnp.asarray([1.0, 0, 0]), jnp.int32(p))
+        buf = _write(buf, obs, bits, jnp.asarray([0, 1, 2]), jnp.asarray([1.0, 0, 0]), jnp.int32(p))
         last = i == len(movers) - 1
         step_rewards = jnp.asarray(rewards if last else [0.0] * len(rewards))
-        buf = buffer_finish(buf, step_rewards, jnp.asarray(last))
+        buf = _finish(buf, step_rewards, jnp.asarray(last))
     return buf
 
 

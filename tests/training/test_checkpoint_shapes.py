@@ -22,9 +22,9 @@ TINY = PPOConfig(variant="simple", num_envs=4, num_steps=4, total_steps=64, chan
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """A run directory with one checkpoint (update 1) of :data:`TINY`, never trained (nothing is compiled)."""
+    """A run directory with one checkpoint (update 1) of :data:`TINY`, never trained (only its start is compiled)."""
     run = tmp_path_factory.mktemp("run")
-    runner = make_train(TINY).init_pure(jax.random.PRNGKey(0)).replace(update=jnp.int32(1))
+    runner = jax.jit(make_train(TINY).init_pure)(jax.random.PRNGKey(0)).replace(update=jnp.int32(1))
     assert checkpoint.save(run, runner, TINY) == 1
     return run
 

@@ -62,12 +62,12 @@ def test_bf16_network_has_the_f32_parameters_and_gives_the_same_outputs_within_t
     obs = _observations(env)
     f32 = make_network(env, channels=8, blocks=1, value_hidden=16, precision="f32")
     bf16 = make_network(env, channels=8, blocks=1, value_hidden=16, precision="bf16")
-    params = f32.init(jax.random.key(0), obs)
-    bf16_params = bf16.init(jax.random.key(0), obs)
+    params = jax.jit(f32.init)(jax.random.key(0), obs)
+    bf16_params = jax.jit(bf16.init)(jax.random.key(0), obs)
     assert _leaf_specs(bf16_params) == _leaf_specs(params)  # same tree, shapes and float32 dtypes
     assert all(x.dtype == jnp.float32 for x in jax.tree.leaves(params))
-    logits, value = f32.apply(params, obs)
-    logits16, value16 = bf16.apply(params, obs)
+    logits, value = jax.jit(f32.apply)(params, obs)
+    logits16, value16 = jax.jit(bf16.apply)(params, obs)
     assert logits16.dtype == value16.dtype == jnp.float32  # cast before the masked softmax and the losses
     scale = float(jnp.max(jnp.abs(logits)))
     np.testing.assert_allclose(logits16, logits, atol=0.03 * scale + 1e-3)

@@ -47,7 +47,7 @@ def _teacher_positions(games: int, seed: int) -> tuple[Positions, object, object
     flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), states)
     mask = flat.legal_action_mask
     keep = np.asarray((mask.sum(-1) > 1) & ~flat.terminated)
-    logits, _ = network.apply(teacher, jax.jit(jax.vmap(env.observe))(flat))
+    logits, _ = jax.jit(network.apply)(teacher, jax.jit(jax.vmap(env.observe))(flat))
     chosen = np.asarray(jnp.argmax(masked_logits(logits, mask), -1), np.int32)
     game = np.repeat(np.arange(games), 20).astype(np.int32)
     move = np.tile(np.arange(20), games).astype(np.int32)
@@ -67,7 +67,7 @@ def test_pretraining_learns_a_teachers_moves_on_held_out_games():
     held_mask = held_states.legal_action_mask
 
     def top1(params):
-        logits, _ = network.apply(params, jax.jit(jax.vmap(env.observe))(held_states))
+        logits, _ = jax.jit(network.apply)(params, jax.jit(jax.vmap(env.observe))(held_states))
         return float(np.mean(np.asarray(jnp.argmax(masked_logits(logits, held_mask), -1)) == held_out.chosen))
 
     settings = PretrainSettings(epochs=5, batch_size=64, learning_rate=3e-3, reflect=0.0, seed=3)
