@@ -611,3 +611,15 @@ def test_envs_built_alike_are_equal_immutable_and_share_their_tables_and_compile
         jax.monitoring.unregister_event_duration_listener(count)
     assert after_a > 0 and len(compiled) == after_a  # b compiled nothing
     chex.assert_trees_all_equal(first, second)
+
+
+def test_the_legal_mask_outside_jit_is_the_traced_one():
+    """`State.legal_action_mask` on concrete fields (one compiled program) equals the mask traced inside `jit`, for a
+    batch, one state and NumPy fields, and a finished game has nothing legal."""
+    env = bj.make("simple")
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 3))
+    states = states.replace(terminated=jnp.asarray([False, True, False]))
+    for batch in (states, jax.tree.map(lambda x: x[0], states), jax.tree.map(np.asarray, states)):
+        np.testing.assert_array_equal(batch.legal_action_mask, jax.jit(lambda s: s.legal_action_mask)(batch))
+    mask = np.asarray(states.legal_action_mask)
+    assert not mask[1].any() and mask[0].any() and not mask[0, -1]
