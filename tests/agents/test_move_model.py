@@ -181,14 +181,13 @@ def test_fast_scores_equal_features_times_weights(simple):
     names = feature_names(env.tables, True)
     weights = tuple(tuple(rng.normal(size=len(names)).tolist()) for _ in DEFAULT_PHASES)
     model = MoveModel("simple", names, DEFAULT_PHASES, weights, network="baseline:x")
+    fast_scores = jax.jit(lambda s, lg: model.scores(env.tables, s, lg))
+    features_of = jax.jit(lambda s, lg: move_features(env.tables, s, lg))
     for moves in (0, 3, 9):
         state = _position(env, step, sample, 5, moves)
         logits = jnp.asarray(rng.normal(size=env.num_actions), jnp.float32)
-        fast = np.asarray(jax.jit(lambda s, lg: model.scores(env.tables, s, lg))(state, logits))
-        slow = (
-            np.asarray(move_features(env.tables, state, logits))
-            @ np.asarray(weights)[int(phase_of(model.phases, state))]
-        )
+        fast = np.asarray(fast_scores(state, logits))
+        slow = np.asarray(features_of(state, logits)) @ np.asarray(weights)[int(phase_of(model.phases, state))]
         legal = np.asarray(state.legal_action_mask)
         np.testing.assert_allclose(fast[:-1][legal[:-1]], slow[legal[:-1]], rtol=1e-4, atol=1e-4)
         assert np.all(np.isneginf(fast[~legal]))
@@ -199,8 +198,8 @@ def test_fast_scores_equal_features_times_weights(simple):
 def test_observation_planes_are_the_cell_planes_but_the_newest_pieces(simple, seed, moves):
     env, step, sample, _ = simple
     state = _position(env, step, sample, seed, moves)
-    whole = np.asarray(cell_planes(env.tables, state))
-    seen = np.asarray(observation_planes(env.tables, env.observe(state)))
+    whole = np.asarray(jax.jit(lambda s: cell_planes(env.tables, s))(state))
+    seen = np.asarray(jax.jit(lambda o: observation_planes(env.tables, o))(env.observe(state)))
     for i, name in enumerate(PLANES):
         if name in LAST_MOVE_PLANES:
             assert not seen[..., i].any(), name
@@ -216,8 +215,8 @@ def test_observation_planes_see_both_own_colours_of_classic_for_two():
     state, step = env.init(), jax.jit(env.step)
     for t in range(6):  # every colour places, so the mover has a second colour on the board
         state = step(state, env.sample_action(jax.random.key(t), state))
-    whole = np.asarray(cell_planes(env.tables, state))
-    seen = np.asarray(observation_planes(env.tables, env.observe(state)))
+    whole = np.asarray(jax.jit(lambda s: cell_planes(env.tables, s))(state))
+    seen = np.asarray(jax.jit(lambda o: observation_planes(env.tables, o))(env.observe(state)))
     keep = [i for i, name in enumerate(PLANES) if name not in LAST_MOVE_PLANES]
     np.testing.assert_array_equal(seen[..., keep], whole[..., keep])
 
@@ -229,11 +228,9 @@ def test_observation_model_scores_its_features_times_weights(simple):
     weights = tuple(tuple(rng.normal(size=len(names)).round(3).tolist()) for _ in DEFAULT_PHASES)  # as files keep them
     model = MoveModel("simple", names, DEFAULT_PHASES, weights, inputs="observation")
     state = _position(env, step, sample, 11, 7)
-    fast = np.asarray(model.scores(env.tables, state))
-    slow = (
-        np.asarray(move_features(env.tables, state, None, "observation"))
-        @ np.asarray(weights)[int(phase_of(model.phases, state))]
-    )
+    fast = np.asarray(jax.jit(lambda s: model.scores(env.tables, s))(state))
+    features = jax.jit(lambda s: move_features(env.tables, s, None, "observation"))(state)
+    slow = np.asarray(features) @ np.asarray(weights)[int(phase_of(model.phases, state))]
     legal = np.asarray(state.legal_action_mask)
     np.testing.assert_allclose(fast[:-1][legal[:-1]], slow[legal[:-1]], rtol=1e-4, atol=1e-4)
     assert MoveModel.from_json(model.to_json()) == model
@@ -448,7 +445,7 @@ def test_mcts_on_duo_takes_the_network_free_observation_model(monkeypatch):
     assert mcts.network_free_model(env).inputs == "observation"
     state = env.init()
     scores = np.asarray(jax.jit(move_prior("mcts:prior=model", env))(state))
-    expected = np.asarray(shipped_model("duo", "observation").scores(env.tables, state))
+    expected = np.asarray(jax.jit(lambda s: shipped_model("duo", "observation").scores(env.tables, s))(state))
     legal = np.asarray(state.legal_action_mask)
     np.testing.assert_allclose(scores[legal], expected[legal], rtol=1e-5, atol=1e-5)
     state_model = shipped_model("duo")

@@ -387,7 +387,7 @@ def test_cli_trains_alphazero_and_the_run_directory_plays_with_its_search(tmp_pa
     assert (az_run / "win_rate.png").exists() and "win_rate_vs_greedy" in read_metrics(az_run)[-1]
     # the warm start copies the PPO network exactly, with a fresh optimiser
     config = meta["config"]
-    trainer = make_train(config)
+    trainer = make_trainer(config)  # the run's own trainer, shared in this process
     warm = warm_start(trainer, trainer.init(jax.random.PRNGKey(0)), ppo_run)
     for x, y in zip(jax.tree.leaves(checkpoint_read.load_params(ppo_run)[1]), jax.tree.leaves(warm.params)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
