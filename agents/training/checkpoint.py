@@ -252,8 +252,15 @@ def restore(run_dir: str | os.PathLike, trainer: Any, step: int | None = None) -
     if trainer.mesh is None:
         # As `trainer.init` leaves them: on the default device but not committed to it, so that the update compiled
         # for a fresh runner takes the resumed one as it is (a committed argument is another program to compile).
-        runner = jax.tree.map(lambda x: jax.device_put(np.asarray(x)), runner)
+        runner = jax.tree.map(_uncommitted, runner)
     return runner
+
+
+def _uncommitted(x: Any) -> Any:
+    """`x` on the default device, not committed to it (as a jitted `init` returns it); a typed PRNG key as it is."""
+    if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return x
+    return jax.device_put(np.asarray(x))
 
 
 def _resume_targets(run_dir: str | os.PathLike, step: int, meta: dict, target: Any) -> dict[str, Any]:
