@@ -346,7 +346,7 @@ def action_id(action: Any) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=64)
-def game_of(variant: Variant) -> Game:
+def _game_of(variant: Variant) -> Game:
     """The `Game` of a variant, one per process: its tables and its starting position are computed once, however
     many `Env` share the variant.
 
@@ -405,7 +405,7 @@ class Env:
             or not math.isfinite(illegal_action_penalty)
         ):
             raise VariantError(f"illegal_action_penalty must be a finite number, got {illegal_action_penalty!r}")
-        game = game_of(variant)
+        game = _game_of(variant)
         fields = {
             "variant": variant,
             "tables": game.tables,
