@@ -94,9 +94,15 @@ class State:
         `jit` it runs as one compiled program (per shape) rather than operation by operation.
         """
         fields = (self.legal_bits, self.terminated, self.truncated)
-        if any(isinstance(x, jax.core.Tracer) for x in fields):
+        if _traced(fields):
             return rules.legal_mask(self.legal_bits, self.board.shape[-1], self.terminated | self.truncated)
         return _legal_mask_compiled(*fields, width=self.board.shape[-1])
+
+
+def _traced(args: Any) -> bool:
+    """Whether any leaf of `args` is a tracer (the call is inside a user's `jit`, `vmap` or `scan`): the plain body
+    is then traced into the caller's program; otherwise a compiled program runs it."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args))
 
 
 @functools.partial(jax.jit, static_argnames="width")
@@ -697,7 +703,7 @@ class Env:
         """Body `name` on `args`: traced into the caller's program inside a user's `jit`, `vmap` or `scan` (the
         compiled code is what it always was), and as one compiled program when called outside any (a Duo step: one
         dispatch instead of hundreds, and one compilation instead of hundreds on the first call)."""
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
+        if _traced(args):
             return self._pure[name](*args)
         return self._compiled[name](*args)
 

@@ -47,7 +47,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # several workers share one accelerator
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import jax  # noqa: E402  (after the cache settings above)
-from helpers import load_oracle, mask_placements  # noqa: E402
+from helpers import FULL_BOARDS, load_oracle, mask_placements  # noqa: E402
 
 # JAX reads these variables when it is imported; set again here in case a plugin imported it first.
 jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
@@ -135,10 +135,6 @@ HEAVY = (
     "test_arena.py",
 )
 
-#: Parametrizations over the 20x20 Classic boards (a test id naming ``classic``, ``classic_2p`` or ``classic_3p``)
-#: are marked ``slow``: the quick lane checks the same code on the smaller boards, the full suite on every board.
-FULL_BOARDS = frozenset({"classic", "classic_2p", "classic_3p"})
-
 
 def _unit(nodeid: str) -> str:
     """The unit of work of a test under pytest-xdist: its file's name, or ``file::test`` in :data:`SPLIT_FILES`."""
@@ -187,7 +183,8 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(session, config, items):
     """Collect the units of :data:`HEAVY` first, in that order (a stable sort: tests keep their order in a file), and
-    mark the tests on :data:`FULL_BOARDS` ``slow``."""
+    mark ``slow`` the parametrizations over the 20x20 boards (a test id naming one of ``helpers.FULL_BOARDS``): the
+    quick lane checks the same code on the smaller boards, the full suite on every board."""
     rank = {name: i for i, name in enumerate(HEAVY)}
     items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(HEAVY)))
     for item in items:

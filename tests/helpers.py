@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+import blokus_jax
 from blokus_agents.players.configs import AZConfig
 
 #: The repository's root folder and the tests' reference data.
@@ -82,6 +83,9 @@ TINY_AZ = AZConfig(
 )
 
 
+#: The registered variants on the 20x20 board: parametrizations over them are marked ``slow`` (tests/conftest.py).
+FULL_BOARDS = frozenset({"classic", "classic_2p", "classic_3p"})
+
 #: The colour and player structures of the 20x20 Classic variants, each on an 8x8 board with ``simple``'s nine
 #: pieces (start cells in the corners): what depends on players, colours and a shared colour is tested on these in
 #: seconds; what depends on the board's size keeps the full boards.
@@ -90,8 +94,6 @@ SMALL_BOARD_VARIANTS = ("classic_8x8", "classic_2p_8x8", "classic_3p_8x8")
 
 def small_board(name: str):
     """The `Env` of one of :data:`SMALL_BOARD_VARIANTS` (the registered variant it names, on an 8x8 board)."""
-    import blokus_jax
-
     assert name in SMALL_BOARD_VARIANTS, name
     corners = (((0, 0),), ((0, 7),), ((7, 7),), ((7, 0),))
     return blokus_jax.make(
@@ -105,6 +107,4 @@ def small_board(name: str):
 
 def make_env(name: str):
     """`blokus_jax.make(name)`, or :func:`small_board` for a name of :data:`SMALL_BOARD_VARIANTS`."""
-    import blokus_jax
-
     return small_board(name) if name in SMALL_BOARD_VARIANTS else blokus_jax.make(name)

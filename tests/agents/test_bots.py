@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import SMALL_BOARD_VARIANTS, make_env
+from helpers import FULL_BOARDS, SMALL_BOARD_VARIANTS, make_env
 
 import blokus_jax
 from blokus_agents.players.bots import BOTS, get_bot
@@ -44,7 +44,8 @@ def env_and_positions(name: str):
 
 #: Every colour and player structure: the registered variants but the two- and three-player Classic boards, whose
 #: structures are played on 8x8 boards (``classic`` keeps its full board, whose positions the score tests use).
-VARIANTS = [n for n in blokus_jax.variant_names() if n not in ("classic_2p", "classic_3p")] + list(SMALL_BOARD_VARIANTS)
+VARIANTS = [n for n in blokus_jax.variant_names() if n == "classic" or n not in FULL_BOARDS]
+VARIANTS += SMALL_BOARD_VARIANTS
 
 
 @pytest.fixture(scope="module", params=VARIANTS)

@@ -88,7 +88,7 @@ def test_masked_sampling_never_picks_an_illegal_action(simple_states):
     logits = jnp.where(mask, -30.0, 30.0) + jax.random.normal(jax.random.key(3), mask.shape)
     keys = jax.random.split(jax.random.key(4), 200)
     actions, log_probs = jax.vmap(lambda k: sample_masked(k, logits, mask))(keys)
-    legal = jax.vmap(lambda a: jax.jit(jax.vmap(env.is_legal))(states, a))(actions)
+    legal = jax.jit(jax.vmap(lambda a: jax.vmap(env.is_legal)(states, a)))(actions)
     assert bool(jnp.all(legal))
     assert bool(jnp.all(log_probs <= 0.0)) and bool(jnp.all(jnp.isfinite(log_probs)))
     # states with one legal action (forced passes) sample it with log-probability 0

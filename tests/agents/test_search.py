@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import SMALL_BOARD_VARIANTS, make_env
+from helpers import FULL_BOARDS, SMALL_BOARD_VARIANTS, make_env
 
 import blokus_jax
 from blokus_agents.players.bots import greedy_bot
@@ -29,7 +29,6 @@ from blokus_jax import rules
 SMALL = {"sims": 4, "k": 4, "playouts": 1}
 BATCH = 4
 DEPTHS = (0, 9, 30, 60)
-FULL_BOARDS = ("classic", "classic_2p", "classic_3p")
 
 
 def random_positions(env, seed: int = 0):
