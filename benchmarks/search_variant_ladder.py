@@ -6,7 +6,10 @@ unchanged (same flags, same results format) with one of these changes to every s
   lost, plus the opponent's covered; no size term);
 - ``--value-scale V``: mctx's completed-Q scale in the network's search
   (:func:`blokus_agents.search.gumbel.make_search`'s ``value_scale``, 0.1 by default): larger values let the values
-  overrule the prior after fewer visits.
+  overrule the prior after fewer visits;
+- ``--fitted-value FILE``: the network's value head replaced by a value fitted on Pentobi's self-play outcomes
+  (``benchmarks/fit_value.py``): ``tanh`` of a weighted sum, one weight row a phase, of the mobility, attach points,
+  placeable piece squares and squares left of the mover and its opponent and their score difference (two players).
 
 Usage (``P`` the engine command with ``{level}``, as in ``pentobi_ladder.py``)::
 
@@ -48,11 +51,40 @@ def with_corner_prior(beta: float):
     return network_evaluator
 
 
+def fitted_value(path: str):
+    """A replacement for :func:`blokus_agents.search.gumbel.network_evaluator` whose value is the fitted one of
+    ``path`` (a JSON file of ``benchmarks/fit_value.py``) instead of the network's value head."""
+    import json
+
+    import jax.numpy as jnp
+    from fit_value import value_features  # noqa: E402 (sibling benchmark script)
+
+    data = json.loads(Path(path).read_text())
+    weights, phases = jnp.asarray(data["weights"], jnp.float32), tuple(data["phases"])
+    plain = gumbel.network_evaluator
+
+    def network_evaluator(env, apply_fn):
+        base = plain(env, apply_fn)
+
+        def evaluate(params, key, state, root_player):
+            logits, _ = base(params, key, state, root_player)
+            placed = state.pieces_placed[state.current_color]
+            phase = sum((placed >= start).astype(jnp.int32) for start in phases[1:])
+            return logits, jnp.tanh(jnp.dot(value_features(env, state), weights[phase]))
+
+        return evaluate
+
+    return network_evaluator
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--corner-prior", type=float, default=0.0, help="weight of the corner-balance prior scores")
     parser.add_argument("--value-scale", type=float, default=0.1, help="mctx's completed-Q scale in network search")
+    parser.add_argument("--fitted-value", default=None, help="JSON weights of benchmarks/fit_value.py")
     args, rest = parser.parse_known_args(argv)
+    if args.fitted_value:
+        gumbel.network_evaluator = fitted_value(args.fitted_value)
     if args.corner_prior:
         gumbel.network_evaluator = with_corner_prior(args.corner_prior)
     if args.value_scale != 0.1:
