@@ -23,9 +23,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from blokus_agents.search.move_features import DEFAULT_PHASES, phase_of
 from blokus_jax import rules
 
-PHASES = (0, 2, 5, 9)
+#: The phases of the weight rows: the move model's (the mover's pieces placed).
+PHASES = DEFAULT_PHASES
 FEATURES = (
     "own_log_mobility",
     "own_attach/10",
@@ -47,7 +49,7 @@ FEATURES = (
 def _colour_features(env, state, color):
     tables = env.tables
     sizes = jnp.asarray([p.size for p in tables.variant.pieces], jnp.float32)
-    bits = env.game.placement_bits(state.board, state.remaining, state.pieces_placed, color)
+    bits = env.placement_bits(state, color)
     per_orientation = rules.popcount(bits).sum(-1)
     own = rules.pack_rows(state.board == (color + 1).astype(jnp.int8))
     occupied = rules.pack_rows(state.board != 0)
@@ -70,12 +72,6 @@ def value_features(env, state) -> jax.Array:
     mine, theirs = _colour_features(env, state, mover), _colour_features(env, state, opponent)
     score = (state.scores[mover] - state.scores[opponent]).astype(jnp.float32) / 10.0
     return jnp.concatenate([mine, theirs, mine - theirs, jnp.stack([score, jnp.float32(1.0)])])
-
-
-def _phase(positions) -> np.ndarray:
-    states = positions.states
-    placed = np.asarray(states.pieces_placed)[np.arange(len(positions)), np.asarray(states.current_color)]
-    return np.searchsorted(PHASES, placed, side="right") - 1
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
 
     def one(state):
         _, value = network.apply(params, env.observe(state))
-        return value_features(env, state), network_side_value(value, state.current_player, state.current_player)
+        side_value = network_side_value(value, state.current_player, state.current_player)
+        return value_features(env, state), phase_of(PHASES, state), side_value
 
     batched = jax.jit(jax.vmap(one))
 
@@ -113,11 +110,10 @@ def main(argv: list[str] | None = None) -> None:
             batched(positions.take(np.arange(lo, min(len(positions), lo + 256))).states)
             for lo in range(0, len(positions), 256)
         ]
-        return tuple(np.concatenate([np.asarray(p[i]) for p in parts]) for i in range(2))
+        return tuple(np.concatenate([np.asarray(p[i]) for p in parts]) for i in range(3))
 
-    x_fit, _ = build(train)
-    x_held, v_held = build(held)
-    p_fit, p_held = _phase(train), _phase(held)
+    x_fit, p_fit, _ = build(train)
+    x_held, p_held, v_held = build(held)
     y_fit, y_held = train.outcome, held.outcome
     optimiser = optax.adam(0.02)
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from blokus_agents.search import gumbel, playouts
 from blokus_agents.search import mcts as search
+from blokus_agents.search.move_features import phase_of
 
 sys.path.insert(0, str(Path(__file__).parent))
 import pentobi_ladder  # noqa: E402 (the sibling benchmark script)
@@ -68,9 +69,7 @@ def fitted_value(path: str):
 
         def evaluate(params, key, state, root_player):
             logits, _ = base(params, key, state, root_player)
-            placed = state.pieces_placed[state.current_color]
-            phase = sum((placed >= start).astype(jnp.int32) for start in phases[1:])
-            return logits, jnp.tanh(jnp.dot(value_features(env, state), weights[phase]))
+            return logits, jnp.tanh(jnp.dot(value_features(env, state), weights[phase_of(phases, state)]))
 
         return evaluate
 
