@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", default="4", help="comma-separated levels")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--results", help="JSON lines of the games (resumable)")
+    parser.add_argument("--games-dir", help="a folder to save every game's .blksgf record in")
     parser.add_argument("--no-clock", action="store_true", help="play the budget's fixed simulations (no clock)")
     parser.add_argument(
         "--seed",
@@ -72,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         ladder.one_game = lambda policy: policy  # the match plays the policy's fixed budget
     levels = [int(x) for x in args.levels.split(",")]
     games = ladder.play_match(
-        args.agent, args.engine, args.games, args.variant, levels=levels, seed=args.seed, results=args.results
+        args.agent,
+        args.engine,
+        args.games,
+        args.variant,
+        levels=levels,
+        seed=args.seed,
+        results=args.results,
+        games_dir=args.games_dir,
     )
     summaries, elo = ladder.summarize(args.variant, games)
     for row in summaries:
