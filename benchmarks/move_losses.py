@@ -17,6 +17,9 @@ Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; the engine command of
         --out losses_L5.jsonl
 
 ``--out`` holds one JSON line per game (resumable: games already there are skipped); the table is printed from it.
+``--self-play N`` first writes ``N`` games of the engine against itself into the folder, one side named the agent:
+the estimate's check, where every change must be zero within its standard error. The variant is Duo's (its
+records' ``GM``); the engine's ``genmove``, ``play``, ``final_score`` and ``set_random_seed`` are used.
 """
 
 from __future__ import annotations
@@ -82,6 +85,32 @@ def play_out(engine: GtpClient, moves: Sequence[tuple[str, str]], to_move: str, 
         passes = passes + 1 if move.strip().lower() == "pass" else 0
         color = COLORS[(COLORS.index(color) + 1) % len(COLORS)]
     return engine.send("final_score")
+
+
+def self_play_records(engine: GtpClient, games: int, folder: Path, seed: int = 1000) -> list[Path]:
+    """Write ``games`` records of the engine against itself into ``folder`` (``check_gNNN.blksgf``), the first
+    player named the agent in even games and the second in odd ones: the check of the estimate, whose changes must
+    be zero on average for both sides. Existing records are kept."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(games):
+        path = folder / f"check_g{i:03d}.blksgf"
+        paths.append(path)
+        if path.exists():
+            continue
+        engine.send("clear_board")
+        engine.send(f"set_random_seed {seed + i}")
+        color, passes, moves = COLORS[0], 0, []
+        while passes < len(COLORS):
+            move = engine.send(f"genmove {color}").strip()
+            passes = passes + 1 if move.lower() == "pass" else 0
+            if move.lower() != "pass":
+                moves.append((color.upper(), move))
+            color = COLORS[(COLORS.index(color) + 1) % len(COLORS)]
+        names = ("blokus-jax (the engine)", "engine") if i % 2 == 0 else ("engine", "blokus-jax (the engine)")
+        body = "".join(f";{c}[{m}]\n" for c, m in moves)
+        path.write_text(f"(;GM[Blokus Duo]PB[{names[0]}]PW[{names[1]}]\n{body})\n", encoding="utf-8")
+    return paths
 
 
 def game_curve(engine: GtpClient, agent: int, moves: Sequence[tuple[str, str]], samples: int, seed: int) -> list:
@@ -159,6 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-name", default="blokus-jax", help="a part of the agent's player name (PB/PW)")
     parser.add_argument("--samples", type=int, default=12, help="continuations a position (default 12)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many games (0: all)")
+    parser.add_argument(
+        "--self-play",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first write N games of the engine against itself into the folder (the estimate's check: every change "
+        "must be zero on average)",
+    )
     parser.add_argument("--out", required=True, help="JSON lines, one a game (resumable)")
     args = parser.parse_args(argv)
     if args.samples < 1:
@@ -166,12 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out.exists() else []
     done = {row["game"] for row in rows}
-    paths = sorted(Path(args.games).glob("*.blksgf"))
-    if args.limit:
-        paths = paths[: args.limit]
-    todo = [p for p in paths if p.name not in done]
     engine = GtpClient(args.engine)
     try:
+        if args.self_play:
+            self_play_records(engine, args.self_play, Path(args.games))
+        paths = sorted(Path(args.games).glob("*.blksgf"))
+        if args.limit:
+            paths = paths[: args.limit]
+        todo = [p for p in paths if p.name not in done]
         with out.open("a", encoding="utf-8") as f:
             for path in tqdm(todo, unit="game"):
                 agent, moves = read_game(path, args.agent_name)

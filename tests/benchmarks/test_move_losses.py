@@ -15,25 +15,27 @@ RECORD = """(;GM[Blokus Duo]PB[Pentobi 31.0]PW[blokus-jax strong]RE[W+3]
 ;B[e8,d9,e9,f9,e10];W[j5,i6,j6,k6,j7];B[h7,i7,g8,h8,h9];W[h4,f5,g5,h5,g6];W[k8,j9])
 """
 
-#: A GTP engine for the test: it plays nothing (every genmove passes) and scores the position by the moves played
-#: and the seed: White wins when an even number of moves was played, except under seed 0 mod 3, a draw.
+#: A GTP engine for the test: after `clear_board` its first two genmoves place a piece (on no board), then it passes;
+#: it scores the position by the `play` moves it was given and the seed: White wins when their number is even,
+#: except under seed 0 mod 3, a draw.
 ENGINE = textwrap.dedent(
     """
     import sys
-    moves, seed = 0, 1
+    moves, seed, generated = 0, 1, 0
     for line in sys.stdin:
         words = line.split()
         if not words:
             continue
         reply = ""
         if words[0] == "clear_board":
-            moves = 0
+            moves, generated = 0, 0
         elif words[0] == "play":
             moves += 1
         elif words[0] == "set_random_seed":
             seed = int(words[1])
         elif words[0] == "genmove":
-            reply = "pass"
+            generated += 1
+            reply = "e8,d9" if generated <= 2 else "pass"
         elif words[0] == "final_score":
             reply = "0" if seed % 3 == 0 else ("W+2" if moves % 2 == 0 else "B+1")
         elif words[0] == "quit":
@@ -89,3 +91,20 @@ def test_curve_from_a_scripted_engine_and_its_table(move_losses, tmp_path):
     # the changes across all plies telescope to the last chance minus the first
     assert sum(curve[t + 1] - curve[t] for t in range(len(moves))) == pytest.approx(curve[-1] - curve[0])
     json.dumps(table)  # the summary is plain data
+
+
+def test_self_play_records_name_each_side_in_turn_and_keep_existing_files(move_losses, tmp_path):
+    script = tmp_path / "engine.py"
+    script.write_text(ENGINE)
+    engine = move_losses.GtpClient(f"{sys.executable} {script}")
+    try:
+        paths = move_losses.self_play_records(engine, 2, tmp_path / "games")
+        first = paths[0].read_text()
+        paths[1].write_text(RECORD)  # an existing record is kept
+        again = move_losses.self_play_records(engine, 2, tmp_path / "games")
+    finally:
+        engine.close()
+    assert [p.name for p in again] == ["check_g000.blksgf", "check_g001.blksgf"]
+    assert again[1].read_text() == RECORD and again[0].read_text() == first
+    agent, moves = move_losses.read_game(paths[0], "blokus-jax")
+    assert agent == 0 and moves == [("b", "e8,d9"), ("w", "e8,d9")]
