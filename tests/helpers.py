@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import functools
 import gzip
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -17,6 +20,16 @@ from blokus_agents.players.configs import AZConfig
 #: The repository's root folder and the tests' reference data.
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = ROOT / "tests" / "data"
+
+
+def load_script(path: Path, name: str | None = None) -> ModuleType:
+    """A Python file that is not in a package (a benchmark or example script) as a module named ``name`` (default:
+    the file's stem), registered in ``sys.modules`` first, as dataclasses look their module up there."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_old_checkpoint(run_dir: Path, step: int, params, state: dict, meta: dict) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from helpers import load_script
 
 import blokus_jax
 from blokus_jax.adapters import RejectedActionError
@@ -391,10 +392,6 @@ def test_maskable_ppo_example_evaluates_with_action_masks():
     seeds, rewards) runs. Training itself needs the optional sb3-contrib + torch and is not run here."""
     tree = ast.parse(EXAMPLE.read_text())
     assert {"train", "evaluate", "main"} <= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("maskable_ppo_duo", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # sb3_contrib is imported lazily inside train()
+    module = load_script(EXAMPLE)  # sb3_contrib is imported lazily inside train()
     rate = module.evaluate(_MaskedRandomModel(0), "BlokusSimple-v0", games=4, seed=0)
     assert rate in (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 import pytest
 from flax import serialization
+from helpers import ROOT, load_script
 
 import blokus_jax
 from blokus_agents.core import policies
@@ -366,12 +367,7 @@ def test_the_shipped_ppo_baseline_plays_its_network_alone():
 
 
 def test_export_script_reports_a_missing_run_as_an_error(tmp_path, capsys):
-    import importlib.util
-
-    script = Path(__file__).parents[2] / "benchmarks" / "export_baseline.py"
-    spec = importlib.util.spec_from_file_location("export_baseline", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(ROOT / "benchmarks" / "export_baseline.py")
     assert module.main([str(tmp_path / "nowhere"), "x", "--command", "train", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: exporting") and "no checkpoint in" in err and "--resume" not in err
@@ -471,12 +467,7 @@ def test_export_into_an_unwritable_place_is_a_clear_error(params, tmp_path, monk
 
 
 def test_export_script_reports_an_unwritable_out_without_a_traceback(tmp_path, capsys):
-    import importlib.util
-
-    script = Path(__file__).parents[2] / "benchmarks" / "export_baseline.py"
-    spec = importlib.util.spec_from_file_location("export_baseline", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(ROOT / "benchmarks" / "export_baseline.py")
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
     assert module.main([str(tmp_path), "x", "--command", "train", "--out", str(blocker)]) == 2

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 ROWS = [
     {"test": "tests/env/test_a.py::test_one", "wall_s": 2.0, "cpu_s": 1.0, "child_cpu_s": 0.5},
@@ -29,10 +28,7 @@ ROWS = [
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("ci_times", ROOT / "benchmarks" / "ci_times.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "ci_times.py")
 
 
 def test_files_and_folders_are_summed_most_cpu_first(tmp_path, capsys):

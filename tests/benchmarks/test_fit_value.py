@@ -3,23 +3,19 @@ Duo positions."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import jax
 import numpy as np
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 import blokus_jax
 
 
 @pytest.fixture(scope="module")
 def fit_value():
-    spec = importlib.util.spec_from_file_location("fit_value", ROOT / "benchmarks" / "fit_value.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "fit_value.py")
 
 
 def test_value_features_of_the_start_and_after_one_piece(fit_value):

@@ -8,18 +8,15 @@ their memory per game. Lowering traces and emits StableHLO only: nothing is comp
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import ROOT, load_script
 from jax import export
 
-ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = ("cuda", "tpu")
 
 #: Custom calls a module may hold: sharding annotations, which every backend's partitioner consumes. Anything else
@@ -30,11 +27,7 @@ ALLOWED_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShard
 
 def _load_hot_paths():
     """``benchmarks/hot_paths.py`` as a module (the benchmarks folder is not a package)."""
-    spec = importlib.util.spec_from_file_location("_benchmarks_hot_paths", ROOT / "benchmarks" / "hot_paths.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # registered first, as dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "hot_paths.py", "_benchmarks_hot_paths")
 
 
 hot_paths = _load_hot_paths()

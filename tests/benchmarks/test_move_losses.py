@@ -3,13 +3,12 @@ ply from a scripted GTP engine, and the table's changes telescoping to the game'
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import textwrap
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 RECORD = """(;GM[Blokus Duo]PB[Pentobi 31.0]PW[blokus-jax strong]RE[W+3]
 ;B[e8,d9,e9,f9,e10];W[j5,i6,j6,k6,j7];B[h7,i7,g8,h8,h9];W[h4,f5,g5,h5,g6];W[k8,j9])
@@ -48,10 +47,7 @@ ENGINE = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def move_losses():
-    spec = importlib.util.spec_from_file_location("move_losses", ROOT / "benchmarks" / "move_losses.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "benchmarks" / "move_losses.py")
 
 
 def test_read_game_finds_the_agent_and_every_move(move_losses, tmp_path):
