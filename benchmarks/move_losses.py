@@ -143,7 +143,7 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
                 number += 1
                 if lo <= number <= hi:
                     own.append(curve[t + 1] - curve[t])
-                    if t + 2 < len(curve):
+                    if t + 1 < len(colors) and COLORS.index(colors[t + 1]) != agent:  # the engine's reply
                         reply.append(curve[t + 2] - curve[t + 1])
         out.append(
             {
