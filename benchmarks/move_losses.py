@@ -18,8 +18,9 @@ Usage (Pentobi built with ``benchmarks/build_pentobi.sh``; the engine command of
 
 ``--out`` holds one JSON line per game (resumable: games already there are skipped); the table is printed from it.
 ``--self-play N`` first writes ``N`` games of the engine against itself into the folder, one side named the agent:
-the estimate's check, where every change must be zero within its standard error. The variant is Duo's (its
-records' ``GM``); the engine's ``genmove``, ``play``, ``final_score`` and ``set_random_seed`` are used.
+the estimate's check, where every change must be zero within its standard error (``--variant`` names the engine's
+game for those records, Duo by default). The engine's ``genmove``, ``play``, ``final_score`` and ``set_random_seed``
+are used.
 """
 
 from __future__ import annotations
@@ -32,10 +33,14 @@ import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from blokus_agents.engines.gtp_client import GtpClient
+from blokus_jax.io import sgf
+from blokus_jax.io.render import parse_cell_name
 from blokus_jax.io.sgf import parse_main_line
+from blokus_jax.variants import get_variant
 
 #: Move groups of the table: the agent's moves, counted from 1, in these ranges (the last open-ended).
 GROUPS: tuple[tuple[int, int], ...] = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, 99))
@@ -73,24 +78,38 @@ def agent_result(score: str, agent: int) -> float:
     return 1.0 if winner == agent else 0.0
 
 
+def play_both_sides(engine: GtpClient, color: str) -> list[tuple[str, str]]:
+    """The moves (``(colour, point set)``) the engine plays from its position, playing both sides with ``color`` to
+    move, until both pass in turn."""
+    moves, passes = [], 0
+    while passes < len(COLORS):
+        move = engine.send(f"genmove {color}").strip()
+        if move.lower() == "pass":
+            passes += 1
+        else:
+            passes = 0
+            moves.append((color, move))
+        color = COLORS[(COLORS.index(color) + 1) % len(COLORS)]
+    return moves
+
+
 def play_out(engine: GtpClient, moves: Sequence[tuple[str, str]], to_move: str, seed: int) -> str:
     """The engine's ``final_score`` after it plays both sides from the position after ``moves``."""
     engine.send("clear_board")
     engine.send(f"set_random_seed {seed}")
     for color, points in moves:
         engine.send(f"play {color} {points}")
-    color, passes = to_move, 0
-    while passes < len(COLORS):
-        move = engine.send(f"genmove {color}")
-        passes = passes + 1 if move.strip().lower() == "pass" else 0
-        color = COLORS[(COLORS.index(color) + 1) % len(COLORS)]
+    play_both_sides(engine, to_move)
     return engine.send("final_score")
 
 
-def self_play_records(engine: GtpClient, games: int, folder: Path, seed: int = 1000) -> list[Path]:
+def self_play_records(
+    engine: GtpClient, games: int, folder: Path, variant: str = "duo", seed: int = 1000
+) -> list[Path]:
     """Write ``games`` records of the engine against itself into ``folder`` (``check_gNNN.blksgf``), the first
     player named the agent in even games and the second in odd ones: the check of the estimate, whose changes must
     be zero on average for both sides. Existing records are kept."""
+    rules = get_variant(variant)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(games):
@@ -100,16 +119,12 @@ def self_play_records(engine: GtpClient, games: int, folder: Path, seed: int = 1
             continue
         engine.send("clear_board")
         engine.send(f"set_random_seed {seed + i}")
-        color, passes, moves = COLORS[0], 0, []
-        while passes < len(COLORS):
-            move = engine.send(f"genmove {color}").strip()
-            passes = passes + 1 if move.lower() == "pass" else 0
-            if move.lower() != "pass":
-                moves.append((color.upper(), move))
-            color = COLORS[(COLORS.index(color) + 1) % len(COLORS)]
-        names = ("blokus-jax (the engine)", "engine") if i % 2 == 0 else ("engine", "blokus-jax (the engine)")
-        body = "".join(f";{c}[{m}]\n" for c, m in moves)
-        path.write_text(f"(;GM[Blokus Duo]PB[{names[0]}]PW[{names[1]}]\n{body})\n", encoding="utf-8")
+        placements = [
+            (COLORS.index(color), np.asarray([parse_cell_name(rules, p) for p in points.split(",")], np.int32))
+            for color, points in play_both_sides(engine, COLORS[0])
+        ]
+        names = ["blokus-jax (the engine)", "engine"][:: 1 if i % 2 == 0 else -1]
+        path.write_text(sgf.write(rules, names, {}, placements, None, app="move_losses.py"), encoding="utf-8")
     return paths
 
 
@@ -186,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("games", help="a folder of .blksgf records (the agent against the engine)")
     parser.add_argument("--engine", required=True, help="the reference GTP engine's command (one level)")
     parser.add_argument("--agent-name", default="blokus-jax", help="a part of the agent's player name (PB/PW)")
+    parser.add_argument("--variant", default="duo", help="the engine's game, for --self-play's records (default duo)")
     parser.add_argument("--samples", type=int, default=12, help="continuations a position (default 12)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many games (0: all)")
     parser.add_argument(
@@ -206,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = GtpClient(args.engine)
     try:
         if args.self_play:
-            self_play_records(engine, args.self_play, Path(args.games))
+            self_play_records(engine, args.self_play, Path(args.games), args.variant)
         paths = sorted(Path(args.games).glob("*.blksgf"))
         if args.limit:
             paths = paths[: args.limit]
